@@ -1,0 +1,113 @@
+{{/* Names */}}
+
+{{- define "stackdome.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "stackdome.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The error-page Service: stackdome's errors Middlewares point at it. */}}
+{{- define "stackdome.errorServiceName" -}}
+{{- printf "%s-errors" (include "stackdome.fullname" . | trunc 56 | trimSuffix "-") -}}
+{{- end -}}
+
+{{/* The CompositeController is cluster-scoped: the namespace makes it unique per release. */}}
+{{- define "stackdome.compositeControllerName" -}}
+{{- printf "%s-%s" .Release.Namespace (include "stackdome.fullname" .) -}}
+{{- end -}}
+
+{{- define "stackdome.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "stackdome.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Middleware name Traefik's entry points refer to (fixed so the reference is predictable). */}}
+{{- define "stackdome.entryPointMiddlewareName" -}}stackdome-errors{{- end -}}
+
+{{- define "stackdome.entryPointMiddlewareReference" -}}
+{{- printf "%s-%s@kubernetescrd" .Release.Namespace (include "stackdome.entryPointMiddlewareName" .) -}}
+{{- end -}}
+
+{{/* Labels */}}
+
+{{- define "stackdome.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "stackdome.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{/*
+Selector labels. app.kubernetes.io/component keeps stackdome's own pods apart
+from the children it creates, which carry app.kubernetes.io/name and
+app.kubernetes.io/instance of their StackResource.
+*/}}
+{{- define "stackdome.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "stackdome.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: controller
+{{- end -}}
+
+{{- define "stackdome.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Seconds in a duration of the form 1h2m3s (the schema allows only that form for
+config.shutdownTimeout, so templates can compare it with the grace period).
+*/}}
+{{- define "stackdome.durationSeconds" -}}
+{{- $h := regexFind "[0-9]+h" . | trimSuffix "h" | default "0" | atoi -}}
+{{- $m := regexFind "[0-9]+m" . | trimSuffix "m" | default "0" | atoi -}}
+{{- $s := regexFind "[0-9]+s" . | trimSuffix "s" | default "0" | atoi -}}
+{{- add (mul $h 3600) (mul $m 60) $s -}}
+{{- end -}}
+
+{{- define "stackdome.terminationGracePeriodSeconds" -}}
+{{- $shutdown := include "stackdome.durationSeconds" .Values.config.shutdownTimeout | atoi -}}
+{{- if kindIs "invalid" .Values.terminationGracePeriodSeconds -}}
+{{- add $shutdown 10 -}}
+{{- else -}}
+{{- $grace := int .Values.terminationGracePeriodSeconds -}}
+{{- if le $grace $shutdown -}}
+{{- fail (printf "terminationGracePeriodSeconds (%d) must exceed config.shutdownTimeout (%s = %ds): the kubelet would kill stackdome before it finished draining" $grace .Values.config.shutdownTimeout $shutdown) -}}
+{{- end -}}
+{{- $grace -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Guards: values that would render references Traefik or Metacontroller cannot
+resolve fail here, before anything is applied. Included by every template that
+depends on them.
+*/}}
+{{- define "stackdome.validate" -}}
+{{- $epm := .Values.errorPages.entryPointMiddleware -}}
+{{- if $epm.enabled -}}
+{{- if not .Values.errorPages.enabled -}}
+{{- fail "errorPages.entryPointMiddleware.enabled needs errorPages.enabled=true: the Middleware points at the error-page Service" -}}
+{{- end -}}
+{{- $want := include "stackdome.entryPointMiddlewareReference" . -}}
+{{- if ne $epm.reference $want -}}
+{{- fail (printf "errorPages.entryPointMiddleware.reference is %q but this release renders the Middleware %q in namespace %q: Traefik resolves only %q. Set the reference (and Traefik's ports.<entrypoint>.http.middlewares) to exactly that" $epm.reference (include "stackdome.entryPointMiddlewareName" .) .Release.Namespace $want) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
