@@ -1,0 +1,124 @@
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// TestCRDIsGenerated fails when crd.yaml differs from what controller-gen
+// makes of the types now: the schema is never maintained by hand.
+func TestCRDIsGenerated(t *testing.T) {
+	gen, err := filepath.Abs(filepath.Join("..", "bin", "controller-gen"))
+	require.NoError(t, err)
+	if _, err := os.Stat(gen); err != nil {
+		t.Fatalf("controller-gen not built: run `make tools` (%v)", err)
+	}
+	cmd := exec.Command(gen, "crd:crdVersions=v1", "paths=./...", "output:crd:stdout")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	fresh, err := cmd.Output()
+	require.NoError(t, err, stderr.String())
+	committed, err := os.ReadFile("crd.yaml")
+	require.NoError(t, err)
+	if diff := cmp.Diff(string(committed), string(fresh)); diff != "" {
+		t.Errorf("schema/crd.yaml is stale; run `make generate` (-committed +fresh):\n%s", diff)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	size := resource.MustParse("1Gi")
+	zero := int32(-1)
+	tests := map[string]struct {
+		reason string
+		spec   Spec
+		want   []string // fragments of the error; nil means valid
+	}{
+		"minimal": {reason: "type and image suffice", spec: Spec{Type: TypeService, Image: "nginx"}},
+		"full stateful": {
+			reason: "storage with StatefulService",
+			spec: Spec{Type: TypeStatefulService, Image: "pg", Host: "db.example.com",
+				Ports:   []Port{{Name: "pg", Port: 5432}, {Name: "http", Port: 80, Public: true}},
+				Storage: &Storage{Size: size, MountPath: "/data"}},
+		},
+		"no type":            {spec: Spec{Image: "x"}, want: []string{"spec.type is required"}},
+		"bad type":           {spec: Spec{Type: "Job", Image: "x"}, want: []string{`spec.type "Job"`}},
+		"no image":           {spec: Spec{Type: TypeService}, want: []string{"spec.image is required"}},
+		"neg replicas":       {spec: Spec{Type: TypeService, Image: "x", Replicas: &zero}, want: []string{"must not be negative"}},
+		"dup names":          {spec: Spec{Type: TypeService, Image: "x", Ports: []Port{{Name: "a", Port: 1}, {Name: "a", Port: 2}}}, want: []string{"port names must be unique"}},
+		"dup numbers":        {spec: Spec{Type: TypeService, Image: "x", Ports: []Port{{Name: "a", Port: 1}, {Name: "b", Port: 1}}}, want: []string{"port numbers must be unique"}},
+		"port range":         {spec: Spec{Type: TypeService, Image: "x", Ports: []Port{{Name: "a", Port: 0}, {Name: "b", Port: 70000}}}, want: []string{"port 0 must be between", "port 70000 must be between"}},
+		"bad name":           {spec: Spec{Type: TypeService, Image: "x", Ports: []Port{{Name: "HTTP_1", Port: 1}}}, want: []string{`name "HTTP_1"`}},
+		"public no host":     {spec: Spec{Type: TypeService, Image: "x", Ports: []Port{{Name: "a", Port: 80, Public: true}}}, want: []string{"spec.host is required"}},
+		"storage on Service": {spec: Spec{Type: TypeService, Image: "x", Storage: &Storage{Size: size, MountPath: "/d"}}, want: []string{"storage is only allowed"}},
+		"relative mount":     {spec: Spec{Type: TypeStatefulService, Image: "x", Storage: &Storage{Size: size, MountPath: "d"}}, want: []string{"absolute path"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := Validate(tc.spec)
+			if tc.want == nil {
+				require.NoError(t, err, tc.reason)
+				return
+			}
+			require.Error(t, err)
+			for _, w := range tc.want {
+				require.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+func TestDefault(t *testing.T) {
+	on := true
+	one := int32(1)
+	got := Default(Spec{Type: TypeService, Image: "x"})
+	want := Spec{Type: TypeService, Image: "x", Replicas: &one, ErrorPages: &ErrorPages{Enabled: &on}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Default mismatch (-want +got):\n%s", diff)
+	}
+	off := false
+	kept := Default(Spec{ErrorPages: &ErrorPages{Enabled: &off}})
+	require.False(t, kept.ErrorPagesEnabled(), "an explicit false is kept")
+}
+
+func TestPrimaryPort(t *testing.T) {
+	tests := map[string]struct {
+		ports []Port
+		want  string
+	}{
+		"first public wins": {ports: []Port{{Name: "metrics", Port: 9090}, {Name: "http", Port: 80, Public: true}}, want: "http"},
+		"else the first":    {ports: []Port{{Name: "grpc", Port: 9000}, {Name: "metrics", Port: 9090}}, want: "grpc"},
+		"none":              {want: ""},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			p, _ := Spec{Ports: tc.ports}.PrimaryPort()
+			require.Equal(t, tc.want, p.Name)
+		})
+	}
+}
+
+func TestFailureDetailEmptyTypeIsRuntimeCrash(t *testing.T) {
+	var got []FailureDetail
+	require.NoError(t, json.Unmarshal([]byte(`[{"reason":"OOMKilled"},{"type":"readiness_failure","port":80}]`), &got))
+	require.Equal(t, RuntimeCrash, got[0].Type)
+	require.Equal(t, ReadinessFailure, got[1].Type)
+}
+
+func TestCRDSaysWhatDesignRequires(t *testing.T) {
+	b, err := os.ReadFile("crd.yaml")
+	require.NoError(t, err)
+	crd := string(b)
+	for _, want := range []string{"subresources:\n      status: {}", "shortNames:\n    - sr", "name: Available", "name: Reason", "name: Type", "name: Age",
+		"port names must be unique", "port numbers must be unique", "host is required when a port is public", "storage is only allowed"} {
+		require.True(t, strings.Contains(crd, want), "crd.yaml lacks %q", want)
+	}
+}

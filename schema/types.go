@@ -1,0 +1,162 @@
+// Package schema defines the StackResource custom resource: its Go types,
+// defaults and validation, and the CRD YAML controller-gen generates from
+// them (crd.yaml, never edited by hand). Everything a StackResource can say
+// is decided here; everything it makes happen is decided in hooks.
+//
+// +kubebuilder:object:generate=false
+// +groupName=stackdome.io
+// +versionName=v1alpha1
+package schema
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Group and Version of the StackResource API.
+const (
+	Group      = "stackdome.io"
+	Version    = "v1alpha1"
+	APIVersion = Group + "/" + Version
+	Kind       = "StackResource"
+)
+
+// StackResource is one app: an image, its declared ports and how to run it.
+// stackdome turns it into a workload, a Service and Traefik routes, and
+// reports in status whether every declared port really listens.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=sr,categories=stackdome
+// +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
+// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].reason`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type StackResource struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   Spec   `json:"spec"`
+	Status Status `json:"status,omitempty"`
+}
+
+// WorkloadType selects the workload a StackResource runs as.
+// +kubebuilder:validation:Enum=Service;StatefulService
+type WorkloadType string
+
+// The workload types: a Service runs as a Deployment, a StatefulService as a
+// StatefulSet with a headless Service and optional storage.
+const (
+	TypeService         WorkloadType = "Service"
+	TypeStatefulService WorkloadType = "StatefulService"
+)
+
+// Spec is what the user declares.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.ports) || !self.ports.exists(p, has(p.public) && p.public) || (has(self.host) && size(self.host) > 0)",message="host is required when a port is public"
+// +kubebuilder:validation:XValidation:rule="!has(self.storage) || self.type == 'StatefulService'",message="storage is only allowed for type StatefulService"
+type Spec struct {
+	// Type is Service (a Deployment) or StatefulService (a StatefulSet).
+	Type WorkloadType `json:"type"`
+
+	// Image is the app container's image.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	Image string `json:"image"`
+
+	// Command overrides the image's entrypoint.
+	// +optional
+	Command []string `json:"command,omitempty"`
+	// Args overrides the image's arguments.
+	// +optional
+	Args []string `json:"args,omitempty"`
+	// Env is the app container's environment.
+	// +optional
+	Env []corev1.EnvVar `json:"env,omitempty"`
+	// Resources are the app container's requests and limits.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Replicas is the number of pods; default 1.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Ports are the TCP ports the app listens on. Every one is verified.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(p, self.exists_one(q, q.name == p.name))",message="port names must be unique"
+	// +kubebuilder:validation:XValidation:rule="self.all(p, self.exists_one(q, q.port == p.port))",message="port numbers must be unique"
+	// +listType=atomic
+	// +optional
+	Ports []Port `json:"ports,omitempty"`
+
+	// Host is the Host rule of the IngressRoute; required when a port is public.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +optional
+	Host string `json:"host,omitempty"`
+
+	// HealthChecks override the probes; an explicit readiness probe replaces
+	// the synthesized TCP one.
+	// +optional
+	HealthChecks *HealthChecks `json:"healthChecks,omitempty"`
+
+	// Storage is a volume per pod, for StatefulService only.
+	// +optional
+	Storage *Storage `json:"storage,omitempty"`
+
+	// ErrorPages controls the branded error pages on public routes.
+	// +optional
+	ErrorPages *ErrorPages `json:"errorPages,omitempty"`
+}
+
+// Port is one declared TCP port.
+type Port struct {
+	// Name is an IANA service name: at most 15 lowercase letters, digits and
+	// dashes, with at least one letter.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=15
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+	// Port is the number the app listens on.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port"`
+	// Public routes the port through Traefik at Host.
+	// +optional
+	Public bool `json:"public,omitempty"`
+}
+
+// HealthChecks are explicit probes for the app container.
+type HealthChecks struct {
+	// +optional
+	Readiness *corev1.Probe `json:"readiness,omitempty"`
+	// +optional
+	Liveness *corev1.Probe `json:"liveness,omitempty"`
+	// +optional
+	Startup *corev1.Probe `json:"startup,omitempty"`
+}
+
+// Storage is one persistent volume per pod of a StatefulService.
+type Storage struct {
+	// Size of the volume.
+	Size resource.Quantity `json:"size"`
+	// MountPath in the app container.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^/`
+	MountPath string `json:"mountPath"`
+	// StorageClassName; the cluster default when empty.
+	// +optional
+	StorageClassName string `json:"storageClassName,omitempty"`
+}
+
+// ErrorPages controls the branded error pages.
+type ErrorPages struct {
+	// Enabled sends 5xx answers of this resource's public routes to the
+	// branded pages; default true.
+	// +kubebuilder:default=true
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+}

@@ -1,0 +1,73 @@
+package schema
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Validate checks a spec the way the CRD's OpenAPI and CEL rules do, and a
+// little more (what a Pod would reject later), so that a spec that slipped
+// past admission — an older CRD, a disabled webhook — is caught before it
+// reaches a child. It returns nil or one error naming every problem.
+func Validate(s Spec) error {
+	var errs []string
+	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+
+	switch s.Type {
+	case TypeService, TypeStatefulService:
+	case "":
+		add("spec.type is required (Service or StatefulService)")
+	default:
+		add("spec.type %q is not Service or StatefulService", s.Type)
+	}
+	if strings.TrimSpace(s.Image) == "" {
+		add("spec.image is required")
+	}
+	if s.Replicas != nil && *s.Replicas < 0 {
+		add("spec.replicas %d must not be negative", *s.Replicas)
+	}
+	names := map[string]bool{}
+	numbers := map[int32]bool{}
+	public := false
+	for i, p := range s.Ports {
+		for _, msg := range validation.IsValidPortName(p.Name) {
+			add("spec.ports[%d].name %q: %s", i, p.Name, msg)
+		}
+		if p.Port < 1 || p.Port > 65535 {
+			add("spec.ports[%d].port %d must be between 1 and 65535", i, p.Port)
+		}
+		if names[p.Name] {
+			add("spec.ports[%d].name %q: port names must be unique", i, p.Name)
+		}
+		if numbers[p.Port] {
+			add("spec.ports[%d].port %d: port numbers must be unique", i, p.Port)
+		}
+		names[p.Name], numbers[p.Port] = true, true
+		public = public || p.Public
+	}
+	if public && s.Host == "" {
+		add("spec.host is required when a port is public")
+	}
+	if s.Host != "" {
+		for _, msg := range validation.IsDNS1123Subdomain(s.Host) {
+			add("spec.host %q: %s", s.Host, msg)
+		}
+	}
+	if s.Storage != nil {
+		if s.Type != TypeStatefulService {
+			add("spec.storage is only allowed for type StatefulService")
+		}
+		if s.Storage.Size.Sign() <= 0 {
+			add("spec.storage.size must be positive")
+		}
+		if !strings.HasPrefix(s.Storage.MountPath, "/") {
+			add("spec.storage.mountPath %q must be an absolute path", s.Storage.MountPath)
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("invalid spec: %s", strings.Join(errs, "; "))
+}
