@@ -1,0 +1,936 @@
+package chart
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// renderCases are the values combinations every structural test renders.
+var renderCases = map[string]install{
+	"defaults":        {},
+	"error pages off": {set: []string{"errorPages.enabled=false"}},
+	"catch-all off":   {set: []string{"errorPages.catchAll.enabled=false"}},
+	"entry-point middleware": {set: []string{
+		"errorPages.entryPointMiddleware.enabled=true",
+		"errorPages.entryPointMiddleware.reference=stackdome-stackdome-errors@kubernetescrd",
+	}},
+	"no policy, no pdb, no service account": {set: []string{
+		"networkPolicy.enabled=false", "podDisruptionBudget.enabled=false", "serviceAccount.create=false",
+	}},
+	"service monitor": {set: []string{
+		"serviceMonitor.enabled=true", "serviceMonitor.namespace=monitoring", "networkPolicy.monitoringNamespace=monitoring",
+	}},
+	"all flags":     {files: []string{"all-flags.yaml"}},
+	"other release": {release: "edge", namespace: "platform"},
+}
+
+func ids(objs []object) []string {
+	var got []string
+	for _, o := range objs {
+		got = append(got, o.id())
+	}
+	slices.Sort(got)
+	return got
+}
+
+func TestRenderedObjects(t *testing.T) {
+	const crd = "CustomResourceDefinition stackresources.stackdome.io"
+	base := []string{
+		crd,
+		"CompositeController stackdome-stackdome",
+		"Deployment stackdome/stackdome",
+		"NetworkPolicy stackdome/stackdome",
+		"PodDisruptionBudget stackdome/stackdome",
+		"Service stackdome/stackdome",
+		"ServiceAccount stackdome/stackdome",
+	}
+	errorPages := []string{
+		"IngressRoute stackdome/stackdome-catch-all",
+		"Middleware stackdome/stackdome-catch-all",
+		"Service stackdome/stackdome-errors",
+	}
+	with := func(lists ...[]string) []string {
+		var all []string
+		for _, l := range lists {
+			all = append(all, l...)
+		}
+		slices.Sort(all)
+		return all
+	}
+	want := map[string][]string{
+		"defaults":               with(base, errorPages),
+		"error pages off":        with(base),
+		"catch-all off":          with(base, []string{"Service stackdome/stackdome-errors"}),
+		"entry-point middleware": with(base, errorPages, []string{"Middleware stackdome/stackdome-errors"}),
+		"no policy, no pdb, no service account": with([]string{
+			crd, "CompositeController stackdome-stackdome", "Deployment stackdome/stackdome", "Service stackdome/stackdome",
+		}, errorPages),
+		"service monitor": with(base, errorPages, []string{"ServiceMonitor monitoring/stackdome"}),
+		"all flags":       with(base, errorPages),
+		"other release": with([]string{
+			crd,
+			"CompositeController platform-edge-stackdome",
+			"Deployment platform/edge-stackdome",
+			"IngressRoute platform/edge-stackdome-catch-all",
+			"Middleware platform/edge-stackdome-catch-all",
+			"NetworkPolicy platform/edge-stackdome",
+			"PodDisruptionBudget platform/edge-stackdome",
+			"Service platform/edge-stackdome",
+			"Service platform/edge-stackdome-errors",
+			"ServiceAccount platform/edge-stackdome",
+		}),
+	}
+	for name, in := range renderCases {
+		t.Run(name, func(t *testing.T) {
+			objs := decode(t, render(t, in))
+			if diff := cmp.Diff(want[name], ids(objs)); diff != "" {
+				t.Errorf("rendered objects (-want +got):\n%s", diff)
+			}
+			for _, o := range objs {
+				switch o.kind {
+				case "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "Secret":
+					t.Errorf("%s: stackdome needs no credentials", o.id())
+				}
+			}
+		})
+	}
+}
+
+func TestErrorPagesDisabledRendersNoErrorPageObject(t *testing.T) {
+	out := render(t, renderCases["error pages off"])
+	objs := decode(t, out)
+	for _, o := range objs {
+		if o.apiVersion == "traefik.io/v1alpha1" || strings.HasSuffix(o.name, "-errors") {
+			t.Errorf("%s rendered with errorPages.enabled=false", o.id())
+		}
+	}
+	if bytes.Contains(out, []byte("stackdome-errors")) {
+		t.Error("the error-page Service is still referenced")
+	}
+	args := find[*appsv1.Deployment](t, objs, "Deployment").Spec.Template.Spec.Containers[0].Args
+	if !slices.Contains(args, "--error-service-name=") || slices.ContainsFunc(args, func(a string) bool {
+		return strings.HasPrefix(a, "--error-service-namespace") || strings.HasPrefix(a, "--error-service-port")
+	}) {
+		t.Errorf("stackdome must be told there is no error-page Service, got args %q", args)
+	}
+	for _, rule := range find[*networkingv1.NetworkPolicy](t, objs, "NetworkPolicy").Spec.Ingress {
+		for _, p := range rule.Ports {
+			if p.Port.String() == "errors" {
+				t.Error("the NetworkPolicy still opens the error-page port")
+			}
+		}
+	}
+}
+
+func TestEntryPointMiddlewareReferenceGuard(t *testing.T) {
+	tests := map[string]struct {
+		namespace, reference string
+		errorPagesOff        bool
+		wantErr              string
+	}{
+		"exact": {namespace: "stackdome", reference: "stackdome-stackdome-errors@kubernetescrd"},
+		"exact, other namespace": {
+			namespace: "edge", reference: "edge-stackdome-errors@kubernetescrd",
+		},
+		"empty": {
+			namespace: "stackdome", reference: "",
+			wantErr: `Traefik resolves only "stackdome-stackdome-errors@kubernetescrd"`,
+		},
+		"release namespace is a prefix of the referenced one": {
+			namespace: "stack", reference: "stackdome-stackdome-errors@kubernetescrd",
+			wantErr: `Traefik resolves only "stack-stackdome-errors@kubernetescrd"`,
+		},
+		"referenced namespace is a prefix of the release's": {
+			namespace: "stackdome-prod", reference: "stackdome-stackdome-errors@kubernetescrd",
+			wantErr: `Traefik resolves only "stackdome-prod-stackdome-errors@kubernetescrd"`,
+		},
+		"another namespace with the release's as prefix": {
+			namespace: "stackdome", reference: "stackdome-prod-stackdome-errors@kubernetescrd",
+			wantErr: `Traefik resolves only "stackdome-stackdome-errors@kubernetescrd"`,
+		},
+		"no provider": {
+			namespace: "stackdome", reference: "stackdome-stackdome-errors",
+			wantErr: `Traefik resolves only "stackdome-stackdome-errors@kubernetescrd"`,
+		},
+		"file provider": {
+			namespace: "stackdome", reference: "stackdome-stackdome-errors@file",
+			wantErr: `Traefik resolves only "stackdome-stackdome-errors@kubernetescrd"`,
+		},
+		"error pages off": {
+			namespace: "stackdome", reference: "stackdome-stackdome-errors@kubernetescrd", errorPagesOff: true,
+			wantErr: "needs errorPages.enabled=true",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			in := install{namespace: tc.namespace, set: []string{
+				"errorPages.entryPointMiddleware.enabled=true",
+				"errorPages.entryPointMiddleware.reference=" + tc.reference,
+				"errorPages.enabled=" + strconv.FormatBool(!tc.errorPagesOff),
+			}}
+			out, err := runHelm(t, in.args("template")...)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("want an error containing %q, got %v", tc.wantErr, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			mw := findNamed[*middleware](t, decode(t, out), "Middleware", "stackdome-errors")
+			if mw.Metadata.Namespace != tc.namespace {
+				t.Errorf("Middleware in namespace %q, want %q", mw.Metadata.Namespace, tc.namespace)
+			}
+			if got := mw.Metadata.Namespace + "-" + mw.Metadata.Name + "@kubernetescrd"; got != tc.reference {
+				t.Errorf("Traefik would resolve %q, values give %q", got, tc.reference)
+			}
+		})
+	}
+}
+
+func TestLintStrict(t *testing.T) {
+	for name, in := range renderCases {
+		if in.release != "" {
+			continue // lint takes no release name
+		}
+		t.Run(name, func(t *testing.T) {
+			args := []string{"lint", ".", "--strict", "--namespace", "stackdome"}
+			for _, s := range in.set {
+				args = append(args, "--set", s)
+			}
+			for _, f := range in.files {
+				args = append(args, "-f", filepath.Join("testdata", f))
+			}
+			out, err := runHelm(t, args...)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if bytes.Contains(out, []byte("[WARNING]")) || bytes.Contains(out, []byte("[ERROR]")) {
+				t.Fatalf("lint is not clean:\n%s", out)
+			}
+		})
+	}
+}
+
+func TestValuesSchemaRejects(t *testing.T) {
+	tests := map[string]struct {
+		set  string
+		want string
+	}{
+		"typo at the top":      {set: "replicaCont=3", want: "additional properties 'replicaCont' not allowed"},
+		"typo in config":       {set: "config.dialWorker=3", want: "additional properties 'dialWorker' not allowed"},
+		"typo two levels down": {set: "errorPages.catchAll.entrypoints={web}", want: "additional properties 'entrypoints' not allowed"},
+		"wrong type":           {set: "config.dialWorkers=lots", want: "at '/config/dialWorkers': got string, want integer"},
+		"negative replicas":    {set: "replicaCount=-1", want: "at '/replicaCount': minimum: got -1, want 1"},
+		"zero replicas":        {set: "replicaCount=0", want: "at '/replicaCount': minimum: got 0, want 1"},
+		"not a duration":       {set: "config.portCheckGrace=3 minutes", want: "at '/config/portCheckGrace'"},
+		"unparsable shutdown":  {set: "config.shutdownTimeout=1500ms", want: "at '/config/shutdownTimeout'"},
+		"unknown log format":   {set: "config.logFormat=xml", want: "value must be one of 'json', 'text'"},
+		"not a CIDR":           {set: "podCIDRs={10.0.0.0}", want: "at '/podCIDRs/0'"},
+		"port out of range":    {set: "ports.hooks=70000", want: "at '/ports/hooks': maximum"},
+		"resync not positive":  {set: "compositeController.resyncPeriodSeconds=0", want: "at '/compositeController/resyncPeriodSeconds'"},
+		"namespace not a name": {set: "networkPolicy.metacontrollerNamespace=Meta_Controller", want: "at '/networkPolicy/metacontrollerNamespace'"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := runHelm(t, install{set: []string{tc.set}}.args("template")...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want an error containing %q, got %v", tc.want, err)
+			}
+		})
+	}
+}
+
+func TestDeploymentIsHardened(t *testing.T) {
+	for name, in := range renderCases {
+		t.Run(name, func(t *testing.T) {
+			objs := decode(t, render(t, in))
+			d := find[*appsv1.Deployment](t, objs, "Deployment")
+			pod := d.Spec.Template.Spec
+			if d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
+				t.Errorf("replicas = %v, want 2", d.Spec.Replicas)
+			}
+			if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+				t.Error("the pod must not mount a service-account token")
+			}
+			wantPod := &corev1.PodSecurityContext{
+				RunAsNonRoot:   ptr(true),
+				RunAsUser:      ptr(int64(65532)),
+				RunAsGroup:     ptr(int64(65532)),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			}
+			if diff := cmp.Diff(wantPod, pod.SecurityContext); diff != "" {
+				t.Errorf("pod securityContext (-want +got):\n%s", diff)
+			}
+			if len(pod.Containers) != 1 {
+				t.Fatalf("want one container, got %d", len(pod.Containers))
+			}
+			c := pod.Containers[0]
+			wantContainer := &corev1.SecurityContext{
+				AllowPrivilegeEscalation: ptr(false),
+				Privileged:               ptr(false),
+				ReadOnlyRootFilesystem:   ptr(true),
+				RunAsNonRoot:             ptr(true),
+				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			}
+			if diff := cmp.Diff(wantContainer, c.SecurityContext); diff != "" {
+				t.Errorf("container securityContext (-want +got):\n%s", diff)
+			}
+			probes := map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe}
+			for kind, path := range map[string]string{"readiness": "/readyz", "liveness": "/healthz"} {
+				p := probes[kind]
+				if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != path || p.HTTPGet.Port != intstr.FromString("http") {
+					t.Errorf("%s probe = %+v, want GET %s on the hooks port", kind, p, path)
+				}
+			}
+			if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
+				t.Errorf("resources = %+v, want cpu and memory requests and a memory limit", c.Resources)
+			}
+			if len(pod.TopologySpreadConstraints) == 0 && pod.Affinity == nil {
+				t.Error("replicas are not spread")
+			}
+			for _, tsc := range pod.TopologySpreadConstraints {
+				if !selects(t, tsc.LabelSelector, d.Spec.Template.Labels) {
+					t.Errorf("topology spread on %s does not select the pods", tsc.TopologyKey)
+				}
+			}
+			if ru := d.Spec.Strategy.RollingUpdate; ru == nil || ru.MaxUnavailable == nil || ru.MaxUnavailable.IntValue() != 0 {
+				t.Error("a rollout may take a replica away before its replacement is ready")
+			}
+			shutdown := shutdownSeconds(t, c.Args)
+			if pod.TerminationGracePeriodSeconds == nil || *pod.TerminationGracePeriodSeconds <= shutdown {
+				t.Errorf("terminationGracePeriodSeconds %v must exceed --shutdown-timeout (%ds)", pod.TerminationGracePeriodSeconds, shutdown)
+			}
+			if sa := findSA(objs); sa != nil {
+				if sa.AutomountServiceAccountToken == nil || *sa.AutomountServiceAccountToken {
+					t.Error("the ServiceAccount must not automount a token")
+				}
+				if sa.Name != pod.ServiceAccountName {
+					t.Errorf("pod uses ServiceAccount %q, chart renders %q", pod.ServiceAccountName, sa.Name)
+				}
+			}
+			for _, o := range objs {
+				if pdb, ok := o.typed.(*policyv1.PodDisruptionBudget); ok {
+					if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 {
+						t.Errorf("PodDisruptionBudget maxUnavailable = %v, want 1", pdb.Spec.MaxUnavailable)
+					}
+					if diff := cmp.Diff(d.Spec.Selector, pdb.Spec.Selector); diff != "" {
+						t.Errorf("PodDisruptionBudget selects other pods (-deployment +pdb):\n%s", diff)
+					}
+				}
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func findSA(objs []object) *corev1.ServiceAccount {
+	for _, o := range objs {
+		if sa, ok := o.typed.(*corev1.ServiceAccount); ok {
+			return sa
+		}
+	}
+	return nil
+}
+
+func selects(t *testing.T, sel *metav1.LabelSelector, set labels.Set) bool {
+	t.Helper()
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return !s.Empty() && s.Matches(set)
+}
+
+func shutdownSeconds(t *testing.T, args []string) int64 {
+	t.Helper()
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--shutdown-timeout="); ok {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return int64(d.Seconds())
+		}
+	}
+	t.Fatal("no --shutdown-timeout")
+	return 0
+}
+
+func TestEveryFlagReachesTheContainer(t *testing.T) {
+	tests := map[string]struct {
+		in                  install
+		wantImage, wantPull string
+		wantArgs            []string
+		wantPorts           []int32
+	}{
+		"defaults": {
+			in:        renderCases["defaults"],
+			wantImage: "ghcr.io/stackdome/stackdome:" + chartAppVersion(t),
+			wantPull:  "IfNotPresent",
+			wantArgs: []string{
+				"serve",
+				"--listen=:8080",
+				"--error-pages-listen=:8082",
+				"--port-check-grace=3m",
+				"--verdict-requeue=10s",
+				"--port-recheck=5m",
+				"--dial-timeout=2s",
+				"--dial-workers=32",
+				"--dial-allow=10.244.0.0/16",
+				"--verdict-ttl=1h",
+				"--log-format=json",
+				"--log-level=info",
+				"--shutdown-timeout=25s",
+				"--entry-points=websecure",
+				"--error-service-name=stackdome-errors",
+				"--error-service-namespace=stackdome",
+				"--error-service-port=8082",
+			},
+			wantPorts: []int32{8080, 8082},
+		},
+		"all flags": {
+			in:        renderCases["all flags"],
+			wantImage: "registry.example/stackdome:9.9.9",
+			wantPull:  "Always",
+			wantArgs: []string{
+				"serve",
+				"--listen=:9080",
+				"--error-pages-listen=:9082",
+				"--port-check-grace=4m",
+				"--verdict-requeue=15s",
+				"--port-recheck=6m",
+				"--dial-timeout=3s",
+				"--dial-workers=64",
+				"--dial-allow=10.42.0.0/16,fd00:42::/56",
+				"--verdict-ttl=2h",
+				"--log-format=text",
+				"--log-level=debug",
+				"--shutdown-timeout=1m30s",
+				"--entry-points=web,websecure",
+				"--error-service-name=stackdome-errors",
+				"--error-service-namespace=stackdome",
+				"--error-service-port=8090",
+				"--some-future-flag=1",
+			},
+			wantPorts: []int32{9080, 9082},
+		},
+		"allow every address": {
+			in:        install{set: []string{"podCIDRs=null", "image.digest=sha256:" + strings.Repeat("ab", 32)}},
+			wantImage: "ghcr.io/stackdome/stackdome@sha256:" + strings.Repeat("ab", 32),
+			wantPull:  "IfNotPresent",
+			wantArgs: []string{
+				"serve",
+				"--listen=:8080",
+				"--error-pages-listen=:8082",
+				"--port-check-grace=3m",
+				"--verdict-requeue=10s",
+				"--port-recheck=5m",
+				"--dial-timeout=2s",
+				"--dial-workers=32",
+				"--dial-allow=",
+				"--verdict-ttl=1h",
+				"--log-format=json",
+				"--log-level=info",
+				"--shutdown-timeout=25s",
+				"--entry-points=websecure",
+				"--error-service-name=stackdome-errors",
+				"--error-service-namespace=stackdome",
+				"--error-service-port=8082",
+			},
+			wantPorts: []int32{8080, 8082},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := find[*appsv1.Deployment](t, decode(t, render(t, tc.in)), "Deployment").Spec.Template.Spec.Containers[0]
+			if diff := cmp.Diff(tc.wantArgs, c.Args); diff != "" {
+				t.Errorf("args (-want +got):\n%s", diff)
+			}
+			if len(c.Command) != 0 {
+				t.Errorf("command = %q: the image's entrypoint is the binary", c.Command)
+			}
+			if c.Image != tc.wantImage || string(c.ImagePullPolicy) != tc.wantPull {
+				t.Errorf("image %s (%s), want %s (%s)", c.Image, c.ImagePullPolicy, tc.wantImage, tc.wantPull)
+			}
+			var ports []int32
+			for _, p := range c.Ports {
+				ports = append(ports, p.ContainerPort)
+			}
+			if diff := cmp.Diff(tc.wantPorts, ports); diff != "" {
+				t.Errorf("container ports (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func chartAppVersion(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile("Chart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "appVersion:"); ok {
+			return strings.Trim(strings.TrimSpace(v), `"`)
+		}
+	}
+	t.Fatal("Chart.yaml has no appVersion")
+	return ""
+}
+
+// TestReferencesResolve follows every name, namespace and port one rendered
+// object uses to reach another, so a renamed Service or port cannot leave a
+// dangling reference for Metacontroller or Traefik.
+func TestReferencesResolve(t *testing.T) {
+	for name, in := range renderCases {
+		t.Run(name, func(t *testing.T) {
+			objs := decode(t, render(t, in))
+			d := find[*appsv1.Deployment](t, objs, "Deployment")
+			c := d.Spec.Template.Spec.Containers[0]
+			podLabels := labels.Set(d.Spec.Template.Labels)
+			if !selects(t, d.Spec.Selector, podLabels) {
+				t.Fatal("the Deployment's selector does not match its pods")
+			}
+			ns := d.Namespace
+			arg := func(flag string) (string, bool) {
+				for _, a := range c.Args {
+					if v, ok := strings.CutPrefix(a, "--"+flag+"="); ok {
+						return v, true
+					}
+				}
+				return "", false
+			}
+			containerPort := func(name string) int32 {
+				for _, p := range c.Ports {
+					if p.Name == name {
+						return p.ContainerPort
+					}
+				}
+				t.Fatalf("no container port named %q", name)
+				return 0
+			}
+			listen, _ := arg("listen")
+			if listen != ":"+strconv.Itoa(int(containerPort("http"))) {
+				t.Errorf("--listen=%s, container port http is %d", listen, containerPort("http"))
+			}
+			pagesListen, _ := arg("error-pages-listen")
+			if pagesListen != ":"+strconv.Itoa(int(containerPort("errors"))) {
+				t.Errorf("--error-pages-listen=%s, container port errors is %d", pagesListen, containerPort("errors"))
+			}
+
+			services := map[string]*corev1.Service{}
+			for _, o := range objs {
+				if s, ok := o.typed.(*corev1.Service); ok {
+					services[s.Name] = s
+					if !labels.SelectorFromSet(s.Spec.Selector).Matches(podLabels) || len(s.Spec.Selector) == 0 {
+						t.Errorf("Service %s does not select stackdome's pods", s.Name)
+					}
+				}
+			}
+			// servicePort resolves name/namespace/port to the container port it reaches.
+			servicePort := func(what, name, namespace string, port int32) int32 {
+				t.Helper()
+				s := services[name]
+				if s == nil || namespace != ns {
+					t.Errorf("%s: no Service %s/%s rendered", what, namespace, name)
+					return 0
+				}
+				for _, p := range s.Spec.Ports {
+					if p.Port == port {
+						return containerPort(p.TargetPort.StrVal)
+					}
+				}
+				t.Errorf("%s: Service %s has no port %d", what, name, port)
+				return 0
+			}
+
+			cc := find[*compositeController](t, objs, "CompositeController")
+			for hook, h := range map[string]*ccHook{"sync": cc.Spec.Hooks.Sync, "customize": cc.Spec.Hooks.Customize} {
+				if h == nil {
+					t.Fatalf("no %s hook", hook)
+				}
+				w := h.Webhook.Service
+				if got := servicePort(hook+" hook", w.Name, w.Namespace, w.Port); got != containerPort("http") {
+					t.Errorf("%s hook reaches container port %d, hooks listen on %d", hook, got, containerPort("http"))
+				}
+			}
+
+			name, hasName := arg("error-service-name")
+			errorsOn := hasName && name != ""
+			if errorsOn {
+				namespace, _ := arg("error-service-namespace")
+				portArg, _ := arg("error-service-port")
+				port, err := strconv.Atoi(portArg)
+				if err != nil {
+					t.Fatalf("--error-service-port=%q", portArg)
+				}
+				if got := servicePort("--error-service-*", name, namespace, int32(port)); got != containerPort("errors") {
+					t.Errorf("errors Middlewares would reach container port %d, pages listen on %d", got, containerPort("errors"))
+				}
+			}
+
+			middlewares := map[string]*middleware{}
+			for _, o := range objs {
+				if m, ok := o.typed.(*middleware); ok {
+					middlewares[m.Metadata.Name] = m
+					if e := m.Spec.Errors; e != nil {
+						if got := servicePort("Middleware "+m.Metadata.Name, e.Service.Name, m.Metadata.Namespace, e.Service.Port.IntVal); got != containerPort("errors") {
+							t.Errorf("Middleware %s reaches container port %d, want the pages port", m.Metadata.Name, got)
+						}
+					}
+				}
+			}
+			for _, o := range objs {
+				ir, ok := o.typed.(*ingressRoute)
+				if !ok {
+					continue
+				}
+				for _, r := range ir.Spec.Routes {
+					for _, m := range r.Middlewares {
+						if middlewares[m.Name] == nil || (m.Namespace != "" && m.Namespace != ir.Metadata.Namespace) {
+							t.Errorf("IngressRoute %s uses Middleware %s that is not rendered beside it", ir.Metadata.Name, m.Name)
+						}
+					}
+					for _, s := range r.Services {
+						if got := servicePort("IngressRoute "+ir.Metadata.Name, s.Name, ir.Metadata.Namespace, s.Port.IntVal); got != containerPort("errors") {
+							t.Errorf("IngressRoute %s reaches container port %d: the catch-all must hit the pages port only", ir.Metadata.Name, got)
+						}
+					}
+				}
+			}
+
+			for _, o := range objs {
+				switch v := o.typed.(type) {
+				case *networkingv1.NetworkPolicy:
+					if !selects(t, &v.Spec.PodSelector, podLabels) {
+						t.Error("the NetworkPolicy does not select stackdome's pods")
+					}
+					for _, rule := range v.Spec.Ingress {
+						for _, p := range rule.Ports {
+							containerPort(p.Port.StrVal)
+						}
+					}
+				case *serviceMonitor:
+					sel, err := metav1.LabelSelectorAsSelector(&v.Spec.Selector)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var matched []string
+					for _, s := range services {
+						if sel.Matches(labels.Set(s.Labels)) {
+							matched = append(matched, s.Name)
+						}
+					}
+					if diff := cmp.Diff([]string{cc.Spec.Hooks.Sync.Webhook.Service.Name}, matched); diff != "" {
+						t.Errorf("ServiceMonitor selects (-want +got):\n%s", diff)
+					}
+					if diff := cmp.Diff([]string{ns}, v.Spec.NamespaceSelector.MatchNames); diff != "" {
+						t.Errorf("ServiceMonitor namespaces (-want +got):\n%s", diff)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestCompositeController(t *testing.T) {
+	tests := map[string]struct {
+		in                    install
+		wantName, wantService string
+		wantNamespace         string
+		wantPort              int32
+		wantResync            int32
+		wantTimeout           string
+	}{
+		"defaults": {
+			in: renderCases["defaults"], wantName: "stackdome-stackdome", wantService: "stackdome", wantNamespace: "stackdome",
+			wantPort: 8080, wantResync: 60, wantTimeout: "5s",
+		},
+		"all flags": {
+			in: renderCases["all flags"], wantName: "stackdome-stackdome", wantService: "stackdome", wantNamespace: "stackdome",
+			wantPort: 80, wantResync: 120, wantTimeout: "7s",
+		},
+		"other release": {
+			in: renderCases["other release"], wantName: "platform-edge-stackdome", wantService: "edge-stackdome", wantNamespace: "platform",
+			wantPort: 8080, wantResync: 60, wantTimeout: "5s",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			cc := find[*compositeController](t, decode(t, render(t, tc.in)), "CompositeController")
+			want := compositeController{APIVersion: "metacontroller.k8s.io/v1alpha1", Kind: "CompositeController"}
+			want.Spec.GenerateSelector = true
+			want.Spec.ResyncPeriodSeconds = tc.wantResync
+			want.Spec.ParentResource.APIVersion = "stackdome.io/v1alpha1"
+			want.Spec.ParentResource.Resource = "stackresources"
+			for _, c := range []struct{ apiVersion, resource string }{
+				{"v1", "services"},
+				{"apps/v1", "deployments"},
+				{"apps/v1", "statefulsets"},
+				{"traefik.io/v1alpha1", "middlewares"},
+				{"traefik.io/v1alpha1", "ingressroutes"},
+			} {
+				child := ccChild{APIVersion: c.apiVersion, Resource: c.resource}
+				child.UpdateStrategy.Method = "InPlace"
+				want.Spec.ChildResources = append(want.Spec.ChildResources, child)
+			}
+			hook := func(path string) *ccHook {
+				h := &ccHook{Version: "v1"}
+				h.Webhook.Service.Name = tc.wantService
+				h.Webhook.Service.Namespace = tc.wantNamespace
+				h.Webhook.Service.Port = tc.wantPort
+				h.Webhook.Service.Protocol = "http"
+				h.Webhook.Path = path
+				h.Webhook.Timeout = tc.wantTimeout
+				return h
+			}
+			want.Spec.Hooks.Sync = hook("/sync")
+			want.Spec.Hooks.Customize = hook("/customize")
+			if cc.Metadata.Name != tc.wantName || cc.Metadata.Namespace != "" {
+				t.Errorf("CompositeController %q in namespace %q, want cluster-scoped %q", cc.Metadata.Name, cc.Metadata.Namespace, tc.wantName)
+			}
+			cc.Metadata = metav1.ObjectMeta{}
+			if diff := cmp.Diff(&want, cc); diff != "" {
+				t.Errorf("CompositeController (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTerminationGracePeriod(t *testing.T) {
+	tests := map[string]struct {
+		set     []string
+		want    int64
+		wantErr string
+	}{
+		"default: shutdown timeout plus 10s": {want: 35},
+		"derived from a longer shutdown":     {set: []string{"config.shutdownTimeout=1m30s"}, want: 100},
+		"hours":                              {set: []string{"config.shutdownTimeout=1h"}, want: 3610},
+		"explicit and longer":                {set: []string{"terminationGracePeriodSeconds=60"}, want: 60},
+		"explicit and equal": {
+			set:     []string{"terminationGracePeriodSeconds=25"},
+			wantErr: "terminationGracePeriodSeconds (25) must exceed config.shutdownTimeout (25s = 25s)",
+		},
+		"explicit and shorter": {
+			set:     []string{"config.shutdownTimeout=2m", "terminationGracePeriodSeconds=30"},
+			wantErr: "must exceed config.shutdownTimeout (2m = 120s)",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			out, err := runHelm(t, install{set: tc.set}.args("template")...)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("want an error containing %q, got %v", tc.wantErr, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := find[*appsv1.Deployment](t, decode(t, out), "Deployment").Spec.Template.Spec.TerminationGracePeriodSeconds
+			if got == nil || *got != tc.want {
+				t.Errorf("terminationGracePeriodSeconds = %v, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNetworkPolicy(t *testing.T) {
+	fromNamespace := func(ns string) []networkingv1.NetworkPolicyPeer {
+		return []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{
+			MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns},
+		}}}
+	}
+	port := func(name string) []networkingv1.NetworkPolicyPort {
+		p := intstr.FromString(name)
+		return []networkingv1.NetworkPolicyPort{{Port: &p, Protocol: ptr(corev1.ProtocolTCP)}}
+	}
+	hooks := networkingv1.NetworkPolicyIngressRule{From: fromNamespace("metacontroller"), Ports: port("http")}
+	pages := networkingv1.NetworkPolicyIngressRule{Ports: port("errors")} // from anywhere
+	tests := map[string]struct {
+		set  []string
+		want []networkingv1.NetworkPolicyIngressRule
+	}{
+		"defaults":        {want: []networkingv1.NetworkPolicyIngressRule{hooks, pages}},
+		"error pages off": {set: []string{"errorPages.enabled=false"}, want: []networkingv1.NetworkPolicyIngressRule{hooks}},
+		"metacontroller elsewhere": {
+			set:  []string{"networkPolicy.metacontrollerNamespace=kube-system"},
+			want: []networkingv1.NetworkPolicyIngressRule{{From: fromNamespace("kube-system"), Ports: port("http")}, pages},
+		},
+		"prometheus may scrape": {
+			set:  []string{"networkPolicy.monitoringNamespace=monitoring"},
+			want: []networkingv1.NetworkPolicyIngressRule{hooks, {From: fromNamespace("monitoring"), Ports: port("http")}, pages},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			np := find[*networkingv1.NetworkPolicy](t, decode(t, render(t, install{set: tc.set})), "NetworkPolicy")
+			if diff := cmp.Diff([]networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, np.Spec.PolicyTypes); diff != "" {
+				t.Errorf("policyTypes (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.want, np.Spec.Ingress); diff != "" {
+				t.Errorf("ingress rules (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCatchAllIngressRoute(t *testing.T) {
+	objs := decode(t, render(t, install{set: []string{"errorPages.catchAll.entryPoints={websecure}"}}))
+	ir := find[*ingressRoute](t, objs, "IngressRoute")
+	got := ir.Spec
+	if diff := cmp.Diff([]string{"websecure"}, got.EntryPoints); diff != "" {
+		t.Errorf("entryPoints (-want +got):\n%s", diff)
+	}
+	if len(got.Routes) != 1 {
+		t.Fatalf("want one route, got %d", len(got.Routes))
+	}
+	r := got.Routes[0]
+	if r.Kind != "Rule" || r.Match != "PathPrefix(`/`)" || r.Priority != 1 {
+		t.Errorf("route %s %q priority %d, want Rule PathPrefix(`/`) priority 1", r.Kind, r.Match, r.Priority)
+	}
+	if len(r.Middlewares) != 1 {
+		t.Fatalf("want the replacePath middleware, got %+v", r.Middlewares)
+	}
+	mw := findNamed[*middleware](t, objs, "Middleware", r.Middlewares[0].Name)
+	if mw.Spec.ReplacePath == nil || mw.Spec.ReplacePath.Path != "/_errors/404" {
+		t.Errorf("catch-all Middleware %+v, want replacePath /_errors/404 so every unclaimed request is a 404", mw.Spec)
+	}
+}
+
+func TestCRDIsSchemaCRD(t *testing.T) {
+	chartCRD, err := os.ReadFile(filepath.Join("crds", "stackresources.stackdome.io.yaml"))
+	if err != nil {
+		t.Fatalf("the chart ships no StackResource CRD (run `make generate`): %v", err)
+	}
+	schemaCRD, err := os.ReadFile(filepath.Join(repoRoot, "schema", "crd.yaml"))
+	if err != nil {
+		t.Fatalf("schema/crd.yaml: %v", err)
+	}
+	if !bytes.Equal(chartCRD, schemaCRD) {
+		t.Fatalf("chart/crds/stackresources.stackdome.io.yaml differs from schema/crd.yaml: run `make generate`\n%s",
+			cmp.Diff(string(schemaCRD), string(chartCRD)))
+	}
+}
+
+// TestCRDServesTheParent checks the CRD against what the CompositeController
+// needs of its parent: Metacontroller ignores a parent without the status
+// subresource.
+func TestCRDServesTheParent(t *testing.T) {
+	objs := decode(t, render(t, install{}))
+	cc := find[*compositeController](t, objs, "CompositeController")
+	crd := find[*customResourceDefinition](t, objs, "CustomResourceDefinition")
+	group, version, _ := strings.Cut(cc.Spec.ParentResource.APIVersion, "/")
+	if crd.Spec.Group != group || crd.Spec.Names.Plural != cc.Spec.ParentResource.Resource || crd.Spec.Scope != "Namespaced" {
+		t.Fatalf("CRD %s %s (%s) does not serve the parent %s %s",
+			crd.Spec.Group, crd.Spec.Names.Plural, crd.Spec.Scope, cc.Spec.ParentResource.APIVersion, cc.Spec.ParentResource.Resource)
+	}
+	for _, v := range crd.Spec.Versions {
+		if v.Name == version {
+			if !v.Served || v.Subresources.Status == nil {
+				t.Fatalf("version %s: served %v, status subresource %v", version, v.Served, v.Subresources.Status != nil)
+			}
+			if !slices.Contains(crd.Spec.Names.ShortNames, "sr") {
+				t.Errorf("short names %q: NOTES and docs use `kubectl get sr`", crd.Spec.Names.ShortNames)
+			}
+			return
+		}
+	}
+	t.Fatalf("the CRD does not serve %s", version)
+}
+
+// notes renders NOTES.txt, which `helm template` never prints, through a
+// copy of the chart with a template that includes it.
+func notes(t *testing.T, in install) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(".")); err != nil {
+		t.Fatal(err)
+	}
+	probe := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: {{ include \"stackdome/templates/NOTES.txt\" . | toJson }}\n"
+	if err := os.WriteFile(filepath.Join(dir, "templates", "zz-notes.yaml"), []byte(probe), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in.chartDir = dir // values files stay relative to the package directory
+	out, err := runHelm(t, in.args("template", "--show-only", "templates/zz-notes.yaml")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := find[*corev1.ConfigMap](t, decode(t, out), "ConfigMap")
+	return cm.Data["notes"]
+}
+
+func TestNotes(t *testing.T) {
+	tests := map[string]struct {
+		in            install
+		want, notWant []string
+	}{
+		"defaults": {
+			in: install{},
+			want: []string{
+				"kubectl get sr -A",
+				"kubectl get compositecontroller stackdome-stackdome",
+				"providers.kubernetesCRD.allowCrossNamespace=true",
+				"stackdome-errors.stackdome:8082",
+				"inside 10.244.0.0/16",
+			},
+			notWant: []string{"allowEmptyServices", "WARNING"},
+		},
+		"entry-point middleware": {
+			in: renderCases["entry-point middleware"],
+			want: []string{
+				`middlewares: ["stackdome-stackdome-errors@kubernetescrd"]`,
+				"allowEmptyServices=false",
+				"BEFORE uninstalling",
+			},
+		},
+		"error pages off": {
+			in:      renderCases["error pages off"],
+			want:    []string{"errorPages.enabled=false"},
+			notWant: []string{"allowCrossNamespace"},
+		},
+		"service monitor blocked by the policy": {
+			in:   install{set: []string{"serviceMonitor.enabled=true"}},
+			want: []string{"networkPolicy.monitoringNamespace is empty"},
+		},
+		"allow every address": {
+			in:   install{set: []string{"podCIDRs=null"}},
+			want: []string{"any network (podCIDRs is empty)"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := notes(t, tc.in)
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("NOTES lack %q:\n%s", w, got)
+				}
+			}
+			for _, w := range tc.notWant {
+				if strings.Contains(got, w) {
+					t.Errorf("NOTES contain %q:\n%s", w, got)
+				}
+			}
+		})
+	}
+}
