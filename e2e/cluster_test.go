@@ -1,0 +1,214 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// cluster is a real control plane on loopback: etcd, kube-apiserver and
+// kube-controller-manager, with no kubelet and no scheduler. Pods are created
+// by the controllers and stay Pending until a test patches their status.
+type cluster struct {
+	dir        string
+	kube       *kube
+	kubeconfig string // admin kubeconfig (helm, kube-controller-manager)
+	procs      []*proc
+}
+
+const (
+	clusterVersion = "v1.37.2"
+	adminUser      = "e2e-admin"
+)
+
+// startCluster starts the control plane from the binaries in binDir, with all
+// state under dir. On error everything started so far is stopped.
+func startCluster(ctx context.Context, binDir, dir string) (*cluster, error) {
+	c := &cluster{dir: dir}
+	if err := c.start(ctx, binDir); err != nil {
+		c.stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *cluster) start(ctx context.Context, binDir string) error {
+	dir := c.dir
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+
+	p, err := newPKI(dir)
+	if err != nil {
+		return err
+	}
+	token, err := randomToken()
+	if err != nil {
+		return err
+	}
+	// token,user,uid,"group1,group2": the admin is in system:masters, which
+	// RBAC's bootstrap policy binds to cluster-admin.
+	tokenFile := filepath.Join(dir, "tokens.csv")
+	if err := os.WriteFile(tokenFile, []byte(fmt.Sprintf("%s,%s,%s,\"system:masters\"\n", token, adminUser, adminUser)), 0o600); err != nil {
+		return fmt.Errorf("writing token file: %w", err)
+	}
+
+	ports, err := freePorts(3)
+	if err != nil {
+		return err
+	}
+	etcdClient, etcdPeer, apiPort := ports[0], ports[1], ports[2]
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdClient)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(etcdPeer)
+
+	etcd, err := startProc(dir, "etcd", filepath.Join(binDir, "etcd"),
+		"--name=e2e",
+		"--data-dir="+filepath.Join(dir, "etcd-data"),
+		"--listen-client-urls="+etcdURL,
+		"--advertise-client-urls="+etcdURL,
+		"--listen-peer-urls="+peerURL,
+		"--initial-advertise-peer-urls="+peerURL,
+		"--initial-cluster=e2e="+peerURL,
+		"--unsafe-no-fsync",
+		"--log-level=warn",
+	)
+	if err != nil {
+		return err
+	}
+	c.procs = append(c.procs, etcd)
+
+	apiURL := "https://127.0.0.1:" + strconv.Itoa(apiPort)
+	apiserver, err := startProc(dir, "kube-apiserver", filepath.Join(binDir, "kube-apiserver"),
+		"--etcd-servers="+etcdURL,
+		"--bind-address=127.0.0.1",
+		"--secure-port="+strconv.Itoa(apiPort),
+		// With no Endpoints reconciler the API server does not publish its
+		// advertise address in the kubernetes Service, which would refuse a
+		// loopback address.
+		"--advertise-address=127.0.0.1",
+		"--endpoint-reconciler-type=none",
+		"--tls-cert-file="+p.certFile,
+		"--tls-private-key-file="+p.keyFile,
+		"--client-ca-file="+p.caFile,
+		"--token-auth-file="+tokenFile,
+		"--authorization-mode=Node,RBAC",
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file="+p.saPubFile,
+		"--service-account-signing-key-file="+p.saKeyFile,
+		"--service-cluster-ip-range=10.0.0.0/24",
+		"--allow-privileged=false",
+		"--profiling=false",
+		"--v=1",
+	)
+	if err != nil {
+		return err
+	}
+	c.procs = append(c.procs, apiserver)
+
+	c.kube, err = newKube(apiURL, token, p.caPEM)
+	if err != nil {
+		return err
+	}
+	if err := waitUntil(90*time.Second, 250*time.Millisecond, "kube-apiserver /readyz", func() (bool, error) {
+		for _, pr := range c.procs {
+			if done, err := pr.exited(); done {
+				return false, fmt.Errorf("%s exited (%v):\n%s", pr.name, err, indent(pr.tail(30)))
+			}
+		}
+		var raw []byte
+		err := c.kube.do(ctx, "GET", "/readyz", "", nil, &raw)
+		return err == nil, err
+	}); err != nil {
+		return err
+	}
+
+	c.kubeconfig = filepath.Join(dir, "kubeconfig")
+	if err := writeKubeconfig(c.kubeconfig, apiURL, token, p.caPEM); err != nil {
+		return err
+	}
+
+	kcm, err := startProc(dir, "kube-controller-manager", filepath.Join(binDir, "kube-controller-manager"),
+		"--kubeconfig="+c.kubeconfig,
+		"--bind-address=127.0.0.1",
+		"--secure-port=0", // serve nothing: readiness is seen through the API instead
+		"--leader-elect=false",
+		"--controllers=*",
+		"--service-account-private-key-file="+p.saKeyFile,
+		"--root-ca-file="+p.caFile,
+		"--use-service-account-credentials=false",
+		"--service-cluster-ip-range=10.0.0.0/24",
+		"--cluster-name=stackdome-e2e",
+		"--concurrent-deployment-syncs=5",
+		"--concurrent-statefulset-syncs=5",
+		"--v=1",
+	)
+	if err != nil {
+		return err
+	}
+	c.procs = append(c.procs, kcm)
+
+	// The service-account controller creating "default" in namespace default
+	// proves kube-controller-manager is up and talking to the API server;
+	// without that account, pod creation fails ServiceAccount admission.
+	if err := waitUntil(90*time.Second, 250*time.Millisecond, "kube-controller-manager (default ServiceAccount)", func() (bool, error) {
+		if done, err := kcm.exited(); done {
+			return false, fmt.Errorf("kube-controller-manager exited (%v):\n%s", err, indent(kcm.tail(30)))
+		}
+		_, err := c.kube.get(ctx, "/api/v1/namespaces/default/serviceaccounts/default")
+		return err == nil, err
+	}); err != nil {
+		return err
+	}
+	return nil
+}
+
+// stop stops the processes in reverse start order.
+func (c *cluster) stop() {
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		c.procs[i].stop(10 * time.Second)
+	}
+	c.procs = nil
+}
+
+// healthy reports the first control-plane process that has died.
+func (c *cluster) healthy() error {
+	for _, p := range c.procs {
+		if done, err := p.exited(); done {
+			return fmt.Errorf("%s exited (%v):\n%s", p.name, err, indent(p.tail(30)))
+		}
+	}
+	return nil
+}
+
+func writeKubeconfig(path, server, token string, caPEM []byte) error {
+	// JSON is YAML: kubectl, helm and kube-controller-manager read it as is.
+	cfg := fmt.Sprintf(`{
+  "apiVersion": "v1",
+  "kind": "Config",
+  "clusters": [{"name": "e2e", "cluster": {"server": %q, "certificate-authority-data": %q}}],
+  "users": [{"name": "admin", "user": {"token": %q}}],
+  "contexts": [{"name": "e2e", "context": {"cluster": "e2e", "user": "admin", "namespace": "default"}}],
+  "current-context": "e2e"
+}
+`, server, base64.StdEncoding.EncodeToString(caPEM), token)
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		return fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	return nil
+}
+
+func randomToken() (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generating token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}

@@ -1,0 +1,132 @@
+//go:build e2e
+
+// Package e2e proves against a real kube-apiserver what the fixture tests can
+// only assert: that every child and every status stackdome returns is
+// accepted and stored exactly as sent (otherwise Metacontroller updates it on
+// every sync), that the CRD rejects invalid specs at admission, that the
+// chart installs, and that a live sync names exactly the dead ports.
+//
+// TestMain builds (or reuses) etcd, kube-apiserver and kube-controller-manager
+// from e2e/tools, starts them once on loopback for the whole package, and
+// stops them whatever happens. Run it with `make e2e`.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// suite is what TestMain sets up for every test of the package.
+var suite struct {
+	root    string // repository root
+	shared  string // <root>/../shared (STACKDOME_SHARED overrides)
+	binDir  string // cached control-plane binaries
+	tmp     string // per-run scratch, removed at exit
+	cluster *cluster
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) (code int) {
+	var cl cleanups
+	defer cl.run()
+
+	// An interrupt or a CI cancellation still stops the control plane and
+	// removes the scratch directory; Pdeathsig covers a crash.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sig
+		fmt.Fprintf(os.Stderr, "e2e: %v: stopping the control plane\n", s)
+		cl.run()
+		os.Exit(2)
+	}()
+
+	fail := func(err error) int {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+
+	root, err := filepath.Abs("..")
+	if err != nil {
+		return fail(err)
+	}
+	suite.root = root
+	suite.shared = os.Getenv("STACKDOME_SHARED")
+	if suite.shared == "" {
+		suite.shared = filepath.Join(root, "..", "shared")
+	}
+
+	start := time.Now()
+	suite.binDir, err = buildControlPlane(root)
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(os.Stderr, "e2e: control-plane binaries ready in %s (%s)\n", time.Since(start).Round(time.Second), suite.binDir)
+
+	suite.tmp, err = os.MkdirTemp("", "stackdome-e2e-")
+	if err != nil {
+		return fail(err)
+	}
+	keep := os.Getenv("STACKDOME_E2E_KEEP") != ""
+	cl.add(func() {
+		if keep {
+			fmt.Fprintf(os.Stderr, "e2e: kept %s\n", suite.tmp)
+			return
+		}
+		os.RemoveAll(suite.tmp)
+	})
+
+	ctx := context.Background()
+	start = time.Now()
+	c, err := startCluster(ctx, suite.binDir, filepath.Join(suite.tmp, "cluster"))
+	if err != nil {
+		return fail(fmt.Errorf("starting control plane: %w", err))
+	}
+	cl.add(c.stop)
+	suite.cluster = c
+	fmt.Fprintf(os.Stderr, "e2e: control plane %s up in %s at %s\n", clusterVersion, time.Since(start).Round(100*time.Millisecond), c.kube.base)
+
+	start = time.Now()
+	if err := installPrerequisiteCRDs(ctx, c.kube); err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(os.Stderr, "e2e: Metacontroller and Traefik CRDs Established in %s\n", time.Since(start).Round(100*time.Millisecond))
+
+	code = m.Run()
+	if code != 0 {
+		for _, p := range c.procs {
+			fmt.Fprintf(os.Stderr, "e2e: last lines of %s:\n%s\n", p.name, indent(p.tail(15)))
+		}
+	}
+	return code
+}
+
+// buildControlPlane runs e2e/tools/build.sh, which builds only what its cache
+// lacks, and returns the directory holding the binaries.
+func buildControlPlane(root string) (string, error) {
+	if dir := os.Getenv("STACKDOME_E2E_BIN"); dir != "" {
+		return dir, nil
+	}
+	cmd := exec.Command("bash", filepath.Join(root, "e2e", "tools", "build.sh"))
+	cmd.Dir = filepath.Join(root, "e2e", "tools")
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("building the control plane (e2e/tools/build.sh): %w", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return lines[len(lines)-1], nil
+}
