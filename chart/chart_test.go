@@ -62,7 +62,7 @@ func TestRenderedObjects(t *testing.T) {
 	errorPages := []string{
 		"IngressRoute stackdome/stackdome-catch-all",
 		"Middleware stackdome/stackdome-catch-all",
-		"Service stackdome/stackdome-errors",
+		"Service stackdome/stackdome-error-pages",
 	}
 	with := func(lists ...[]string) []string {
 		var all []string
@@ -75,7 +75,7 @@ func TestRenderedObjects(t *testing.T) {
 	want := map[string][]string{
 		"defaults":               with(base, errorPages),
 		"error pages off":        with(base),
-		"catch-all off":          with(base, []string{"Service stackdome/stackdome-errors"}),
+		"catch-all off":          with(base, []string{"Service stackdome/stackdome-error-pages"}),
 		"entry-point middleware": with(base, errorPages, []string{"Middleware stackdome/stackdome-errors"}),
 		"no policy, no pdb, no service account": with([]string{
 			crd, "CompositeController stackdome-stackdome", "Deployment stackdome/stackdome", "Service stackdome/stackdome",
@@ -91,7 +91,7 @@ func TestRenderedObjects(t *testing.T) {
 			"NetworkPolicy platform/edge-stackdome",
 			"PodDisruptionBudget platform/edge-stackdome",
 			"Service platform/edge-stackdome",
-			"Service platform/edge-stackdome-errors",
+			"Service platform/edge-stackdome-error-pages",
 			"ServiceAccount platform/edge-stackdome",
 		}),
 	}
@@ -115,11 +115,11 @@ func TestErrorPagesDisabledRendersNoErrorPageObject(t *testing.T) {
 	out := render(t, renderCases["error pages off"])
 	objs := decode(t, out)
 	for _, o := range objs {
-		if o.apiVersion == "traefik.io/v1alpha1" || strings.HasSuffix(o.name, "-errors") {
+		if o.apiVersion == "traefik.io/v1alpha1" || strings.HasSuffix(o.name, "-error-pages") {
 			t.Errorf("%s rendered with errorPages.enabled=false", o.id())
 		}
 	}
-	if bytes.Contains(out, []byte("stackdome-errors")) {
+	if bytes.Contains(out, []byte("stackdome-error-pages")) {
 		t.Error("the error-page Service is still referenced")
 	}
 	args := find[*appsv1.Deployment](t, objs, "Deployment").Spec.Template.Spec.Containers[0].Args
@@ -401,7 +401,7 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 				"--log-level=info",
 				"--shutdown-timeout=25s",
 				"--entry-points=websecure",
-				"--error-service-name=stackdome-errors",
+				"--error-service-name=stackdome-error-pages",
 				"--error-service-namespace=stackdome",
 				"--error-service-port=8082",
 			},
@@ -426,7 +426,7 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 				"--log-level=debug",
 				"--shutdown-timeout=1m30s",
 				"--entry-points=web,websecure",
-				"--error-service-name=stackdome-errors",
+				"--error-service-name=stackdome-error-pages",
 				"--error-service-namespace=stackdome",
 				"--error-service-port=8090",
 				"--some-future-flag=1",
@@ -452,7 +452,7 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 				"--log-level=info",
 				"--shutdown-timeout=25s",
 				"--entry-points=websecure",
-				"--error-service-name=stackdome-errors",
+				"--error-service-name=stackdome-error-pages",
 				"--error-service-namespace=stackdome",
 				"--error-service-port=8082",
 			},
@@ -891,7 +891,7 @@ func TestNotes(t *testing.T) {
 				"kubectl get sr -A",
 				"kubectl get compositecontroller stackdome-stackdome",
 				"providers.kubernetesCRD.allowCrossNamespace=true",
-				"stackdome-errors.stackdome:8082",
+				"stackdome-error-pages.stackdome:8082",
 				"inside 10.244.0.0/16",
 			},
 			notWant: []string{"allowEmptyServices", "WARNING"},

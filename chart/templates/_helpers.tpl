@@ -19,7 +19,7 @@
 
 {{/* The error-page Service: stackdome's errors Middlewares point at it. */}}
 {{- define "stackdome.errorServiceName" -}}
-{{- printf "%s-errors" (include "stackdome.fullname" . | trunc 56 | trimSuffix "-") -}}
+{{- printf "%s-error-pages" (include "stackdome.fullname" . | trunc 51 | trimSuffix "-") -}}
 {{- end -}}
 
 {{/* The CompositeController is cluster-scoped: the namespace makes it unique per release. */}}
