@@ -1,0 +1,402 @@
+#!/usr/bin/env python3
+"""Builds testdata/sync/<case>.request.json in the exact shape Metacontroller
+v4.17.2 sends (see ../shared/testdata/metacontroller-sync-request.sample.json):
+group keys, every child group present even when empty, full observed objects
+with status, managedFields, ownerReferences and the last-applied annotation
+Metacontroller writes.
+
+Observed children are made the way the cluster would have made them: the
+child stackdome returned for the spec, as Metacontroller applied it (plus the
+controller-uid label and the namespace), with the fields the API server
+defaults and the status its controllers report. Each request's parent status
+is the status stackdome converges to for that observed state (synced until it
+feeds back unchanged), so the golden answers hold at any later time.
+
+Run: go build -o bin/stackdome . && python3 hack/gen-sync-fixtures.py
+then: go test ./hooks -update  (rewrites the .response.json files)
+"""
+import copy, json, os, subprocess, sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "testdata", "sync")
+BIN = os.path.join(ROOT, "bin", "stackdome")
+NOW = "2026-11-29T12:00:00Z"
+EARLIER = "2026-11-29T11:40:00Z"  # 20 minutes before NOW: past every grace
+LA = "metacontroller.k8s.io/last-applied-configuration"
+GROUPS = ["Service.v1", "Deployment.apps/v1", "StatefulSet.apps/v1",
+          "Middleware.traefik.io/v1alpha1", "IngressRoute.traefik.io/v1alpha1"]
+
+CONTROLLER = {
+    "kind": "CompositeController", "apiVersion": "metacontroller.k8s.io/v1alpha1",
+    "metadata": {"name": "stackdome", "uid": "5f0c1d6e-3f1e-4d55-9a3c-2d7e0c9b1a01",
+                 "resourceVersion": "412", "generation": 1, "creationTimestamp": "2026-11-29T10:00:00Z",
+                 "labels": {"app.kubernetes.io/managed-by": "Helm"}},
+    "spec": {
+        "parentResource": {"apiVersion": "stackdome.io/v1alpha1", "resource": "stackresources"},
+        "childResources": [
+            {"apiVersion": av, "resource": r, "updateStrategy": {"method": "InPlace", "statusChecks": {}}}
+            for av, r in [("v1", "services"), ("apps/v1", "deployments"), ("apps/v1", "statefulsets"),
+                          ("traefik.io/v1alpha1", "middlewares"), ("traefik.io/v1alpha1", "ingressroutes")]],
+        "hooks": {
+            "sync": {"version": "v1", "webhook": {"timeout": "5s", "service": {"name": "stackdome", "namespace": "stackdome", "port": 8080, "protocol": "http"}, "path": "/sync"}},
+            "customize": {"version": "v1", "webhook": {"timeout": "5s", "service": {"name": "stackdome", "namespace": "stackdome", "port": 8080, "protocol": "http"}, "path": "/customize"}},
+        },
+        "resyncPeriodSeconds": 60,
+        "generateSelector": True,
+    },
+    "status": {},
+}
+
+
+def uid(n):
+    return "%08x-1f2e-4c3d-8b4a-%012x" % (0x5d000000 + n, 0x9e0000000000 + n)
+
+
+def parent(name, ns, spec, n, generation=1):
+    kubectl = {"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
+               "metadata": {"annotations": {}, "name": name, "namespace": ns}, "spec": spec}
+    return {
+        "apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
+        "metadata": {
+            "annotations": {"kubectl.kubernetes.io/last-applied-configuration": json.dumps(kubectl, separators=(",", ":")) + "\n"},
+            "creationTimestamp": "2026-11-29T11:00:00Z", "generation": generation,
+            "managedFields": [
+                {"apiVersion": "stackdome.io/v1alpha1", "fieldsType": "FieldsV1",
+                 "fieldsV1": {"f:metadata": {"f:annotations": {".": {}, "f:kubectl.kubernetes.io/last-applied-configuration": {}}},
+                              "f:spec": {".": {}, **{"f:" + k: {} for k in spec}}},
+                 "manager": "kubectl-client-side-apply", "operation": "Update", "time": "2026-11-29T11:00:00Z"},
+                {"apiVersion": "stackdome.io/v1alpha1", "fieldsType": "FieldsV1",
+                 "fieldsV1": {"f:status": {".": {}, "f:conditions": {}, "f:observedGeneration": {}, "f:revision": {}}},
+                 "manager": "metacontroller", "operation": "Update", "subresource": "status", "time": "2026-11-29T11:00:05Z"}],
+            "name": name, "namespace": ns, "resourceVersion": str(1000 + n), "uid": uid(n)},
+        "spec": spec,
+    }
+
+
+def sync(req, now=NOW):
+    p = subprocess.run([BIN, "sync", "--now", now], input=json.dumps(req).encode(), capture_output=True)
+    if p.returncode != 0:
+        sys.exit("stackdome sync failed: " + p.stderr.decode())
+    return json.loads(p.stdout)
+
+
+def request(par, children=None, pods=None, v2=False):
+    ns = par["metadata"]["namespace"]
+    key = (lambda o: ns + "/" + o["metadata"]["name"]) if v2 else (lambda o: o["metadata"]["name"])
+    ch = {g: {} for g in GROUPS}
+    for o in children or []:
+        ch[o["kind"] + "." + o["apiVersion"] if o["apiVersion"] != "v1" else o["kind"] + ".v1"][key(o)] = o
+    return {"controller": CONTROLLER, "parent": par, "children": ch,
+            "related": {"Pod.v1": {key(p): p for p in pods or []}}, "finalizing": False}
+
+
+def applied(desired, par):
+    """The child as Metacontroller applied it: namespace and controller-uid label added."""
+    o = copy.deepcopy(desired)
+    o["metadata"]["namespace"] = par["metadata"]["namespace"]
+    o["metadata"]["labels"]["controller-uid"] = par["metadata"]["uid"]
+    return o
+
+
+def observed(desired, par, n, extra_spec=None, status=None, annotations=None):
+    """A child as the API server stores it after Metacontroller created it."""
+    la = applied(desired, par)
+    o = copy.deepcopy(la)
+    md = o["metadata"]
+    md["annotations"] = dict(md.get("annotations", {}), **{LA: json.dumps(la, separators=(",", ":"), sort_keys=True)}, **(annotations or {}))
+    md.update({"creationTimestamp": "2026-11-29T11:00:05Z", "generation": 1, "resourceVersion": str(2000 + n), "uid": uid(100 + n),
+               "ownerReferences": [{"apiVersion": "stackdome.io/v1alpha1", "blockOwnerDeletion": True, "controller": True,
+                                    "kind": "StackResource", "name": par["metadata"]["name"], "uid": par["metadata"]["uid"]}],
+               "managedFields": [{"apiVersion": o["apiVersion"], "fieldsType": "FieldsV1",
+                                  "fieldsV1": {"f:metadata": {"f:annotations": {".": {}, "f:" + LA: {}}, "f:labels": {".": {}},
+                                                              "f:ownerReferences": {".": {}, 'k:{"uid":"%s"}' % par["metadata"]["uid"]: {}}},
+                                               "f:spec": {".": {}}},
+                                  "manager": "metacontroller", "operation": "Update", "time": "2026-11-29T11:00:05Z"}]})
+    deep_merge(o["spec"], extra_spec or {})
+    if status is not None:
+        o["status"] = status
+    return o
+
+
+def deep_merge(dst, src):
+    for k, v in src.items():
+        if isinstance(v, dict) and isinstance(dst.get(k), dict):
+            deep_merge(dst[k], v)
+        else:
+            dst[k] = v
+
+
+def server_defaults(kind, o):
+    """What kube-apiserver v1.37 defaults into a child we did not set."""
+    s = o["spec"]
+    if kind in ("Deployment", "StatefulSet"):
+        t = s["template"]["spec"]
+        for c in t["containers"]:
+            c.setdefault("imagePullPolicy", "IfNotPresent")
+            c.setdefault("terminationMessagePath", "/dev/termination-log")
+            c.setdefault("terminationMessagePolicy", "File")
+            c.setdefault("resources", {})
+            rp = c.get("readinessProbe")
+            if rp:
+                for k, v in {"failureThreshold": 3, "periodSeconds": 10, "successThreshold": 1, "timeoutSeconds": 1}.items():
+                    rp.setdefault(k, v)
+        t.update({"dnsPolicy": "ClusterFirst", "restartPolicy": "Always", "schedulerName": "default-scheduler",
+                  "securityContext": {}, "terminationGracePeriodSeconds": 30})
+        s["template"]["metadata"].setdefault("creationTimestamp", None)
+        s.setdefault("revisionHistoryLimit", 10)
+    if kind == "Deployment":
+        s.update({"progressDeadlineSeconds": 600, "strategy": {"rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}, "type": "RollingUpdate"}})
+    if kind == "StatefulSet":
+        s.update({"podManagementPolicy": "OrderedReady", "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Retain"},
+                  "updateStrategy": {"rollingUpdate": {"partition": 0}, "type": "RollingUpdate"}})
+        for v in s.get("volumeClaimTemplates", []):
+            v.update({"apiVersion": "v1", "kind": "PersistentVolumeClaim"})
+            v["status"] = {"phase": "Pending"}
+    if kind == "Service":
+        headless = s.get("clusterIP") == "None"
+        ip = "None" if headless else "10.96.%d.%d" % (len(o["metadata"]["name"]) % 250, 10 + len(o["metadata"]["name"]))
+        s.update({"clusterIP": ip, "clusterIPs": [ip], "internalTrafficPolicy": "Cluster", "ipFamilies": ["IPv4"],
+                  "ipFamilyPolicy": "SingleStack", "sessionAffinity": "None"})
+        o["status"] = {"loadBalancer": {}}
+    return o
+
+
+def dep_status(replicas, updated, ready, available, generation=1, progressing=("True", "NewReplicaSetAvailable", "ReplicaSet has successfully progressed.")):
+    st = {"observedGeneration": generation, "replicas": replicas, "updatedReplicas": updated, "readyReplicas": ready,
+          "availableReplicas": available, "terminatingReplicas": 0,
+          "conditions": [
+              {"lastTransitionTime": "2026-11-29T11:00:10Z", "lastUpdateTime": "2026-11-29T11:00:10Z",
+               "message": "Deployment has minimum availability." if available >= replicas else "Deployment does not have minimum availability.",
+               "reason": "MinimumReplicasAvailable" if available >= replicas else "MinimumReplicasUnavailable",
+               "status": "True" if available >= replicas else "False", "type": "Available"},
+              {"lastTransitionTime": "2026-11-29T11:00:05Z", "lastUpdateTime": "2026-11-29T11:00:10Z",
+               "message": progressing[2], "reason": progressing[1], "status": progressing[0], "type": "Progressing"}]}
+    if ready == 0:
+        del st["readyReplicas"]
+    if available == 0:
+        del st["availableReplicas"]
+    return st
+
+
+def pod(name, par, desired_workload, ip, phase="Running", ready=True, container=None, revision=None, ready_since="2026-11-29T11:00:20Z", n=0):
+    tmpl = desired_workload["spec"]["template"]
+    rev = revision or tmpl["metadata"]["annotations"]["stackdome.io/revision"]
+    c0 = tmpl["spec"]["containers"][0]
+    cs = container or {"name": "app", "image": c0["image"], "imageID": "", "lastState": {}, "ready": ready,
+                       "restartCount": 0, "started": True, "state": {"running": {"startedAt": "2026-11-29T11:00:12Z"}}}
+    rs = "%s-%s" % (par["metadata"]["name"], rev[:10])
+    status = {"phase": phase, "qosClass": "BestEffort", "startTime": "2026-11-29T11:00:11Z", "hostIP": "127.0.0.1", "hostIPs": [{"ip": "127.0.0.1"}]}
+    if phase == "Running":
+        status.update({"podIP": ip, "podIPs": [{"ip": ip}], "containerStatuses": [cs],
+                       "conditions": [
+                           {"lastProbeTime": None, "lastTransitionTime": "2026-11-29T11:00:11Z", "status": "True", "type": "PodReadyToStartContainers"},
+                           {"lastProbeTime": None, "lastTransitionTime": "2026-11-29T11:00:11Z", "status": "True", "type": "Initialized"},
+                           {"lastProbeTime": None, "lastTransitionTime": ready_since, "status": "True" if ready else "False", "type": "Ready"},
+                           {"lastProbeTime": None, "lastTransitionTime": ready_since, "status": "True" if ready else "False", "type": "ContainersReady"},
+                           {"lastProbeTime": None, "lastTransitionTime": "2026-11-29T11:00:11Z", "status": "True", "type": "PodScheduled"}]})
+    else:
+        status["conditions"] = [{"lastProbeTime": None, "lastTransitionTime": "2026-11-29T11:59:50Z", "status": "True", "type": "PodScheduled"}]
+        status["containerStatuses"] = [{"name": "app", "image": c0["image"], "imageID": "", "lastState": {}, "ready": False, "restartCount": 0,
+                                        "started": False, "state": {"waiting": {"reason": "ContainerCreating"}}}]
+    labels = dict(tmpl["metadata"]["labels"], **{"pod-template-hash": rev[:10]})
+    spec = copy.deepcopy(tmpl["spec"])
+    spec.update({"enableServiceLinks": True, "nodeName": "node-1", "preemptionPolicy": "PreemptLowerPriority", "priority": 0,
+                 "serviceAccount": "default", "serviceAccountName": "default"})
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"annotations": {"stackdome.io/revision": rev}, "creationTimestamp": "2026-11-29T11:00:10Z",
+                         "generateName": rs + "-", "generation": 1, "labels": labels, "name": name,
+                         "namespace": par["metadata"]["namespace"],
+                         "ownerReferences": [{"apiVersion": "apps/v1", "blockOwnerDeletion": True, "controller": True, "kind": "ReplicaSet", "name": rs, "uid": uid(500 + n)}],
+                         "managedFields": [{"apiVersion": "v1", "fieldsType": "FieldsV1",
+                                            "fieldsV1": {"f:metadata": {"f:annotations": {".": {}, "f:stackdome.io/revision": {}}, "f:generateName": {}, "f:labels": {".": {}}},
+                                                         "f:spec": {"f:containers": {'k:{"name":"app"}': {".": {}, "f:image": {}, "f:name": {}}}}},
+                                            "manager": "kube-controller-manager", "operation": "Update", "time": "2026-11-29T11:00:10Z"},
+                                           {"apiVersion": "v1", "fieldsType": "FieldsV1",
+                                            "fieldsV1": {"f:status": {"f:conditions": {}, "f:containerStatuses": {}, "f:phase": {}, "f:podIP": {}, "f:podIPs": {}}},
+                                            "manager": "kubelet", "operation": "Update", "subresource": "status", "time": "2026-11-29T11:00:20Z"}],
+                         "resourceVersion": str(3000 + n), "uid": uid(600 + n)},
+            "spec": spec, "status": status}
+
+
+def desired_of(req):
+    return {c["kind"] + "/" + c["metadata"]["name"]: c for c in sync(req)["children"]}
+
+
+def converge(req):
+    """Feeds stackdome's status back until it is a fixpoint, as Metacontroller would."""
+    for _ in range(5):
+        st = sync(req)["status"]
+        if req["parent"].get("status") == st:
+            return req
+        req["parent"]["status"] = st
+    sys.exit("status did not converge for " + req["parent"]["metadata"]["name"])
+
+
+def observe_all(par, desired, n, workload_status, workload_kind="Deployment", drop=()):
+    out = []
+    for i, (k, d) in enumerate(sorted(desired.items())):
+        if k in drop:
+            continue
+        kind = d["kind"]
+        st = workload_status if kind == workload_kind else None
+        o = observed(d, par, n * 10 + i, status=st)
+        if kind in ("Deployment", "StatefulSet", "Service"):
+            server_defaults(kind, o)
+        out.append(o)
+    return out
+
+
+def write(case, req, v2=False):
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, case + ".request.json"), "w") as f:
+        json.dump(req, f, indent=1, sort_keys=False)
+        f.write("\n")
+
+
+def main():
+    cases = {}
+    n = 0
+
+    def new(name, ns, spec):
+        nonlocal n
+        n += 1
+        return parent(name, ns, spec, n), n
+
+    # 1. single port, first syncs: nothing created yet.
+    p, _ = new("api", "shop", {"type": "Service", "image": "ghcr.io/acme/api:1.4.2", "ports": [{"name": "http", "port": 8080}]})
+    cases["single-port"] = converge(request(p))
+
+    # 2. public port declared after a private one: the probe and the route take the public one.
+    p, _ = new("web", "shop", {"type": "Service", "image": "ghcr.io/acme/web:2.0.0", "replicas": 2, "host": "shop.example.com",
+                                "ports": [{"name": "metrics", "port": 9090}, {"name": "http", "port": 8000, "public": True}]})
+    cases["public-after-private"] = converge(request(p))
+
+    # 3. no ports: a worker; serving, nothing to dial.
+    p, k = new("worker", "jobs", {"type": "Service", "image": "ghcr.io/acme/worker:7", "args": ["--queue", "emails"]})
+    d = desired_of(request(p))
+    dep = d["Deployment/worker"]
+    req = request(p, observe_all(p, d, k, dep_status(1, 1, 1, 1)), [pod("worker-6f7d8c9b5-x2k4q", p, dep, "127.0.0.31", n=k)])
+    cases["no-ports"] = converge(req)
+
+    # 4. StatefulService with storage, rolling out its first pod.
+    p, k = new("db", "data", {"type": "StatefulService", "image": "postgres:17", "replicas": 3,
+                               "env": [{"name": "PGDATA", "value": "/var/lib/postgresql/data/pgdata"}],
+                               "ports": [{"name": "pg", "port": 5432}],
+                               "storage": {"size": "10Gi", "mountPath": "/var/lib/postgresql/data", "storageClassName": "fast"}})
+    d = desired_of(request(p))
+    ss = d["StatefulSet/db"]
+    sst = {"observedGeneration": 1, "replicas": 1, "currentReplicas": 1, "updatedReplicas": 1, "currentRevision": "db-7b9c", "updateRevision": "db-7b9c",
+           "collisionCount": 0, "availableReplicas": 0}
+    req = request(p, observe_all(p, d, k, sst, "StatefulSet"),
+                  [pod("db-0", p, ss, "127.0.0.41", phase="Pending", ready=False, n=k)])
+    cases["stateful-storage"] = converge(req)
+
+    # 5. explicit readiness and liveness probes win over the synthesized one.
+    p, _ = new("search", "shop", {"type": "Service", "image": "ghcr.io/acme/search:3.1", "ports": [{"name": "http", "port": 9200}, {"name": "transport", "port": 9300}],
+                                   "resources": {"requests": {"cpu": "0.5", "memory": "1Gi"}, "limits": {"memory": "1Gi"}},
+                                   "healthChecks": {"readiness": {"httpGet": {"path": "/_cluster/health", "port": "http"}, "periodSeconds": 5},
+                                                    "liveness": {"tcpSocket": {"port": 9300}, "initialDelaySeconds": 60}}})
+    cases["explicit-readiness"] = converge(request(p))
+
+    # 6. branded error pages turned off: the route has no errors middleware and none is made.
+    p, _ = new("docs", "www", {"type": "Service", "image": "nginx:1.27", "host": "docs.example.com", "errorPages": {"enabled": False},
+                                "ports": [{"name": "http", "port": 80, "public": True}]})
+    cases["error-pages-disabled"] = converge(request(p))
+
+    # 7. rollout in progress: the Deployment still runs the old template, new pods are being created.
+    p, k = new("shopfront", "shop", {"type": "Service", "image": "ghcr.io/acme/shopfront:5.2.0", "replicas": 2, "host": "www.example.com",
+                                      "ports": [{"name": "http", "port": 8080, "public": True}]})
+    d = desired_of(request(p))
+    dep = d["Deployment/shopfront"]
+    old = copy.deepcopy(dep)
+    old["spec"]["template"]["metadata"]["annotations"]["stackdome.io/revision"] = "0a1b2c3d4e"
+    old["spec"]["template"]["spec"]["containers"][0]["image"] = "ghcr.io/acme/shopfront:5.1.9"
+    d["Deployment/shopfront"] = old
+    objs = observe_all(p, d, k, dep_status(2, 0, 2, 2, progressing=("True", "ReplicaSetUpdated", 'ReplicaSet "shopfront-0a1b2c3d4e" is progressing.')))
+    pods = [pod("shopfront-0a1b2c3d4e-7hjkl", p, old, "127.0.0.71", n=k), pod("shopfront-0a1b2c3d4e-m9pq2", p, old, "127.0.0.72", n=k + 1),
+            pod("shopfront-%s-zx8vw" % dep["spec"]["template"]["metadata"]["annotations"]["stackdome.io/revision"], p, dep, "", phase="Pending", ready=False, n=k + 2)]
+    cases["rollout-in-progress"] = converge(request(p, objs, pods))
+
+    # 8. serving: every replica ready; the first sync of a fresh stackdome asks for the ports to be dialed.
+    p, k = new("checkout", "shop", {"type": "Service", "image": "ghcr.io/acme/checkout:1.0.3", "replicas": 2, "host": "checkout.example.com",
+                                     "ports": [{"name": "http", "port": 8080, "public": True}, {"name": "metrics", "port": 9090}]})
+    d = desired_of(request(p))
+    dep = d["Deployment/checkout"]
+    objs = observe_all(p, d, k, dep_status(2, 2, 2, 2))
+    pods = [pod("checkout-5d9c7b8f6-abcde", p, dep, "127.0.0.81", n=k), pod("checkout-5d9c7b8f6-fghij", p, dep, "127.0.0.82", n=k + 1)]
+    cases["serving"] = converge(request(p, objs, pods))
+
+    # 9. crash-looping: OOMKilled, exit 137, in CrashLoopBackOff.
+    p, k = new("reports", "finance", {"type": "Service", "image": "ghcr.io/acme/reports:0.9", "ports": [{"name": "http", "port": 8080}],
+                                       "resources": {"limits": {"memory": "128Mi"}}})
+    d = desired_of(request(p))
+    dep = d["Deployment/reports"]
+    crash = {"name": "app", "image": "ghcr.io/acme/reports:0.9", "imageID": "", "ready": False, "restartCount": 6, "started": False,
+             "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 2m40s restarting failed container=app pod=reports-6b7c8d9e0f-qwert_finance"}},
+             "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled", "startedAt": "2026-11-29T11:50:01Z", "finishedAt": "2026-11-29T11:50:31Z", "containerID": "containerd://4f5e"}}}
+    objs = observe_all(p, d, k, dep_status(1, 1, 0, 0, progressing=("True", "ReplicaSetUpdated", "ReplicaSet is progressing.")))
+    pods = [pod("reports-6b7c8d9e0f-qwert", p, dep, "127.0.0.91", ready=False, container=crash, n=k)]
+    cases["crash-looping"] = converge(request(p, objs, pods))
+
+    # 10. invalid spec (a duplicate port number slipped past admission) with the app running:
+    # the children are rebuilt from their last-applied annotation, nothing is deleted or changed.
+    good = {"type": "Service", "image": "ghcr.io/acme/billing:2.2", "host": "billing.example.com", "ports": [{"name": "http", "port": 8080, "public": True}]}
+    p, k = new("billing", "finance", good)
+    d = desired_of(request(p))
+    dep = d["Deployment/billing"]
+    objs = observe_all(p, d, k, dep_status(1, 1, 1, 1))
+    pods = [pod("billing-7c8d9e0f1a-asdfg", p, dep, "127.0.0.101", n=k)]
+    req = converge(request(p, objs, pods))
+    bad = copy.deepcopy(good)
+    bad["ports"].append({"name": "admin", "port": 8080})
+    req["parent"]["spec"] = bad
+    req["parent"]["metadata"]["generation"] = 2
+    cases["invalid-spec-running"] = converge(req)
+
+    # 11. the same serving app, with hook version v2 keys (namespace/name).
+    p, k = new("ledger", "finance", {"type": "Service", "image": "ghcr.io/acme/ledger:4.0", "ports": [{"name": "grpc", "port": 9000}]})
+    d = desired_of(request(p))
+    dep = d["Deployment/ledger"]
+    objs = observe_all(p, d, k, dep_status(1, 1, 1, 1))
+    cases["v2-keys"] = converge(request(p, objs, [pod("ledger-58f9c6d7b4-lkjhg", p, dep, "127.0.0.111", n=k)], v2=True))
+
+    # 12. observed children full of server-defaulted fields (clusterIP, ipFamilies, strategy, probe timing,
+    # volumeMode...) and a spec with non-canonical quantities: the answer carries only what stackdome owns.
+    p, k = new("cache", "shop", {"type": "Service", "image": "redis:7.4", "ports": [{"name": "redis", "port": 6379}],
+                                  "resources": {"requests": {"cpu": "0.25", "memory": "0.5Gi"}, "limits": {"cpu": "1000m"}}})
+    d = desired_of(request(p))
+    dep = d["Deployment/cache"]
+    objs = observe_all(p, d, k, dep_status(1, 1, 1, 1))
+    cases["server-defaulted"] = converge(request(p, objs, [pod("cache-7d6c5b4a39-poiuy", p, dep, "127.0.0.121", n=k)]))
+
+    # 13. running but never ready for 20 minutes, nothing verified yet: past the boot grace.
+    p, k = new("legacy", "ops", {"type": "Service", "image": "ghcr.io/acme/legacy:11", "ports": [{"name": "http", "port": 8080}]})
+    d = desired_of(request(p))
+    dep = d["Deployment/legacy"]
+    objs = observe_all(p, d, k, dep_status(1, 1, 0, 0, progressing=("True", "ReplicaSetUpdated", "ReplicaSet is progressing.")))
+    cases["not-ready-past-boot-grace"] = converge(request(p, objs, [pod("legacy-5f4e3d2c1b-zxcvb", p, dep, "127.0.0.131", ready=False, ready_since="2026-11-29T11:00:12Z", n=k)]))
+
+    # 14. scaled to zero: converged, and honest that nothing serves.
+    p, k = new("batch", "jobs", {"type": "Service", "image": "ghcr.io/acme/batch:3", "replicas": 0, "ports": [{"name": "http", "port": 8080}]})
+    d = desired_of(request(p))
+    st = dep_status(0, 0, 0, 0)
+    for key in ("replicas", "updatedReplicas"):
+        st.pop(key, None)
+    cases["scaled-to-zero"] = converge(request(p, observe_all(p, d, k, st)))
+
+    # 15. a spec of the wrong shape (ports as a string) with children running: kept as last applied.
+    p, k = new("mailer", "ops", {"type": "Service", "image": "ghcr.io/acme/mailer:1", "ports": [{"name": "smtp", "port": 2525}]})
+    d = desired_of(request(p))
+    dep = d["Deployment/mailer"]
+    req = converge(request(p, observe_all(p, d, k, dep_status(1, 1, 1, 1)), [pod("mailer-6a5b4c3d2e-mnbvc", p, dep, "127.0.0.151", n=k)]))
+    req["parent"]["spec"]["ports"] = "smtp:2525"
+    req["parent"]["metadata"]["generation"] = 2
+    cases["invalid-spec-wrong-type"] = converge(req)
+
+    for case, req in cases.items():
+        write(case, req)
+    print("wrote %d cases to %s" % (len(cases), OUT))
+
+
+if __name__ == "__main__":
+    main()

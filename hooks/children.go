@@ -1,0 +1,290 @@
+package hooks
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/stackdome/stackdome/schema"
+)
+
+// Labels and annotations stackdome puts on what it makes.
+const (
+	LabelName      = "app.kubernetes.io/name"
+	LabelInstance  = "app.kubernetes.io/instance"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedBy      = "stackdome"
+	// AnnotationRevision on a pod template (and so on its pods) names the
+	// revision of the desired pod template. One rule for Deployments and
+	// StatefulSets tells which pods are current.
+	AnnotationRevision = "stackdome.io/revision"
+	containerName      = "app"
+	dataVolume         = "data"
+)
+
+// ChildResource is a kind Sync may return, as a CompositeController's
+// childResources lists it.
+type ChildResource struct {
+	APIVersion, Resource, Kind string
+}
+
+// ChildResources are every kind Sync can return. Metacontroller only
+// watches, updates and deletes the kinds its CompositeController lists, so the
+// chart registers exactly these (a chart test checks it).
+var ChildResources = []ChildResource{
+	{APIVersion: "v1", Resource: "services", Kind: "Service"},
+	{APIVersion: "apps/v1", Resource: "deployments", Kind: "Deployment"},
+	{APIVersion: "apps/v1", Resource: "statefulsets", Kind: "StatefulSet"},
+	{APIVersion: "traefik.io/v1alpha1", Resource: "middlewares", Kind: "Middleware"},
+	{APIVersion: "traefik.io/v1alpha1", Resource: "ingressroutes", Kind: "IngressRoute"},
+}
+
+// selector is the label set that picks the app's pods: the workload's
+// selector and the customize hook's rule.
+func selector(name string) map[string]string {
+	return map[string]string{LabelInstance: name, LabelManagedBy: ManagedBy}
+}
+
+// labels go on every child and on the pod template.
+func labels(name string) map[string]string {
+	return map[string]string{LabelName: name, LabelInstance: name, LabelManagedBy: ManagedBy}
+}
+
+// headlessName is the StatefulSet's governing Service.
+func headlessName(name string) string { return name + "-headless" }
+
+// middlewareName is the errors Middleware of a resource.
+func middlewareName(name string) string { return name + "-errors" }
+
+// desired is the set of children of one valid spec, and the revision of its
+// pod template.
+type desired struct {
+	revision string
+	children []any
+}
+
+// buildChildren computes every child of a valid, defaulted spec. Children
+// come in a fixed order: Services, the workload, the Middleware, the
+// IngressRoute.
+func buildChildren(cfg Config, name string, spec schema.Spec) (desired, error) {
+	tmpl := podTemplate(name, spec)
+	rev, err := revision(tmpl)
+	if err != nil {
+		return desired{}, err
+	}
+	tmpl.Annotations = map[string]string{AnnotationRevision: rev}
+
+	var typed []any
+	if len(spec.Ports) > 0 {
+		typed = append(typed, service(name, name, spec, false))
+	}
+	if spec.Type == schema.TypeStatefulService {
+		typed = append(typed, service(headlessName(name), name, spec, true), statefulSet(name, spec, tmpl))
+	} else {
+		typed = append(typed, deployment(name, spec, tmpl))
+	}
+	out := desired{revision: rev}
+	for _, t := range typed {
+		m, err := canonical(t)
+		if err != nil {
+			return desired{}, err
+		}
+		out.children = append(out.children, m)
+	}
+	if public := spec.PublicPorts(); len(public) > 0 {
+		errorPages := spec.ErrorPagesEnabled()
+		if errorPages {
+			out.children = append(out.children, middleware(cfg, name))
+		}
+		out.children = append(out.children, ingressRoute(cfg, name, spec.Host, public, errorPages))
+	}
+	return out, nil
+}
+
+// revision is a short stable hash of the canonical pod template.
+func revision(tmpl corev1.PodTemplateSpec) (string, error) {
+	m, err := canonical(tmpl)
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(m) // map keys are sorted: the bytes are stable
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:5]), nil
+}
+
+// podTemplate is the pod of a spec, without its revision annotation.
+func podTemplate(name string, spec schema.Spec) corev1.PodTemplateSpec {
+	c := corev1.Container{
+		Name:    containerName,
+		Image:   spec.Image,
+		Command: spec.Command,
+		Args:    spec.Args,
+		Env:     spec.Env,
+	}
+	if spec.Resources != nil {
+		c.Resources = *spec.Resources
+	}
+	for _, p := range spec.Ports {
+		c.Ports = append(c.Ports, corev1.ContainerPort{Name: p.Name, ContainerPort: p.Port, Protocol: corev1.ProtocolTCP})
+	}
+	if hc := spec.HealthChecks; hc != nil {
+		c.ReadinessProbe, c.LivenessProbe, c.StartupProbe = hc.Readiness, hc.Liveness, hc.Startup
+	}
+	// An explicit readiness probe always wins. Otherwise a TCP probe on the
+	// primary port with the kubelet's default timing; never a synthesized
+	// liveness or startup probe, which would restart-loop a slow starter.
+	if primary, ok := spec.PrimaryPort(); ok && c.ReadinessProbe == nil {
+		c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
+			TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(primary.Port)},
+		}}
+	}
+	if spec.Storage != nil {
+		c.VolumeMounts = []corev1.VolumeMount{{Name: dataVolume, MountPath: spec.Storage.MountPath}}
+	}
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: labels(name)},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{c}},
+	}
+}
+
+func objectMeta(name, instance string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Labels: labels(instance)}
+}
+
+func deployment(name string, spec schema.Spec, tmpl corev1.PodTemplateSpec) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: objectMeta(name, name),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: spec.Replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: selector(name)},
+			Template: tmpl,
+		},
+	}
+}
+
+func statefulSet(name string, spec schema.Spec, tmpl corev1.PodTemplateSpec) *appsv1.StatefulSet {
+	ss := &appsv1.StatefulSet{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
+		ObjectMeta: objectMeta(name, name),
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:    spec.Replicas,
+			ServiceName: headlessName(name),
+			Selector:    &metav1.LabelSelector{MatchLabels: selector(name)},
+			Template:    tmpl,
+		},
+	}
+	if st := spec.Storage; st != nil {
+		// volumeMode is what the server would default; saying it keeps the
+		// atomically replaced list equal to what the server stores.
+		fs := corev1.PersistentVolumeFilesystem
+		pvc := corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: dataVolume},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				VolumeMode:  &fs,
+				Resources: corev1.VolumeResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceStorage: st.Size},
+				},
+			},
+		}
+		if st.StorageClassName != "" {
+			pvc.Spec.StorageClassName = &st.StorageClassName
+		}
+		ss.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{pvc}
+	}
+	return ss
+}
+
+func service(name, instance string, spec schema.Spec, headless bool) *corev1.Service {
+	svc := &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: objectMeta(name, instance),
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: selector(instance),
+		},
+	}
+	if headless {
+		// The governing Service of a StatefulSet: peers find each other
+		// before they are ready.
+		svc.Spec.ClusterIP = corev1.ClusterIPNone
+		svc.Spec.PublishNotReadyAddresses = true
+	}
+	for _, p := range spec.Ports {
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{
+			Name: p.Name, Port: p.Port, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString(p.Name),
+		})
+	}
+	return svc
+}
+
+func childMeta(name, instance string) object {
+	l := object{}
+	for k, v := range labels(instance) {
+		l[k] = v
+	}
+	return object{"name": name, "labels": l}
+}
+
+// middleware is the errors Middleware: 5xx answers of the resource's routes
+// are replaced by the branded page, the status code kept.
+func middleware(cfg Config, name string) object {
+	return object{
+		"apiVersion": "traefik.io/v1alpha1",
+		"kind":       "Middleware",
+		"metadata":   childMeta(middlewareName(name), name),
+		"spec": object{"errors": object{
+			"status": []any{"500-599"},
+			"query":  "/_errors/{status}",
+			"service": object{
+				"name":      cfg.ErrorService.Name,
+				"namespace": cfg.ErrorService.Namespace,
+				"port":      json.Number(itoa(cfg.ErrorService.Port)),
+			},
+		}},
+	}
+}
+
+// ingressRoute routes Host(host) to the primary public port, and each
+// further public port at Host(host) && PathPrefix(/<port name>): one route
+// per port, because a route with several services balances across them.
+func ingressRoute(cfg Config, name, host string, public []schema.Port, errorPages bool) object {
+	routes := make([]any, 0, len(public))
+	for i, p := range public {
+		match := "Host(`" + host + "`)"
+		if i > 0 {
+			match += " && PathPrefix(`/" + p.Name + "`)"
+		}
+		route := object{
+			"kind":     "Rule",
+			"match":    match,
+			"services": []any{object{"name": name, "port": json.Number(itoa(p.Port))}},
+		}
+		if errorPages {
+			route["middlewares"] = []any{object{"name": middlewareName(name)}}
+		}
+		routes = append(routes, route)
+	}
+	eps := make([]any, len(cfg.EntryPoints))
+	for i, e := range cfg.EntryPoints {
+		eps[i] = e
+	}
+	return object{
+		"apiVersion": "traefik.io/v1alpha1",
+		"kind":       "IngressRoute",
+		"metadata":   childMeta(name, name),
+		"spec":       object{"entryPoints": eps, "routes": routes},
+	}
+}
+
+func itoa(n int32) string { return strconv.Itoa(int(n)) }

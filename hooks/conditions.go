@@ -1,0 +1,87 @@
+package hooks
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Condition types, in the order status lists them.
+const (
+	CondAvailable   = "Available"
+	CondConverged   = "Converged"
+	CondStalled     = "Stalled"
+	CondReconciling = "Reconciling"
+)
+
+// Reasons. One reason names the situation; every condition carries it, so
+// Stalled and Reconciling always say what is going on, True or False.
+const (
+	ReasonServing          = "Serving"          // every declared port answered
+	ReasonVerifyingPorts   = "VerifyingPorts"   // serving, the verdict is not known yet
+	ReasonPortsUnverified  = "PortsUnverified"  // serving, dials were inconclusive
+	ReasonPortCheckFailing = "PortCheckFailing" // serving, a port refused, inside the grace window
+	ReasonPortNotListening = "PortNotListening" // a declared port refused connections
+	ReasonProgressing      = "Progressing"      // workload missing, rolling out or booting
+	ReasonNotReady         = "NotReady"         // running, not ready past the boot grace
+	ReasonCrashLooping     = "CrashLooping"     // a container crashes, is OOMKilled or exits
+	ReasonImagePullFailed  = "ImagePullFailed"  // the image cannot be pulled
+	ReasonConfigError      = "ContainerConfigError"
+	ReasonDeadlineExceeded = "ProgressDeadlineExceeded"
+	ReasonScaledToZero     = "ScaledToZero"
+	ReasonInvalidSpec      = "InvalidSpec"
+)
+
+// verdict is where the state table lands for one sync: whether the app is
+// available, converged or stalled, and the one reason and message that say why.
+type verdict struct {
+	available bool
+	converged bool
+	stalled   bool
+	reason    string
+	message   string
+}
+
+// maxMessage bounds condition and detail messages: they end up in events,
+// kubectl output and the CRD's 32 KiB limit.
+const maxMessage = 1024
+
+func clip(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	return s[:maxMessage-3] + "..."
+}
+
+// conditions renders a verdict as the four conditions, carrying each
+// lastTransitionTime over from prev while the condition's status holds, so
+// that a status fed back gives the same status.
+func conditions(v verdict, prev []metav1.Condition, generation int64, now metav1.Time) []metav1.Condition {
+	reconciling := !v.converged && !v.stalled
+	msg := clip(v.message)
+	return []metav1.Condition{
+		condition(prev, CondAvailable, v.available, v.reason, msg, generation, now),
+		condition(prev, CondConverged, v.converged, v.reason, msg, generation, now),
+		condition(prev, CondStalled, v.stalled, v.reason, msg, generation, now),
+		condition(prev, CondReconciling, reconciling, v.reason, msg, generation, now),
+	}
+}
+
+func condition(prev []metav1.Condition, typ string, ok bool, reason, msg string, generation int64, now metav1.Time) metav1.Condition {
+	status := metav1.ConditionFalse
+	if ok {
+		status = metav1.ConditionTrue
+	}
+	c := metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: generation, LastTransitionTime: now}
+	if p := find(prev, typ); p != nil && p.Status == status && !p.LastTransitionTime.IsZero() {
+		c.LastTransitionTime = p.LastTransitionTime
+	}
+	return c
+}
+
+func find(cs []metav1.Condition, typ string) *metav1.Condition {
+	for i := range cs {
+		if cs[i].Type == typ {
+			return &cs[i]
+		}
+	}
+	return nil
+}

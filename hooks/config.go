@@ -1,0 +1,65 @@
+package hooks
+
+import "time"
+
+// Config is what Sync needs besides the request: where children point and the
+// timing of the port gate. A zero field takes its DefaultConfig value.
+type Config struct {
+	// EntryPoints of every IngressRoute; default [websecure].
+	EntryPoints []string
+	// ErrorService is the chart's error-page Service that each errors
+	// Middleware points at.
+	ErrorService ErrorService
+	// PortCheckGrace is how long a closed verdict on a serving pod is
+	// redialed before it is believed; default 3m.
+	PortCheckGrace time.Duration
+	// VerdictRequeue is the resyncAfterSeconds returned while a verdict can
+	// arrive; default 10s.
+	VerdictRequeue time.Duration
+	// BootGrace is how long a running pod may stay not ready before it is
+	// reported failing; default 5m.
+	BootGrace time.Duration
+}
+
+// ErrorService names the Service behind the branded error pages.
+type ErrorService struct {
+	Name      string
+	Namespace string
+	Port      int32
+}
+
+// DefaultConfig is the configuration of a default install.
+var DefaultConfig = Config{
+	EntryPoints:    []string{"websecure"},
+	ErrorService:   ErrorService{Name: "stackdome-error-pages", Namespace: "stackdome", Port: 8082},
+	PortCheckGrace: 3 * time.Minute,
+	VerdictRequeue: 10 * time.Second,
+	BootGrace:      5 * time.Minute,
+}
+
+// withDefaults fills every zero field from DefaultConfig.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig
+	if len(c.EntryPoints) == 0 {
+		c.EntryPoints = d.EntryPoints
+	}
+	if c.ErrorService.Name == "" {
+		c.ErrorService.Name = d.ErrorService.Name
+	}
+	if c.ErrorService.Namespace == "" {
+		c.ErrorService.Namespace = d.ErrorService.Namespace
+	}
+	if c.ErrorService.Port == 0 {
+		c.ErrorService.Port = d.ErrorService.Port
+	}
+	if c.PortCheckGrace == 0 {
+		c.PortCheckGrace = d.PortCheckGrace
+	}
+	if c.VerdictRequeue == 0 {
+		c.VerdictRequeue = d.VerdictRequeue
+	}
+	if c.BootGrace == 0 {
+		c.BootGrace = d.BootGrace
+	}
+	return c
+}

@@ -1,0 +1,35 @@
+package hooks
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the hook server's Prometheus metrics.
+type Metrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	dials    *prometheus.CounterVec
+}
+
+// NewMetrics registers the hook metrics with reg (nil: not registered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stackdome_hook_requests_total",
+			Help: "Hook requests answered, by hook and HTTP status code.",
+		}, []string{"hook", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "stackdome_hook_request_duration_seconds",
+			Help:    "Time to answer a hook request, by hook.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"hook"}),
+		dials: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stackdome_hook_dial_jobs_total",
+			Help: "Dial jobs the sync hook asked for, by whether the verifier took them.",
+		}, []string{"result"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.requests, m.duration, m.dials)
+	}
+	return m
+}

@@ -1,0 +1,138 @@
+package hooks
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stackdome/stackdome/metacontroller"
+	"github.com/stackdome/stackdome/schema"
+)
+
+// The observed objects are decoded into the few fields the hook reads, never
+// into whole API objects: a sync request carries every related Pod with its
+// managedFields, and what is not decoded costs one scan instead of an
+// allocation per field.
+
+// meta is the part of ObjectMeta the hook reads.
+type meta struct {
+	Name              string            `json:"name"`
+	Namespace         string            `json:"namespace,omitempty"`
+	UID               string            `json:"uid,omitempty"`
+	Generation        int64             `json:"generation,omitempty"`
+	Labels            map[string]string `json:"labels,omitempty"`
+	Annotations       map[string]string `json:"annotations,omitempty"`
+	DeletionTimestamp *metav1.Time      `json:"deletionTimestamp,omitempty"`
+}
+
+// parent is the StackResource as the hook reads it.
+type parent struct {
+	APIVersion string        `json:"apiVersion"`
+	Kind       string        `json:"kind"`
+	Metadata   meta          `json:"metadata"`
+	RawSpec    json.RawMessage `json:"spec"`
+	Status     schema.Status   `json:"status"`
+
+	Spec    schema.Spec // decoded from RawSpec when it can be
+	SpecErr error       // why RawSpec could not be decoded
+}
+
+// workload is a Deployment or StatefulSet as the status logic reads it.
+type workload struct {
+	Kind     string `json:"kind"`
+	Metadata meta   `json:"metadata"`
+	Spec     struct {
+		Replicas *int32 `json:"replicas"`
+		Template struct {
+			Metadata struct {
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
+		} `json:"template"`
+	} `json:"spec"`
+	Status struct {
+		ObservedGeneration int64  `json:"observedGeneration"`
+		Replicas           int32  `json:"replicas"`
+		UpdatedReplicas    int32  `json:"updatedReplicas"`
+		ReadyReplicas      int32  `json:"readyReplicas"`
+		AvailableReplicas  int32  `json:"availableReplicas"`
+		CurrentRevision    string `json:"currentRevision"`
+		UpdateRevision     string `json:"updateRevision"`
+		Conditions         []struct {
+			Type    string `json:"type"`
+			Status  string `json:"status"`
+			Reason  string `json:"reason"`
+			Message string `json:"message"`
+		} `json:"conditions"`
+	} `json:"status"`
+}
+
+// pod is a related Pod as the status logic reads it.
+type pod struct {
+	Metadata meta `json:"metadata"`
+	Status   struct {
+		Phase             string                   `json:"phase"`
+		PodIP             string                   `json:"podIP"`
+		StartTime         *metav1.Time             `json:"startTime"`
+		Conditions        []corev1.PodCondition    `json:"conditions"`
+		ContainerStatuses []corev1.ContainerStatus `json:"containerStatuses"`
+	} `json:"status"`
+}
+
+// ready reports the pod's Ready condition and when it last changed.
+func (p *pod) ready() (bool, metav1.Time) {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue, c.LastTransitionTime
+		}
+	}
+	return false, metav1.Time{}
+}
+
+// observed is everything of a sync request the status logic reads.
+type observed struct {
+	workload *workload // nil when missing
+	pods     []pod     // related pods, sorted by name, terminating ones left out
+}
+
+// Group keys of the children and related objects, as Metacontroller sends them.
+var (
+	groupService      = metacontroller.GroupKey("Service", "v1")
+	groupDeployment   = metacontroller.GroupKey("Deployment", "apps/v1")
+	groupStatefulSet  = metacontroller.GroupKey("StatefulSet", "apps/v1")
+	groupMiddleware   = metacontroller.GroupKey("Middleware", "traefik.io/v1alpha1")
+	groupIngressRoute = metacontroller.GroupKey("IngressRoute", "traefik.io/v1alpha1")
+	groupPod          = metacontroller.GroupKey("Pod", "v1")
+)
+
+// observe decodes the workload the spec asks for and the related pods.
+func observe(req *metacontroller.SyncRequest, p *parent) (observed, error) {
+	var o observed
+	group := groupDeployment
+	if p.Spec.Type == schema.TypeStatefulService {
+		group = groupStatefulSet
+	}
+	if raw, ok := req.Children.Named(group, p.Metadata.Namespace, p.Metadata.Name); ok {
+		o.workload = new(workload)
+		if err := json.Unmarshal(raw, o.workload); err != nil {
+			return o, fmt.Errorf("decoding observed %s %q: %w", group, p.Metadata.Name, err)
+		}
+	}
+	for key, raw := range req.Related[groupPod] {
+		var pd pod
+		if err := json.Unmarshal(raw, &pd); err != nil {
+			return o, fmt.Errorf("decoding related pod %q: %w", key, err)
+		}
+		if pd.Metadata.DeletionTimestamp != nil {
+			continue // a terminating pod says nothing about the app's future
+		}
+		if pd.Metadata.Name == "" {
+			pd.Metadata.Name = metacontroller.ParseKey(key).Name
+		}
+		o.pods = append(o.pods, pd)
+	}
+	sort.Slice(o.pods, func(i, j int) bool { return o.pods[i].Metadata.Name < o.pods[j].Metadata.Name })
+	return o, nil
+}

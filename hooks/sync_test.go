@@ -1,0 +1,180 @@
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/stackdome/stackdome/metacontroller"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/sync/*.response.json from the current code")
+
+// testNow is the clock of every fixture.
+var testNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+// fixtures returns the stems of testdata/sync/*.request.json.
+func fixtures(t testing.TB) []string {
+	paths, err := filepath.Glob(filepath.Join("..", "testdata", "sync", "*.request.json"))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(paths), 12, "the wire contract has at least 12 cases")
+	var stems []string
+	for _, p := range paths {
+		stems = append(stems, strings.TrimSuffix(p, ".request.json"))
+	}
+	return stems
+}
+
+func readRequest(t testing.TB, stem string) *metacontroller.SyncRequest {
+	b, err := os.ReadFile(stem + ".request.json")
+	require.NoError(t, err)
+	var req metacontroller.SyncRequest
+	require.NoError(t, json.Unmarshal(b, &req))
+	return &req
+}
+
+func indent(t testing.TB, v any) []byte {
+	b, err := json.MarshalIndent(v, "", "  ")
+	require.NoError(t, err)
+	return append(b, '\n')
+}
+
+// TestSync is the wire contract: every request gets exactly its golden
+// response. `go test ./hooks -update` rewrites the responses.
+func TestSync(t *testing.T) {
+	for _, stem := range fixtures(t) {
+		t.Run(filepath.Base(stem), func(t *testing.T) {
+			resp, _, err := Sync(readRequest(t, stem), nil, testNow)
+			require.NoError(t, err)
+			got := indent(t, resp)
+			golden := stem + ".response.json"
+			if *update {
+				require.NoError(t, os.WriteFile(golden, got, 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err, "run go test ./hooks -update")
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("response differs from %s (-want +got):\n%s", golden, diff)
+			}
+		})
+	}
+}
+
+// TestSyncDoesNotDependOnTheDay: each fixture's parent already holds the
+// status stackdome converges to, so the golden answer is what a live server
+// gives at any later time — what lets the README curl a fixture.
+func TestSyncDoesNotDependOnTheDay(t *testing.T) {
+	for _, stem := range fixtures(t) {
+		t.Run(filepath.Base(stem), func(t *testing.T) {
+			req := readRequest(t, stem)
+			a, _, err := Sync(req, nil, testNow)
+			require.NoError(t, err)
+			b, _, err := Sync(req, nil, testNow.Add(400*24*time.Hour))
+			require.NoError(t, err)
+			if diff := cmp.Diff(string(indent(t, a)), string(indent(t, b))); diff != "" {
+				t.Errorf("the answer changes with the clock (-now +later):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSyncStatusIsAFixpoint feeds the returned status back as the parent's
+// status: the same status must come out, or Metacontroller would write status
+// on every sync and each write would trigger another sync.
+func TestSyncStatusIsAFixpoint(t *testing.T) {
+	for _, stem := range fixtures(t) {
+		t.Run(filepath.Base(stem), func(t *testing.T) {
+			req := readRequest(t, stem)
+			first, _, err := Sync(req, nil, testNow)
+			require.NoError(t, err)
+			requireFixpoint(t, req, first, nil, testNow.Add(time.Second))
+		})
+	}
+}
+
+// requireFixpoint syncs again with resp's status fed back as the parent's,
+// at later, and fails unless the status is the same.
+func requireFixpoint(t *testing.T, req *metacontroller.SyncRequest, resp *metacontroller.SyncResponse, v Verdicts, later time.Time) {
+	t.Helper()
+	var p map[string]any
+	require.NoError(t, json.Unmarshal(req.Parent, &p))
+	st, err := json.Marshal(resp.Status)
+	require.NoError(t, err)
+	var sm any
+	require.NoError(t, json.Unmarshal(st, &sm))
+	p["status"] = sm
+	again := *req
+	again.Parent, err = json.Marshal(p)
+	require.NoError(t, err)
+	second, _, err := Sync(&again, v, later)
+	require.NoError(t, err)
+	if diff := cmp.Diff(string(indent(t, resp.Status)), string(indent(t, second.Status))); diff != "" {
+		t.Errorf("status fed back is not a fixpoint (-first +second):\n%s", diff)
+	}
+}
+
+// TestChildrenAreMinimal: no child carries what Metacontroller's 3-way
+// merge would fight over forever — null, {}, [], status, server-set
+// metadata, ownerReferences.
+func TestChildrenAreMinimal(t *testing.T) {
+	for _, stem := range fixtures(t) {
+		t.Run(filepath.Base(stem), func(t *testing.T) {
+			resp, _, err := Sync(readRequest(t, stem), nil, testNow)
+			require.NoError(t, err)
+			for _, c := range resp.Children {
+				b, err := json.Marshal(c)
+				require.NoError(t, err)
+				var m map[string]any
+				require.NoError(t, json.Unmarshal(b, &m))
+				name := m["kind"].(string) + "/" + m["metadata"].(map[string]any)["name"].(string)
+				require.NotContains(t, m, "status", name)
+				md := m["metadata"].(map[string]any)
+				for _, k := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "ownerReferences", "selfLink", "deletionTimestamp"} {
+					require.NotContains(t, md, k, name)
+				}
+				if ann, ok := md["annotations"].(map[string]any); ok {
+					require.NotContains(t, ann, lastApplied, name)
+				}
+				if path := emptyPath(m, name); path != "" {
+					t.Errorf("%s holds a null or empty value", path)
+				}
+				require.False(t, bytes.Contains(b, []byte("null")), "%s: %s", name, b)
+			}
+		})
+	}
+}
+
+// emptyPath returns the path of the first null, {} or [] in v, or "".
+func emptyPath(v any, path string) string {
+	switch t := v.(type) {
+	case nil:
+		return path
+	case map[string]any:
+		if len(t) == 0 {
+			return path
+		}
+		for k, e := range t {
+			if p := emptyPath(e, path+"."+k); p != "" {
+				return p
+			}
+		}
+	case []any:
+		if len(t) == 0 {
+			return path
+		}
+		for i, e := range t {
+			if p := emptyPath(e, path+"["+itoa(int32(i))+"]"); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}

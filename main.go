@@ -1,0 +1,57 @@
+// Command stackdome answers Metacontroller's hooks for StackResources and
+// serves Traefik's branded error pages.
+//
+//	stackdome [serve] [flags]          serve hooks on --listen and pages on --error-pages-listen
+//	stackdome sync [-f request.json]   print the answer to one sync request (stdin by default)
+//
+// Every flag can also be set as STACKDOME_<FLAG> (dashes as underscores);
+// a flag on the command line wins.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintln(os.Stderr, "stackdome:", err)
+		}
+		os.Exit(exitCode(err))
+	}
+}
+
+var errUsage = errors.New("usage")
+
+// run dispatches a command line; it returns when the command is done or ctx
+// is cancelled and everything it started has stopped.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && (args[0] == "serve" || args[0] == "sync") {
+		cmd, args = args[0], args[1:]
+	}
+	cfg, err := parseFlags(cmd, args, os.LookupEnv, stderr)
+	if err != nil {
+		return err
+	}
+	if cmd == "sync" {
+		return syncOnce(cfg, stdin, stdout)
+	}
+	return serve(ctx, cfg, stdout)
+}
+
+func exitCode(err error) int {
+	if errors.Is(err, errUsage) {
+		return 2
+	}
+	return 1
+}
