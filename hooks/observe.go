@@ -30,9 +30,9 @@ type meta struct {
 
 // parent is the StackResource as the hook reads it.
 type parent struct {
-	APIVersion string        `json:"apiVersion"`
-	Kind       string        `json:"kind"`
-	Metadata   meta          `json:"metadata"`
+	APIVersion string          `json:"apiVersion"`
+	Kind       string          `json:"kind"`
+	Metadata   meta            `json:"metadata"`
 	RawSpec    json.RawMessage `json:"spec"`
 	Status     schema.Status   `json:"status"`
 

@@ -78,14 +78,21 @@ func (v *Verifier) dialAll(ctx context.Context, j Job) []PortResult {
 		return out
 	}
 	var wg sync.WaitGroup
+	inline := -1 // the calling worker dials one port itself: one goroutine less per job
 	for i, p := range j.Ports {
-		if p.Port < 1 || p.Port > 65535 {
+		switch {
+		case p.Port < 1 || p.Port > 65535:
 			out[i] = PortResult{Name: p.Name, Port: p.Port, State: Inconclusive,
 				Err: fmt.Sprintf("not dialed: invalid port %d", p.Port)}
 			v.m.undialed.Inc()
-			continue
+		case inline < 0:
+			inline = i
+		default:
+			wg.Go(func() { out[i] = v.dialOne(ctx, addr, p) })
 		}
-		wg.Go(func() { out[i] = v.dialOne(ctx, addr, p) })
+	}
+	if inline >= 0 {
+		out[inline] = v.dialOne(ctx, addr, j.Ports[inline])
 	}
 	wg.Wait()
 	return out
