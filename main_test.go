@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestFlagsFromEnvironment(t *testing.T) {
+	env := map[string]string{"STACKDOME_PORT_CHECK_GRACE": "45s", "STACKDOME_DIAL_ALLOW": "127.0.0.0/8", "STACKDOME_LISTEN": ":9999"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	c, err := parseFlags("serve", []string{"--listen", ":7000"}, lookup, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 45*time.Second, c.hooks.PortCheckGrace, "env sets a flag not given")
+	require.Equal(t, ":7000", c.listen, "a flag on the command line wins over env")
+	require.Len(t, c.dialAllow, 1)
+
+	for name, bad := range map[string][]string{
+		"negative grace":  {"--port-check-grace", "-1s"},
+		"bad cidr":        {"--dial-allow", "10.0.0.0/33"},
+		"bad log format":  {"--log-format", "xml"},
+		"no entry points": {"--entry-points", " , "},
+		"stray argument":  {"extra"},
+		"unknown flag":    {"--nope"},
+	} {
+		_, err := parseFlags("serve", bad, func(string) (string, bool) { return "", false }, io.Discard)
+		require.Error(t, err, name)
+	}
+	_, err = parseFlags("serve", nil, func(k string) (string, bool) { return "abc", k == "STACKDOME_DIAL_WORKERS" }, io.Discard)
+	require.ErrorContains(t, err, "STACKDOME_DIAL_WORKERS")
+}
+
+// TestSyncCommandAnswersTheGoldenFixtures: `stackdome sync -f` is the
+// server's code path, offline.
+func TestSyncCommandAnswersTheGoldenFixtures(t *testing.T) {
+	paths, err := filepath.Glob("testdata/sync/*.request.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	for _, p := range paths {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			var out bytes.Buffer
+			require.NoError(t, run(context.Background(), []string{"sync", "-f", p}, nil, &out, io.Discard))
+			want, err := os.ReadFile(strings.TrimSuffix(p, ".request.json") + ".response.json")
+			require.NoError(t, err)
+			require.JSONEq(t, string(want), out.String())
+		})
+	}
+	var out bytes.Buffer
+	require.Error(t, run(context.Background(), []string{"sync"}, strings.NewReader("{"), &out, io.Discard), "malformed stdin fails")
+}
+
+// TestServe runs the real servers on loopback: golden fixtures answered,
+// bad requests refused, the server still up after them, pages on their own
+// port only, and a clean stop on cancellation.
+func TestServe(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--drain-delay", "0s", "--dial-allow", "127.0.0.0/8"}, nil, pw, io.Discard)
+		pw.Close()
+	}()
+	var addrs struct{ Hooks, ErrorPages string }
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), `"msg":"serving"`) {
+			require.NoError(t, json.Unmarshal(sc.Bytes(), &addrs))
+			break
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	require.NotEmpty(t, addrs.Hooks)
+	hooksURL, pagesURL := "http://"+addrs.Hooks, "http://"+addrs.ErrorPages
+
+	paths, _ := filepath.Glob("testdata/sync/*.request.json")
+	for _, p := range paths {
+		body, err := os.ReadFile(p)
+		require.NoError(t, err)
+		resp, err := http.Post(hooksURL+"/sync", "application/json", bytes.NewReader(body))
+		require.NoError(t, err)
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, 200, resp.StatusCode, string(got))
+		want, _ := os.ReadFile(strings.TrimSuffix(p, ".request.json") + ".response.json")
+		require.JSONEq(t, string(want), string(got), p)
+	}
+	for _, tc := range []struct {
+		method, url string
+		body        io.Reader
+		code        int
+	}{
+		{"POST", hooksURL + "/sync", strings.NewReader("{not json"), 400},
+		{"GET", hooksURL + "/sync", nil, 405},
+		{"POST", hooksURL + "/sync", bytes.NewReader(bytes.Repeat([]byte("x"), 40<<20)), 413},
+		{"GET", hooksURL + "/healthz", nil, 200},
+		{"GET", hooksURL + "/readyz", nil, 200},
+		{"GET", pagesURL + "/healthz", nil, 404},
+		{"GET", pagesURL + "/metrics", nil, 404},
+		{"POST", pagesURL + "/sync", strings.NewReader("{}"), 404},
+		{"GET", pagesURL + "/_errors/503", nil, 503},
+	} {
+		req, _ := http.NewRequest(tc.method, tc.url, tc.body)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			require.Equal(t, tc.code, resp.StatusCode, "%s %s", tc.method, tc.url)
+		} else {
+			// A server may close the connection on a body over the limit
+			// before the client finishes sending it.
+			require.Equal(t, 413, tc.code, "%s %s: %v", tc.method, tc.url, err)
+		}
+	}
+	resp, err := http.Get(hooksURL + "/metrics")
+	require.NoError(t, err)
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Contains(t, string(metrics), "stackdome_hook_requests_total")
+	require.Contains(t, string(metrics), `stackdome_error_pages_served_total{code="503",format="json"} 1`)
+
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}
