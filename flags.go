@@ -57,7 +57,7 @@ func parseFlags(cmd string, args []string, lookupEnv func(string) (string, bool)
 	fs.StringVar(&dialAllow, "dial-allow", "", "CIDRs of pod IPs that may be dialed, comma separated (empty: all)")
 	fs.DurationVar(&c.verdictTTL, "verdict-ttl", time.Hour, "a verdict not read for this long is forgotten")
 	fs.StringVar(&entryPoints, "entry-points", strings.Join(hooks.DefaultConfig.EntryPoints, ","), "Traefik entry points of every IngressRoute, comma separated")
-	fs.StringVar(&c.hooks.ErrorService.Name, "error-service-name", hooks.DefaultConfig.ErrorService.Name, "the error-page Service each errors Middleware points at")
+	fs.StringVar(&c.hooks.ErrorService.Name, "error-service-name", hooks.DefaultConfig.ErrorService.Name, "the error-page Service each errors Middleware points at; empty: none is installed, so no errors Middleware is made")
 	fs.StringVar(&c.hooks.ErrorService.Namespace, "error-service-namespace", hooks.DefaultConfig.ErrorService.Namespace, "namespace of the error-page Service")
 	fs.IntVar(&errPort, "error-service-port", int(hooks.DefaultConfig.ErrorService.Port), "port of the error-page Service")
 	fs.StringVar(&c.logFormat, "log-format", "json", "log format: json or text")
@@ -125,6 +125,10 @@ func parseFlags(cmd string, args []string, lookupEnv func(string) (string, bool)
 		return c, fmt.Errorf("--error-service-port %d: must be between 1 and 65535", errPort)
 	}
 	c.hooks.ErrorService.Port = int32(errPort)
+	if c.hooks.ErrorService.Name == "" {
+		// The chart installs no error-page Service (errorPages.enabled=false).
+		c.hooks.NoErrorService = true
+	}
 	if err := c.logLevel.UnmarshalText([]byte(logLevel)); err != nil {
 		return c, fmt.Errorf("--log-level: %w", err)
 	}

@@ -25,6 +25,10 @@ func TestFlagsFromEnvironment(t *testing.T) {
 	require.Equal(t, ":7000", c.listen, "a flag on the command line wins over env")
 	require.Len(t, c.dialAllow, 1)
 
+	c, err = parseFlags("serve", []string{"--error-service-name="}, func(string) (string, bool) { return "", false }, io.Discard)
+	require.NoError(t, err)
+	require.True(t, c.hooks.NoErrorService, "an empty error service name means no error pages are installed")
+
 	for name, bad := range map[string][]string{
 		"negative grace":  {"--port-check-grace", "-1s"},
 		"bad cidr":        {"--dial-allow", "10.0.0.0/33"},

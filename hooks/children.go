@@ -98,7 +98,7 @@ func buildChildren(cfg Config, name string, spec schema.Spec) (desired, error) {
 		out.children = append(out.children, m)
 	}
 	if public := spec.PublicPorts(); len(public) > 0 {
-		errorPages := spec.ErrorPagesEnabled()
+		errorPages := spec.ErrorPagesEnabled() && !cfg.NoErrorService
 		if errorPages {
 			out.children = append(out.children, middleware(cfg, name))
 		}

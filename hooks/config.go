@@ -10,6 +10,10 @@ type Config struct {
 	// ErrorService is the chart's error-page Service that each errors
 	// Middleware points at.
 	ErrorService ErrorService
+	// NoErrorService says no error-page Service is installed: no errors
+	// Middleware is made, and no route refers to one, whatever a spec asks
+	// (Traefik disables a route whose middleware cannot be built).
+	NoErrorService bool
 	// PortCheckGrace is how long a closed verdict on a serving pod is
 	// redialed before it is believed; default 3m.
 	PortCheckGrace time.Duration

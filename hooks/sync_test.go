@@ -178,3 +178,16 @@ func emptyPath(v any, path string) string {
 	}
 	return ""
 }
+
+// TestNoErrorServiceMakesNoMiddleware: without the chart's error-page
+// Service, no route may refer to an errors Middleware (Traefik would drop it).
+func TestNoErrorServiceMakesNoMiddleware(t *testing.T) {
+	req := readRequest(t, filepath.Join("..", "testdata", "sync", "serving"))
+	resp, _, err := Config{NoErrorService: true}.Sync(req, nil, testNow)
+	require.NoError(t, err)
+	b, err := json.Marshal(resp.Children)
+	require.NoError(t, err)
+	require.NotContains(t, string(b), "Middleware")
+	require.NotContains(t, string(b), "middlewares")
+	require.Contains(t, string(b), "IngressRoute")
+}
