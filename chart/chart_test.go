@@ -314,9 +314,9 @@ func TestDeploymentIsHardened(t *testing.T) {
 			if ru := d.Spec.Strategy.RollingUpdate; ru == nil || ru.MaxUnavailable == nil || ru.MaxUnavailable.IntValue() != 0 {
 				t.Error("a rollout may take a replica away before its replacement is ready")
 			}
-			shutdown := shutdownSeconds(t, c.Args)
-			if pod.TerminationGracePeriodSeconds == nil || *pod.TerminationGracePeriodSeconds <= shutdown {
-				t.Errorf("terminationGracePeriodSeconds %v must exceed --shutdown-timeout (%ds)", pod.TerminationGracePeriodSeconds, shutdown)
+			stop := argSeconds(t, c.Args, "drain-delay") + argSeconds(t, c.Args, "shutdown-timeout")
+			if pod.TerminationGracePeriodSeconds == nil || *pod.TerminationGracePeriodSeconds <= stop {
+				t.Errorf("terminationGracePeriodSeconds %v must exceed --drain-delay + --shutdown-timeout (%ds)", pod.TerminationGracePeriodSeconds, stop)
 			}
 			if sa := findSA(objs); sa != nil {
 				if sa.AutomountServiceAccountToken == nil || *sa.AutomountServiceAccountToken {
@@ -360,10 +360,11 @@ func selects(t *testing.T, sel *metav1.LabelSelector, set labels.Set) bool {
 	return !s.Empty() && s.Matches(set)
 }
 
-func shutdownSeconds(t *testing.T, args []string) int64 {
+// argSeconds returns the duration flag's value in seconds.
+func argSeconds(t *testing.T, args []string, flag string) int64 {
 	t.Helper()
 	for _, a := range args {
-		if v, ok := strings.CutPrefix(a, "--shutdown-timeout="); ok {
+		if v, ok := strings.CutPrefix(a, "--"+flag+"="); ok {
 			d, err := time.ParseDuration(v)
 			if err != nil {
 				t.Fatal(err)
@@ -371,7 +372,7 @@ func shutdownSeconds(t *testing.T, args []string) int64 {
 			return int64(d.Seconds())
 		}
 	}
-	t.Fatal("no --shutdown-timeout")
+	t.Fatalf("no --%s", flag)
 	return 0
 }
 
@@ -392,13 +393,16 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 				"--error-pages-listen=:8082",
 				"--port-check-grace=3m",
 				"--verdict-requeue=10s",
+				"--boot-grace=5m",
 				"--port-recheck=5m",
 				"--dial-timeout=2s",
 				"--dial-workers=32",
+				"--dial-queue=1024",
 				"--dial-allow=10.244.0.0/16",
 				"--verdict-ttl=1h",
 				"--log-format=json",
 				"--log-level=info",
+				"--drain-delay=5s",
 				"--shutdown-timeout=25s",
 				"--entry-points=websecure",
 				"--error-service-name=stackdome-error-pages",
@@ -417,19 +421,22 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 				"--error-pages-listen=:9082",
 				"--port-check-grace=4m",
 				"--verdict-requeue=15s",
+				"--boot-grace=7m",
 				"--port-recheck=6m",
 				"--dial-timeout=3s",
 				"--dial-workers=64",
+				"--dial-queue=2048",
 				"--dial-allow=10.42.0.0/16,fd00:42::/56",
 				"--verdict-ttl=2h",
 				"--log-format=text",
 				"--log-level=debug",
+				"--drain-delay=8s",
 				"--shutdown-timeout=1m30s",
 				"--entry-points=web,websecure",
 				"--error-service-name=stackdome-error-pages",
 				"--error-service-namespace=stackdome",
 				"--error-service-port=8090",
-				"--some-future-flag=1",
+				"--max-body=2097152",
 			},
 			wantPorts: []int32{9080, 9082},
 		},
@@ -443,13 +450,16 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 				"--error-pages-listen=:8082",
 				"--port-check-grace=3m",
 				"--verdict-requeue=10s",
+				"--boot-grace=5m",
 				"--port-recheck=5m",
 				"--dial-timeout=2s",
 				"--dial-workers=32",
+				"--dial-queue=1024",
 				"--dial-allow=",
 				"--verdict-ttl=1h",
 				"--log-format=json",
 				"--log-level=info",
+				"--drain-delay=5s",
 				"--shutdown-timeout=25s",
 				"--entry-points=websecure",
 				"--error-service-name=stackdome-error-pages",
@@ -722,17 +732,18 @@ func TestTerminationGracePeriod(t *testing.T) {
 		want    int64
 		wantErr string
 	}{
-		"default: shutdown timeout plus 10s": {want: 35},
-		"derived from a longer shutdown":     {set: []string{"config.shutdownTimeout=1m30s"}, want: 100},
-		"hours":                              {set: []string{"config.shutdownTimeout=1h"}, want: 3610},
-		"explicit and longer":                {set: []string{"terminationGracePeriodSeconds=60"}, want: 60},
+		"default: drain and shutdown plus 10s": {want: 40},
+		"derived from a longer shutdown":       {set: []string{"config.shutdownTimeout=1m30s"}, want: 105},
+		"derived from a longer drain":          {set: []string{"config.drainDelay=1m"}, want: 95},
+		"hours":                                {set: []string{"config.shutdownTimeout=1h", "config.drainDelay=0s"}, want: 3610},
+		"explicit and longer":                  {set: []string{"terminationGracePeriodSeconds=31"}, want: 31},
 		"explicit and equal": {
-			set:     []string{"terminationGracePeriodSeconds=25"},
-			wantErr: "terminationGracePeriodSeconds (25) must exceed config.shutdownTimeout (25s = 25s)",
+			set:     []string{"terminationGracePeriodSeconds=30"},
+			wantErr: "terminationGracePeriodSeconds (30) must exceed config.drainDelay + config.shutdownTimeout (5s + 25s = 30s)",
 		},
 		"explicit and shorter": {
-			set:     []string{"config.shutdownTimeout=2m", "terminationGracePeriodSeconds=30"},
-			wantErr: "must exceed config.shutdownTimeout (2m = 120s)",
+			set:     []string{"config.shutdownTimeout=2m", "terminationGracePeriodSeconds=60"},
+			wantErr: "(5s + 2m = 125s)",
 		},
 	}
 	for name, tc := range tests {

@@ -72,7 +72,8 @@ app.kubernetes.io/component: controller
 
 {{/*
 Seconds in a duration of the form 1h2m3s (the schema allows only that form for
-config.shutdownTimeout, so templates can compare it with the grace period).
+config.drainDelay and config.shutdownTimeout, so templates can compare them
+with the grace period).
 */}}
 {{- define "stackdome.durationSeconds" -}}
 {{- $h := regexFind "[0-9]+h" . | trimSuffix "h" | default "0" | atoi -}}
@@ -82,13 +83,15 @@ config.shutdownTimeout, so templates can compare it with the grace period).
 {{- end -}}
 
 {{- define "stackdome.terminationGracePeriodSeconds" -}}
+{{- $drain := include "stackdome.durationSeconds" .Values.config.drainDelay | atoi -}}
 {{- $shutdown := include "stackdome.durationSeconds" .Values.config.shutdownTimeout | atoi -}}
+{{- $stop := add $drain $shutdown -}}
 {{- if kindIs "invalid" .Values.terminationGracePeriodSeconds -}}
-{{- add $shutdown 10 -}}
+{{- add $stop 10 -}}
 {{- else -}}
 {{- $grace := int .Values.terminationGracePeriodSeconds -}}
-{{- if le $grace $shutdown -}}
-{{- fail (printf "terminationGracePeriodSeconds (%d) must exceed config.shutdownTimeout (%s = %ds): the kubelet would kill stackdome before it finished draining" $grace .Values.config.shutdownTimeout $shutdown) -}}
+{{- if le $grace $stop -}}
+{{- fail (printf "terminationGracePeriodSeconds (%d) must exceed config.drainDelay + config.shutdownTimeout (%s + %s = %ds): the kubelet would kill stackdome before it finished draining" $grace .Values.config.drainDelay .Values.config.shutdownTimeout $stop) -}}
 {{- end -}}
 {{- $grace -}}
 {{- end -}}
