@@ -1,0 +1,123 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// syncCase is one parent synced one or more times: a golden sync fixture is a
+// case of one step, a scenario a case of many. Adding a source of cases is one
+// loop in syncCases; every proof over hook output ranges over all of them.
+type syncCase struct {
+	name  string
+	steps []syncStep
+}
+
+// syncStep is one sync: the parent Metacontroller sent (nil: the previous
+// step's) and what the hook answered.
+type syncStep struct {
+	name     string
+	parent   obj // request.parent
+	response obj // {"status":…, "children":[…], "resyncAfterSeconds":…}
+}
+
+// syncCases loads <testdata>/sync/<case>.{request,response}.json and every
+// JSON file under <testdata>/scenarios/. <testdata> is the repository's
+// testdata/, or STACKDOME_E2E_TESTDATA to try new fixtures before adding them.
+func syncCases() ([]syncCase, error) {
+	var cases []syncCase
+	testdata := os.Getenv("STACKDOME_E2E_TESTDATA")
+	if testdata == "" {
+		testdata = filepath.Join(suite.root, "testdata")
+	}
+	dir := filepath.Join(testdata, "sync")
+	responses, err := filepath.Glob(filepath.Join(dir, "*.response.json"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(responses)
+	for _, respPath := range responses {
+		name := strings.TrimSuffix(filepath.Base(respPath), ".response.json")
+		var req, resp obj
+		if err := readJSON(filepath.Join(dir, name+".request.json"), &req); err != nil {
+			return nil, err
+		}
+		if err := readJSON(respPath, &resp); err != nil {
+			return nil, err
+		}
+		parent, _ := req["parent"].(map[string]any)
+		cases = append(cases, syncCase{name: "sync/" + name, steps: []syncStep{{name: name, parent: parent, response: resp}}})
+	}
+
+	scenarios, err := filepath.Glob(filepath.Join(testdata, "scenarios", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(scenarios)
+	for _, p := range scenarios {
+		var doc any
+		if err := readJSON(p, &doc); err != nil {
+			return nil, err
+		}
+		c := syncCase{name: "scenarios/" + strings.TrimSuffix(filepath.Base(p), ".json")}
+		collectSteps(doc, nil, &c.steps)
+		if len(c.steps) == 0 {
+			return nil, fmt.Errorf("%s: no sync step found (no object with a \"children\" array and a \"status\")", p)
+		}
+		cases = append(cases, c)
+	}
+	return cases, nil
+}
+
+// collectSteps walks a scenario document in order and takes every object
+// holding a "children" array and a "status" object as a sync response; the
+// parent is the nearest "parent" (or "request"."parent") on the way down or
+// seen before, so the step list does not depend on the exact scenario layout.
+func collectSteps(v any, parent obj, steps *[]syncStep) obj {
+	switch v := v.(type) {
+	case map[string]any:
+		if p, ok := v["parent"].(map[string]any); ok {
+			parent = p
+		}
+		if p, ok := dig(v, "request", "parent").(map[string]any); ok {
+			parent = p
+		}
+		_, hasChildren := v["children"].([]any)
+		_, hasStatus := v["status"].(map[string]any)
+		if hasChildren && hasStatus {
+			*steps = append(*steps, syncStep{name: fmt.Sprintf("step%02d", len(*steps)+1), parent: parent, response: v})
+			return parent
+		}
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		// "request" before "response" and "steps" in key order is what a
+		// scenario needs; arrays keep their own order.
+		for _, k := range keys {
+			parent = collectSteps(v[k], parent, steps)
+		}
+	case []any:
+		for _, it := range v {
+			parent = collectSteps(it, parent, steps)
+		}
+	}
+	return parent
+}
+
+func readJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := decodeJSON(data, v); err != nil {
+		return fmt.Errorf("decoding %s: %w", path, err)
+	}
+	return nil
+}
