@@ -1,0 +1,217 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"reflect"
+	"sort"
+	"strings"
+)
+
+// childKinds are the CompositeController's childResources as the chart
+// declares them; Metacontroller sends a group for each, even when empty.
+var childKinds = []struct{ apiVersion, kind string }{
+	{"v1", "Service"},
+	{"apps/v1", "Deployment"},
+	{"apps/v1", "StatefulSet"},
+	{"traefik.io/v1alpha1", "Middleware"},
+	{"traefik.io/v1alpha1", "IngressRoute"},
+}
+
+// controllerObject is the CompositeController as Metacontroller puts it in
+// every request (hook version v1, generateSelector).
+var controllerObject = obj{
+	"metadata": obj{"name": "stackdome-e2e"},
+	"spec": obj{
+		"generateSelector": true,
+		"parentResource":   obj{"apiVersion": "stackdome.io/v1alpha1", "resource": "stackresources"},
+		"childResources": []any{
+			obj{"apiVersion": "v1", "resource": "services", "updateStrategy": obj{"method": "InPlace"}},
+			obj{"apiVersion": "apps/v1", "resource": "deployments", "updateStrategy": obj{"method": "InPlace"}},
+			obj{"apiVersion": "apps/v1", "resource": "statefulsets", "updateStrategy": obj{"method": "InPlace"}},
+			obj{"apiVersion": "traefik.io/v1alpha1", "resource": "middlewares", "updateStrategy": obj{"method": "InPlace"}},
+			obj{"apiVersion": "traefik.io/v1alpha1", "resource": "ingressroutes", "updateStrategy": obj{"method": "InPlace"}},
+		},
+		"hooks": obj{
+			"sync":      obj{"version": "v1", "webhook": obj{"url": "http://127.0.0.1/sync"}},
+			"customize": obj{"version": "v1", "webhook": obj{"url": "http://127.0.0.1/customize"}},
+		},
+	},
+}
+
+// metacontroller does, for one parent, what Metacontroller v4.17.2 does in one
+// sync (reference/metacontroller.md §4): ask customize for related rules,
+// gather owned children and related pods from the live cluster into the
+// request shape it sends, call sync, delete observed children not desired,
+// apply the desired ones with server-side apply, and write the status through
+// /status when it differs from the live one.
+type metacontroller struct {
+	kube *kube
+	hook *stackdomeServer
+}
+
+// syncResult is one sync as seen from outside: what the hook answered and
+// what it cost the API server.
+type syncResult struct {
+	response      obj
+	statusWritten bool
+	childWrites   []string // kind/name of children whose resourceVersion changed
+	// notAsSent names children the server stored differently from what the
+	// hook returned: with the default dynamic-apply, an update every sync.
+	notAsSent []string
+}
+
+func (m *metacontroller) sync(ctx context.Context, ns, name string) (*syncResult, error) {
+	parentPath := "/apis/stackdome.io/v1alpha1/namespaces/" + ns + "/stackresources/" + name
+	parent, err := m.kube.get(ctx, parentPath)
+	if err != nil {
+		return nil, err
+	}
+	uid, _ := dig(parent, "metadata", "uid").(string)
+
+	var custom struct {
+		RelatedResources []struct {
+			APIVersion    string   `json:"apiVersion"`
+			Resource      string   `json:"resource"`
+			Namespace     string   `json:"namespace"`
+			Names         []string `json:"names"`
+			LabelSelector *struct {
+				MatchLabels map[string]string `json:"matchLabels"`
+			} `json:"labelSelector"`
+			NamespaceSelector any `json:"namespaceSelector"`
+		} `json:"relatedResources"`
+	}
+	if err := m.hook.post(ctx, "/customize", obj{"controller": controllerObject, "parent": parent}, &custom); err != nil {
+		return nil, fmt.Errorf("customize: %w", err)
+	}
+	related := obj{}
+	for _, r := range custom.RelatedResources {
+		if r.APIVersion != "v1" || r.Resource != "pods" || r.NamespaceSelector != nil || len(r.Names) > 0 {
+			return nil, fmt.Errorf("customize rule %+v: this harness relates pods by label only", r)
+		}
+		if r.Namespace != "" && r.Namespace != ns {
+			return nil, fmt.Errorf("customize rule asks for namespace %q: hook v1 allows only the parent's", r.Namespace)
+		}
+		if r.LabelSelector == nil || len(r.LabelSelector.MatchLabels) == 0 {
+			return nil, fmt.Errorf("customize rule %+v selects every pod in the cluster", r)
+		}
+		var sel []string
+		for k, v := range r.LabelSelector.MatchLabels {
+			sel = append(sel, k+"="+v)
+		}
+		sort.Strings(sel)
+		pods, err := listItems(ctx, "/api/v1/namespaces/"+ns+"/pods", strings.Join(sel, ","))
+		if err != nil {
+			return nil, err
+		}
+		group := obj{}
+		for _, p := range pods {
+			group[dig(p, "metadata", "name").(string)] = p
+		}
+		related["Pod.v1"] = group
+	}
+
+	children := obj{}
+	observed := map[string]obj{} // kind/name → object
+	for _, ck := range childKinds {
+		group := obj{}
+		path, err := m.kube.resourcePath(ctx, ck.apiVersion, ck.kind, ns, "")
+		if err != nil {
+			return nil, err
+		}
+		items, err := listItems(ctx, path, "")
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			if !ownedBy(it, uid) {
+				continue
+			}
+			n := dig(it, "metadata", "name").(string)
+			group[n] = it
+			observed[ck.kind+"/"+n] = it
+		}
+		children[ck.kind+"."+ck.apiVersion] = group
+	}
+
+	req := obj{"controller": controllerObject, "parent": parent, "children": children, "related": related, "finalizing": false}
+	var resp obj
+	if err := m.hook.post(ctx, "/sync", req, &resp); err != nil {
+		return nil, fmt.Errorf("sync: %w", err)
+	}
+	res := &syncResult{response: resp}
+
+	desired, ok := resp["children"].([]any)
+	if !ok {
+		return nil, fmt.Errorf("sync answered children %T, want an array (null deletes every child)", resp["children"])
+	}
+	want := map[string]bool{}
+	for _, d := range desired {
+		d, _ := d.(map[string]any)
+		want[fmt.Sprint(d["kind"])+"/"+fmt.Sprint(dig(d, "metadata", "name"))] = true
+	}
+	for key, o := range observed {
+		if want[key] {
+			continue
+		}
+		p, err := m.kube.objectPath(ctx, o, ns)
+		if err != nil {
+			return nil, err
+		}
+		q := url.Values{"propagationPolicy": {"Background"}}
+		if err := m.kube.do(ctx, "DELETE", p+"?"+q.Encode(), "", nil, nil); err != nil && !isCode(err, 404) {
+			return nil, fmt.Errorf("deleting %s: %w", key, err)
+		}
+	}
+	for _, d := range desired {
+		d, _ := d.(map[string]any)
+		sent := asMetacontrollerApplies(d, ns, parent)
+		p, err := m.kube.objectPath(ctx, sent, ns)
+		if err != nil {
+			return nil, err
+		}
+		applied, err := m.kube.apply(ctx, p, sent)
+		if err != nil {
+			return nil, fmt.Errorf("applying %s/%v: %w", d["kind"], dig(d, "metadata", "name"), err)
+		}
+		key := fmt.Sprint(d["kind"]) + "/" + fmt.Sprint(dig(d, "metadata", "name"))
+		if path, why := firstLoop("", sent, applied); path != "" {
+			res.notAsSent = append(res.notAsSent, fmt.Sprintf("%s: %s: %s", key, path, why))
+		}
+		if before, ok := observed[key]; ok && dig(before, "metadata", "resourceVersion") != dig(applied, "metadata", "resourceVersion") {
+			res.childWrites = append(res.childWrites, key)
+		}
+	}
+
+	status, ok := resp["status"].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("sync answered status %T, want an object (null wipes the status)", resp["status"])
+	}
+	status = deepCopy(status).(map[string]any)
+	status["observedGeneration"] = dig(parent, "metadata", "generation")
+	if !reflect.DeepEqual(status, parent["status"]) {
+		live, err := m.kube.get(ctx, parentPath)
+		if err != nil {
+			return nil, err
+		}
+		live["status"] = status
+		if _, err := m.kube.put(ctx, parentPath+"/status", live); err != nil && !isCode(err, 409) {
+			return nil, fmt.Errorf("writing status: %w", err)
+		}
+		res.statusWritten = true
+	}
+	return res, nil
+}
+
+func ownedBy(o obj, uid string) bool {
+	refs, _ := dig(o, "metadata", "ownerReferences").([]any)
+	for _, r := range refs {
+		if dig(r, "uid") == uid && dig(r, "controller") == true {
+			return true
+		}
+	}
+	return false
+}
