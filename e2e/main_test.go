@@ -13,11 +13,13 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -74,8 +76,12 @@ func runMain(m *testing.M) (code int) {
 	}
 	fmt.Fprintf(os.Stderr, "e2e: control-plane binaries ready in %s (%s)\n", time.Since(start).Round(time.Second), suite.binDir)
 
+	removeStaleScratch()
 	suite.tmp, err = os.MkdirTemp("", "stackdome-e2e-")
 	if err != nil {
+		return fail(err)
+	}
+	if err := os.WriteFile(filepath.Join(suite.tmp, "pid"), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
 		return fail(err)
 	}
 	keep := os.Getenv("STACKDOME_E2E_KEEP") != ""
@@ -110,6 +116,26 @@ func runMain(m *testing.M) (code int) {
 		}
 	}
 	return code
+}
+
+// removeStaleScratch removes scratch directories of earlier runs whose test
+// binary is gone: a panic in a test exits without running TestMain's
+// cleanups (the processes die with it through Pdeathsig; their files stay).
+func removeStaleScratch() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "stackdome-e2e-*"))
+	for _, dir := range dirs {
+		data, err := os.ReadFile(filepath.Join(dir, "pid"))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.RemoveAll(dir)
+		}
+	}
 }
 
 // buildControlPlane runs e2e/tools/build.sh, which builds only what its cache
