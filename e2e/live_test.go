@@ -155,13 +155,20 @@ func TestLivePortGate(t *testing.T) {
 }
 
 // checkDeadPorts holds the state-table row "serving, a port closed past
-// grace": Available=False PortNotListening, one readiness_failure detail per
+// grace": Available=False PortNotListening, Converged=False, Stalled=True
+// PortNotListening, one readiness_failure detail per
 // dead port with its number and none for an open port, and, when status.ports
 // is reported, Closed exactly for the dead ones.
 func checkDeadPorts(resp obj, dead, open []string, numbers map[string]int) error {
 	var errs []error
 	if c := condition(resp, "Available"); c == nil || c["status"] != "False" || c["reason"] != "PortNotListening" {
 		errs = append(errs, fmt.Errorf("Available = %v, want False PortNotListening", c))
+	}
+	if c := condition(resp, "Stalled"); c == nil || c["status"] != "True" || c["reason"] != "PortNotListening" {
+		errs = append(errs, fmt.Errorf("Stalled = %v, want True PortNotListening (past the grace the verdict is terminal)", c))
+	}
+	if c := condition(resp, "Converged"); c == nil || c["status"] != "False" {
+		errs = append(errs, fmt.Errorf("Converged = %v, want False", c))
 	}
 	wantPorts := map[string]bool{}
 	for _, pn := range dead {
