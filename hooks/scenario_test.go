@@ -1,0 +1,345 @@
+package hooks
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	"github.com/stackdome/stackdome/metacontroller"
+	"github.com/stackdome/stackdome/portcheck"
+	"github.com/stackdome/stackdome/schema"
+)
+
+// A scenario is the port gate over time, as data: each step is one sync at a
+// clock offset, with the workload and pod Metacontroller would send, the
+// verdict the verifier holds, and the status expected afterwards. The status
+// each step returns is fed to the next as the parent's, as Metacontroller
+// writes it.
+type scenario struct {
+	About  string          `json:"about"`
+	Name   string          `json:"name"`
+	Spec   json.RawMessage `json:"spec"`
+	Config struct {
+		PortCheckGrace string `json:"portCheckGrace"`
+	} `json:"config"`
+	Steps []step `json:"steps"`
+}
+
+type step struct {
+	At       duration        `json:"at"`
+	Note     string          `json:"note"`
+	Spec     json.RawMessage `json:"spec"`     // a new spec (a new revision) from this step on
+	Workload string          `json:"workload"` // serving | rolling | previous | missing
+	Pod      *scenarioPod    `json:"pod"`      // the app's one pod, nil for none
+	Verdict  *scenarioResult `json:"verdict"`  // what the verifier holds for the current revision
+	Pending  bool            `json:"pending"`  // a dial is queued or in flight
+	Want     summary         `json:"want"`
+}
+
+type scenarioPod struct {
+	IP         string          `json:"ip"`
+	Phase      string          `json:"phase"` // default Running
+	Ready      bool            `json:"ready"`
+	ReadySince duration        `json:"readySince"`
+	Revision   string          `json:"revision"` // current (default) | previous
+	Container  json.RawMessage `json:"container"`
+}
+
+type scenarioResult struct {
+	IP        string            `json:"ip"` // default: the pod's
+	CheckedAt duration          `json:"checkedAt"`
+	Stale     bool              `json:"stale"`
+	Ports     map[string]string `json:"ports"` // port name → Open | Closed | Inconclusive
+}
+
+// summary is what a step asserts of the answer.
+type summary struct {
+	Available string   `json:"available"` // "True Serving"
+	Converged string   `json:"converged"` // "False"
+	Stalled   string   `json:"stalled"`   // "False", or "True <reason>"
+	KStatus   string   `json:"kstatus"`   // Current | InProgress | Failed
+	Details   []string `json:"details"`   // "<type> <reason> [port]"
+	PortCheck string   `json:"portCheck"` // failingSince as an offset, "" when unset
+	Ports     string   `json:"ports"`     // "http=Open metrics=Closed"
+	Dials     []string `json:"dials"`     // "dial" | "forget+dial" per job
+	Resync    float64  `json:"resync"`
+}
+
+type duration time.Duration
+
+func (d *duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	*d = duration(v)
+	return err
+}
+
+// scriptedVerdicts is the verifier as a step describes it.
+type scriptedVerdicts struct {
+	key     portcheck.Key
+	result  *portcheck.Result
+	pending bool
+}
+
+func (v scriptedVerdicts) Get(k portcheck.Key) (portcheck.Result, bool) {
+	if v.result == nil || k != v.key {
+		return portcheck.Result{}, false
+	}
+	return *v.result, true
+}
+func (v scriptedVerdicts) Pending(k portcheck.Key) bool { return v.pending && k == v.key }
+
+func TestScenarios(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "testdata", "scenarios", "*.json"))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(paths), 8)
+	for _, path := range paths {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".json"), func(t *testing.T) {
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			var sc scenario
+			require.NoError(t, json.Unmarshal(b, &sc))
+			runScenario(t, sc)
+		})
+	}
+}
+
+func runScenario(t *testing.T, sc scenario) {
+	cfg := DefaultConfig
+	if sc.Config.PortCheckGrace != "" {
+		d, err := time.ParseDuration(sc.Config.PortCheckGrace)
+		require.NoError(t, err)
+		cfg.PortCheckGrace = d
+	}
+	spec := sc.Spec
+	generation := int64(1)
+	var status any = map[string]any{}
+	var prevWorkload, workloadNow map[string]any
+	var prevRev, rev string
+	for i, st := range sc.Steps {
+		name := fmt.Sprintf("step %d at %s (%s)", i, time.Duration(st.At), st.Note)
+		now := testNow.Add(time.Duration(st.At))
+		if st.Spec != nil {
+			spec = st.Spec
+			generation++
+		}
+		parentObj := map[string]any{
+			"apiVersion": schema.APIVersion, "kind": schema.Kind,
+			"metadata": map[string]any{"name": sc.Name, "namespace": "scenario", "uid": "6d1c0f4e-0000-4000-8000-000000000001", "generation": generation},
+			"spec":     json.RawMessage(spec), "status": status,
+		}
+		rawParent, err := json.Marshal(parentObj)
+		require.NoError(t, err)
+
+		// The desired workload of this spec, as a serving cluster would hold it.
+		desired, _, err := cfg.Sync(&metacontroller.SyncRequest{Parent: rawParent}, nil, now)
+		require.NoError(t, err, name)
+		var w map[string]any
+		for _, c := range desired.Children {
+			if m := c.(object); m["kind"] == "Deployment" || m["kind"] == "StatefulSet" {
+				w = roundTrip(t, m)
+			}
+		}
+		require.NotNil(t, w, name)
+		newRev := w["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)[AnnotationRevision].(string)
+		if newRev != rev {
+			prevRev, rev, prevWorkload = rev, newRev, workloadNow
+		}
+		workloadNow = w
+
+		req := &metacontroller.SyncRequest{Parent: rawParent, Children: metacontroller.Objects{}, Related: metacontroller.Objects{groupPod: {}}}
+		for _, g := range []string{groupService, groupDeployment, groupStatefulSet, groupMiddleware, groupIngressRoute} {
+			req.Children[g] = map[string]json.RawMessage{}
+		}
+		if obj := scenarioWorkload(t, st.Workload, w, prevWorkload); obj != nil {
+			req.Children[metacontroller.GroupKey(obj["kind"].(string), "apps/v1")][sc.Name] = mustJSON(t, obj)
+		}
+		podIP := ""
+		if st.Pod != nil {
+			podRev := rev
+			if st.Pod.Revision == "previous" {
+				podRev = prevRev
+			}
+			podIP = st.Pod.IP
+			pname := sc.Name + "-" + podRev + "-abcde"
+			req.Related[groupPod][pname] = mustJSON(t, scenarioPodObject(pname, podRev, *st.Pod))
+		}
+		verdicts := scriptedVerdicts{key: portcheck.Key{Namespace: "scenario", Name: sc.Name, Revision: rev}, pending: st.Pending}
+		if st.Verdict != nil {
+			verdicts.result = scenarioVerdict(t, spec, *st.Verdict, podIP)
+		}
+
+		resp, jobs, err := cfg.Sync(req, verdicts, now)
+		require.NoError(t, err, name)
+		got := summarize(t, resp, jobs, rawParent)
+		if diff := cmp.Diff(st.Want, got); diff != "" {
+			t.Fatalf("%s: status differs (-want +got):\n%s\nstatus: %s", name, diff, indent(t, resp.Status))
+		}
+		requireFixpointWith(t, cfg, req, resp, verdicts, now)
+		status = roundTrip(t, resp.Status)
+	}
+}
+
+// requireFixpointWith is requireFixpoint for a Config.
+func requireFixpointWith(t *testing.T, cfg Config, req *metacontroller.SyncRequest, resp *metacontroller.SyncResponse, v Verdicts, now time.Time) {
+	t.Helper()
+	var p map[string]any
+	require.NoError(t, json.Unmarshal(req.Parent, &p))
+	p["status"] = roundTrip(t, resp.Status)
+	again := *req
+	again.Parent = mustJSON(t, p)
+	second, _, err := cfg.Sync(&again, v, now)
+	require.NoError(t, err)
+	if diff := cmp.Diff(string(indent(t, resp.Status)), string(indent(t, second.Status))); diff != "" {
+		t.Fatalf("status fed back is not a fixpoint (-first +second):\n%s", diff)
+	}
+}
+
+func scenarioWorkload(t *testing.T, state string, current, previous map[string]any) map[string]any {
+	var w map[string]any
+	switch state {
+	case "missing", "":
+		return nil
+	case "previous":
+		require.NotNil(t, previous, "workload previous needs an earlier revision")
+		w = roundTrip(t, previous)
+	default:
+		w = roundTrip(t, current)
+	}
+	replicas := int64(1)
+	if r, ok := w["spec"].(map[string]any)["replicas"].(float64); ok {
+		replicas = int64(r)
+	}
+	w["metadata"].(map[string]any)["generation"] = 1
+	st := map[string]any{"observedGeneration": 1, "replicas": replicas, "updatedReplicas": replicas, "readyReplicas": replicas, "availableReplicas": replicas}
+	if state == "rolling" {
+		st = map[string]any{"observedGeneration": 1, "replicas": replicas, "updatedReplicas": replicas}
+	}
+	w["status"] = st
+	return w
+}
+
+func scenarioPodObject(name, rev string, p scenarioPod) map[string]any {
+	phase := p.Phase
+	if phase == "" {
+		phase = "Running"
+	}
+	ready := "False"
+	if p.Ready {
+		ready = "True"
+	}
+	since := testNow.Add(time.Duration(p.ReadySince)).Format(time.RFC3339)
+	container := json.RawMessage(fmt.Sprintf(`{"name":"app","image":"x","imageID":"","ready":%t,"restartCount":0,"started":true,"state":{"running":{"startedAt":%q}},"lastState":{}}`, p.Ready, testNow.Format(time.RFC3339)))
+	if p.Container != nil {
+		container = p.Container
+	}
+	return map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": name, "namespace": "scenario", "annotations": map[string]any{AnnotationRevision: rev}},
+		"status": map[string]any{
+			"phase": phase, "podIP": p.IP, "startTime": testNow.Format(time.RFC3339),
+			"conditions":        []any{map[string]any{"type": "Ready", "status": ready, "lastTransitionTime": since}},
+			"containerStatuses": []any{container},
+		},
+	}
+}
+
+func scenarioVerdict(t *testing.T, rawSpec json.RawMessage, v scenarioResult, podIP string) *portcheck.Result {
+	var spec schema.Spec
+	require.NoError(t, json.Unmarshal(rawSpec, &spec))
+	ip := v.IP
+	if ip == "" {
+		ip = podIP
+	}
+	res := &portcheck.Result{IP: ip, CheckedAt: testNow.Add(time.Duration(v.CheckedAt)), Stale: v.Stale}
+	for _, p := range spec.Ports {
+		state, ok := v.Ports[p.Name]
+		require.True(t, ok, "the verdict names every declared port: %s", p.Name)
+		pr := portcheck.PortResult{Name: p.Name, Port: p.Port, State: portcheck.State(state)}
+		switch pr.State {
+		case portcheck.Closed:
+			pr.Err = "connect: connection refused"
+		case portcheck.Inconclusive:
+			pr.Err = "i/o timeout"
+		}
+		res.Ports = append(res.Ports, pr)
+	}
+	return res
+}
+
+func summarize(t *testing.T, resp *metacontroller.SyncResponse, jobs []DialJob, rawParent []byte) summary {
+	st := resp.Status.(schema.Status)
+	var s summary
+	for _, c := range st.Conditions {
+		switch c.Type {
+		case CondAvailable:
+			s.Available = string(c.Status) + " " + c.Reason
+		case CondConverged:
+			s.Converged = string(c.Status)
+		case CondStalled:
+			s.Stalled = string(c.Status)
+			if c.Status == "True" {
+				s.Stalled += " " + c.Reason
+			}
+		}
+	}
+	for _, d := range st.LastFailureDetails {
+		e := string(d.Type) + " " + d.Reason
+		if d.Port != 0 {
+			e += fmt.Sprintf(" %d", d.Port)
+		}
+		s.Details = append(s.Details, e)
+	}
+	if st.PortCheck != nil {
+		s.PortCheck = st.PortCheck.FailingSince.Sub(testNow).String()
+	}
+	var ports []string
+	for _, p := range st.Ports {
+		ports = append(ports, p.Name+"="+string(p.State))
+	}
+	s.Ports = strings.Join(ports, " ")
+	for _, j := range jobs {
+		if j.Forget {
+			s.Dials = append(s.Dials, "forget+dial")
+		} else {
+			s.Dials = append(s.Dials, "dial")
+		}
+	}
+	sort.Strings(s.Dials)
+	s.Resync = resp.ResyncAfterSeconds
+
+	var p map[string]any
+	require.NoError(t, json.Unmarshal(rawParent, &p))
+	p["status"] = roundTrip(t, st)
+	u := &unstructured.Unstructured{}
+	require.NoError(t, u.UnmarshalJSON(mustJSON(t, p))) // integers as int64, as kstatus reads them
+	res, err := kstatus.Compute(u)
+	require.NoError(t, err)
+	s.KStatus = res.Status.String()
+	return s
+}
+
+func roundTrip(t testing.TB, v any) map[string]any {
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(mustJSON(t, v), &m))
+	return m
+}
+
+func mustJSON(t testing.TB, v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}
