@@ -55,6 +55,35 @@ func TestChartInstalls(t *testing.T) {
 		t.Errorf("StackResource CRD has no status subresource: Metacontroller ignores such a parent")
 	}
 
+	// helm never updates a CRD that exists, and another test may have
+	// installed schema/crd.yaml first: whichever did, the chart's CRD must be
+	// what is being served. A dry-run apply of the chart's file shows what it
+	// would store; everything in its spec must be served with that value. (A
+	// field only the served CRD has survives such an apply, so that direction
+	// is the chart's own byte-for-byte test against schema/crd.yaml.)
+	crdFiles, _ := filepath.Glob(filepath.Join(chart, "crds", "*.yaml"))
+	for _, f := range crdFiles {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range splitYAML(data) {
+			h := manifestHeader(doc)
+			served, err := k.get(ctx, crdPath+"/"+h.name)
+			if err != nil {
+				t.Fatalf("CRD %s from %s: %v", h.name, filepath.Base(f), err)
+			}
+			var would obj
+			q := url.Values{"dryRun": {"All"}, "fieldValidation": {"Strict"}, "fieldManager": {"e2e-chart-crd"}, "force": {"true"}}
+			if err := k.do(ctx, "PATCH", crdPath+"/"+h.name+"?"+q.Encode(), "application/apply-patch+yaml", doc, &would); err != nil {
+				t.Fatalf("strict dry-run apply of %s: %v", filepath.Base(f), err)
+			}
+			if p, why := firstMismatch("spec", would["spec"], served["spec"]); p != "" {
+				t.Errorf("CRD %s served differs from chart/crds/%s at %s: %s", h.name, filepath.Base(f), p, why)
+			}
+		}
+	}
+
 	manifest, err := helm(ctx, "get", "manifest", release, "--namespace", ns)
 	if err != nil {
 		t.Fatalf("helm get manifest: %v\n%s", err, manifest)
