@@ -1,0 +1,163 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/stackdome/stackdome/metacontroller"
+	"github.com/stackdome/stackdome/portcheck"
+	"github.com/stackdome/stackdome/schema"
+)
+
+// fakeClock is the one clock of the handler and the verifier in a test.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// TestGateEndToEnd drives the real HTTP handler and the real verifier
+// against real loopback sockets: a pod at 127.0.0.1 declaring one port with a
+// listener and one without. Repeated syncs on an injected clock condemn the
+// dead port once the grace is over, naming it; then the listener appears, a
+// new revision rolls out, and the app reads Available.
+func TestGateEndToEnd(t *testing.T) {
+	live, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer live.Close()
+	go func() {
+		for {
+			c, err := live.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	deadPort := dead.Addr().(*net.TCPAddr).Port
+	require.NoError(t, dead.Close()) // nothing listens there now: connections are refused
+	livePort := live.Addr().(*net.TCPAddr).Port
+
+	clock := &fakeClock{now: testNow}
+	v := portcheck.New(portcheck.Config{Workers: 4, DialTimeout: time.Second, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	v.Now = clock.Now
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { v.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	cfg := Config{PortCheckGrace: time.Minute, VerdictRequeue: 10 * time.Second}
+	router := Router(&Handler{Config: cfg, Verifier: v, Now: clock.Now}, nil, nil)
+
+	spec := map[string]any{"type": "Service", "image": "ghcr.io/acme/app:1", "ports": []any{
+		map[string]any{"name": "http", "port": livePort}, map[string]any{"name": "metrics", "port": deadPort}}}
+	status := map[string]any{}
+	sync := func() schema.Status {
+		t.Helper()
+		req := gateRequest(t, cfg, spec, status, clock.Now())
+		w := httptest.NewRecorder()
+		router.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/sync", bytes.NewReader(req)))
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+		var resp struct {
+			Status schema.Status `json:"status"`
+			Resync float64       `json:"resyncAfterSeconds"`
+		}
+		require.NoError(t, json.Unmarshal(w.Body.Bytes(), &resp))
+		status = roundTrip(t, resp.Status)
+		key := portcheck.Key{Namespace: "gate", Name: "app", Revision: resp.Status.Revision}
+		// The dial happens off the request path; wait for it to land
+		// before the next sync, as the requeue would.
+		require.Eventually(t, func() bool { return !v.Pending(key) }, 5*time.Second, time.Millisecond)
+		return resp.Status
+	}
+
+	var condemnedAt time.Duration
+	for i := 0; i < 30; i++ {
+		st := sync()
+		if c := find(st.Conditions, CondStalled); c != nil && c.Status == "True" {
+			condemnedAt = clock.Now().Sub(testNow)
+			require.Equal(t, ReasonPortNotListening, c.Reason)
+			require.Len(t, st.LastFailureDetails, 1)
+			d := st.LastFailureDetails[0]
+			require.Equal(t, schema.ReadinessFailure, d.Type)
+			require.Equal(t, int32(deadPort), d.Port)
+			require.Contains(t, d.Message, "port "+strconv.Itoa(deadPort)+" (metrics) refused connection")
+			require.Equal(t, []schema.PortStatus{{Name: "http", Port: int32(livePort), State: schema.PortOpen}, {Name: "metrics", Port: int32(deadPort), State: schema.PortClosed}}, st.Ports)
+			break
+		}
+		require.Equal(t, "True", string(find(st.Conditions, CondAvailable).Status), "available until condemned (sync %d)", i)
+		clock.Add(10 * time.Second)
+	}
+	require.NotZero(t, condemnedAt, "never condemned")
+	// The window opens at the first refusal (the second sync, at 10s); a
+	// refusal from a dial made at or after 10s + grace condemns.
+	require.GreaterOrEqual(t, condemnedAt, 10*time.Second+cfg.PortCheckGrace, "condemned before the grace was over")
+	require.LessOrEqual(t, condemnedAt, 10*time.Second+cfg.PortCheckGrace+2*cfg.VerdictRequeue)
+	t.Logf("condemned at %s (window opened at 10s, grace %s)", condemnedAt, cfg.PortCheckGrace)
+
+	// Fix: something listens on the metrics port, and a new image rolls out.
+	fixed, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(deadPort))
+	require.NoError(t, err)
+	defer fixed.Close()
+	go func() {
+		for {
+			c, err := fixed.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	spec["image"] = "ghcr.io/acme/app:2"
+	clock.Add(10 * time.Second)
+	sync() // first sync of the new revision: dial
+	clock.Add(10 * time.Second)
+	st := sync()
+	require.Equal(t, ReasonServing, find(st.Conditions, CondAvailable).Reason, "%+v", st.Conditions)
+	require.Equal(t, "True", string(find(st.Conditions, CondAvailable).Status))
+	require.Equal(t, "True", string(find(st.Conditions, CondConverged).Status))
+	require.Nil(t, st.PortCheck)
+	require.Empty(t, st.LastFailureDetails)
+}
+
+// gateRequest is a sync request for a serving Deployment of spec whose one
+// pod, at 127.0.0.1, is ready.
+func gateRequest(t *testing.T, cfg Config, spec, status map[string]any, now time.Time) []byte {
+	parent := map[string]any{"apiVersion": schema.APIVersion, "kind": schema.Kind, "spec": spec, "status": status,
+		"metadata": map[string]any{"name": "app", "namespace": "gate", "generation": 1}}
+	desired, _, err := cfg.Sync(&metacontroller.SyncRequest{Parent: mustJSON(t, parent)}, nil, now)
+	require.NoError(t, err)
+	var dep map[string]any
+	for _, c := range desired.Children {
+		if c.(object)["kind"] == "Deployment" {
+			dep = roundTrip(t, c)
+		}
+	}
+	rev := dep["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)[AnnotationRevision].(string)
+	req := map[string]any{
+		"parent":   parent,
+		"children": map[string]any{groupDeployment: map[string]any{"app": scenarioWorkload(t, "serving", dep, nil)}, groupService: map[string]any{}},
+		"related": map[string]any{groupPod: map[string]any{"app-" + rev + "-abcde": scenarioPodObject("app-"+rev+"-abcde", rev,
+			scenarioPod{IP: "127.0.0.1", Ready: true})}},
+	}
+	return mustJSON(t, req)
+}
