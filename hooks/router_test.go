@@ -28,7 +28,7 @@ type recorder struct {
 }
 
 func (r *recorder) Enqueue(j portcheck.Job) bool { r.enqueued = append(r.enqueued, j); return true }
-func (r *recorder) Forget(k portcheck.Key)      { r.forgot = append(r.forgot, k) }
+func (r *recorder) Forget(k portcheck.Key)       { r.forgot = append(r.forgot, k) }
 
 func newTestRouter(t *testing.T, sched Scheduler) (http.Handler, *prometheus.Registry) {
 	reg := prometheus.NewRegistry()
@@ -73,22 +73,22 @@ func TestRouterRefusesBadInput(t *testing.T) {
 		code         int
 		reason       string
 	}{
-		"malformed json":       {method: "POST", path: "/sync", body: []byte(`{"parent":`), code: 400, reason: "decoding request"},
-		"not an object":        {method: "POST", path: "/sync", body: []byte(`[1,2]`), code: 400, reason: "decoding request"},
-		"empty body":           {method: "POST", path: "/sync", body: nil, code: 400, reason: "decoding request"},
-		"trailing garbage":     {method: "POST", path: "/sync", body: append(append([]byte{}, serving...), []byte("}{")...), code: 400, reason: "decoding request"},
-		"missing parent":       {method: "POST", path: "/sync", body: []byte(`{"children":{}}`), code: 400, reason: "request has no parent"},
-		"null parent":          {method: "POST", path: "/sync", body: []byte(`{"parent":null}`), code: 400, reason: "request has no parent"},
-		"parent without name":  {method: "POST", path: "/sync", body: []byte(`{"parent":{"kind":"StackResource","spec":{}}}`), code: 400, reason: "no metadata.name"},
-		"wrong parent kind":    {method: "POST", path: "/sync", body: []byte(`{"parent":{"kind":"Toy","metadata":{"name":"t"}}}`), code: 400, reason: "not a StackResource"},
-		"children wrong type":  {method: "POST", path: "/sync", body: []byte(`{"parent":{"metadata":{"name":"t"}},"children":[]}`), code: 400, reason: "decoding request"},
-		"40 MiB body":          {method: "POST", path: "/sync", body: huge, code: 413, reason: "exceeds"},
-		"GET /sync":            {method: "GET", path: "/sync", code: 405},
-		"PUT /customize":       {method: "PUT", path: "/customize", code: 405},
-		"POST /healthz":        {method: "POST", path: "/healthz", code: 405},
-		"unknown path":         {method: "GET", path: "/nope", code: 404},
-		"customize malformed":  {method: "POST", path: "/customize", body: []byte(`{`), code: 400, reason: "decoding request"},
-		"customize no parent":  {method: "POST", path: "/customize", body: []byte(`{}`), code: 400, reason: "request has no parent"},
+		"malformed json":      {method: "POST", path: "/sync", body: []byte(`{"parent":`), code: 400, reason: "decoding request"},
+		"not an object":       {method: "POST", path: "/sync", body: []byte(`[1,2]`), code: 400, reason: "decoding request"},
+		"empty body":          {method: "POST", path: "/sync", body: nil, code: 400, reason: "decoding request"},
+		"trailing garbage":    {method: "POST", path: "/sync", body: append(append([]byte{}, serving...), []byte("}{")...), code: 400, reason: "decoding request"},
+		"missing parent":      {method: "POST", path: "/sync", body: []byte(`{"children":{}}`), code: 400, reason: "request has no parent"},
+		"null parent":         {method: "POST", path: "/sync", body: []byte(`{"parent":null}`), code: 400, reason: "request has no parent"},
+		"parent without name": {method: "POST", path: "/sync", body: []byte(`{"parent":{"kind":"StackResource","spec":{}}}`), code: 400, reason: "no metadata.name"},
+		"wrong parent kind":   {method: "POST", path: "/sync", body: []byte(`{"parent":{"kind":"Toy","metadata":{"name":"t"}}}`), code: 400, reason: "not a StackResource"},
+		"children wrong type": {method: "POST", path: "/sync", body: []byte(`{"parent":{"metadata":{"name":"t"}},"children":[]}`), code: 400, reason: "decoding request"},
+		"40 MiB body":         {method: "POST", path: "/sync", body: huge, code: 413, reason: "exceeds"},
+		"GET /sync":           {method: "GET", path: "/sync", code: 405},
+		"PUT /customize":      {method: "PUT", path: "/customize", code: 405},
+		"POST /healthz":       {method: "POST", path: "/healthz", code: 405},
+		"unknown path":        {method: "GET", path: "/nope", code: 404},
+		"customize malformed": {method: "POST", path: "/customize", body: []byte(`{`), code: 400, reason: "decoding request"},
+		"customize no parent": {method: "POST", path: "/customize", body: []byte(`{}`), code: 400, reason: "request has no parent"},
 		"invalid spec, nothing to keep": {
 			method: "POST", path: "/sync", code: 422, reason: "cannot be kept",
 			body: []byte(`{"parent":{"kind":"StackResource","metadata":{"name":"t","namespace":"n"},"spec":{"type":"Service"}},` +
