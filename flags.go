@@ -81,7 +81,7 @@ func parseFlags(cmd string, args []string, lookupEnv func(string) (string, bool)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return c, errUsage
+			return c, errHelp
 		}
 		return c, errUsage
 	}

@@ -22,6 +22,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
+	if errors.Is(err, errHelp) {
+		return
+	}
 	if err != nil {
 		if !errors.Is(err, errUsage) {
 			fmt.Fprintln(os.Stderr, "stackdome:", err)
@@ -30,7 +33,12 @@ func main() {
 	}
 }
 
-var errUsage = errors.New("usage")
+// errUsage is a command line that cannot run (exit 2); errHelp is --help
+// (exit 0). The flag package has printed why.
+var (
+	errUsage = errors.New("usage")
+	errHelp  = errors.New("help")
+)
 
 // run dispatches a command line; it returns when the command is done or ctx
 // is cancelled and everything it started has stopped.
