@@ -42,15 +42,7 @@ func TestGateEndToEnd(t *testing.T) {
 	live, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer live.Close()
-	go func() {
-		for {
-			c, err := live.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	go acceptAndClose(live)
 	dead, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	deadPort := dead.Addr().(*net.TCPAddr).Port
@@ -118,15 +110,7 @@ func TestGateEndToEnd(t *testing.T) {
 	fixed, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(deadPort))
 	require.NoError(t, err)
 	defer fixed.Close()
-	go func() {
-		for {
-			c, err := fixed.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	go acceptAndClose(fixed)
 	spec["image"] = "ghcr.io/acme/app:2"
 	clock.Add(10 * time.Second)
 	sync() // first sync of the new revision: dial
@@ -160,4 +144,15 @@ func gateRequest(t *testing.T, cfg Config, spec, status map[string]any, now time
 			scenarioPod{IP: "127.0.0.1", Ready: true})}},
 	}
 	return mustJSON(t, req)
+}
+
+// acceptAndClose is a listener that answers every connect, until closed.
+func acceptAndClose(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		c.Close()
+	}
 }
