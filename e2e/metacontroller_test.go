@@ -181,7 +181,7 @@ func (m *metacontroller) sync(ctx context.Context, ns, name string) (*syncResult
 		if path, why := firstLoop("", sent, applied); path != "" {
 			res.notAsSent = append(res.notAsSent, fmt.Sprintf("%s: %s: %s", key, path, why))
 		}
-		if before, ok := observed[key]; ok && dig(before, "metadata", "resourceVersion") != dig(applied, "metadata", "resourceVersion") {
+		if before, ok := observed[key]; ok && changedByApply(before, applied) {
 			res.childWrites = append(res.childWrites, key)
 		}
 	}
@@ -204,6 +204,18 @@ func (m *metacontroller) sync(ctx context.Context, ns, name string) (*syncResult
 		res.statusWritten = true
 	}
 	return res, nil
+}
+
+// changedByApply reports whether an apply changed what we own. Workloads'
+// resourceVersion also moves with kube-controller-manager's status writes, so
+// kinds with a generation (which moves only with spec) are judged by it; the
+// others have no writer but us here.
+func changedByApply(before, after obj) bool {
+	field := "generation"
+	if dig(before, "metadata", "generation") == nil {
+		field = "resourceVersion"
+	}
+	return dig(before, "metadata", field) != dig(after, "metadata", field)
 }
 
 func ownedBy(o obj, uid string) bool {
