@@ -1,0 +1,211 @@
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/stackdome/stackdome/portcheck"
+)
+
+// The fuzz targets and TestBadInputClasses share one contract for anything a
+// client can send (docs/bad-input.md): no panic, no 5xx, no hang; a 200 sync
+// answer carries a children array and a status object; a 4xx answer is one
+// short line. Metacontroller deletes what a 200 leaves out and copies a
+// non-200 body into an event, so both halves matter.
+
+// hangBound is far beyond any answer (they take microseconds) and far
+// below Metacontroller's 10 s webhook timeout: it only catches a hang.
+const hangBound = 5 * time.Second
+
+// fuzzRouter is the real router with a real verifier that is never run, so
+// Enqueue fills its queue and then refuses, as under overload.
+func fuzzRouter(tb testing.TB) http.Handler {
+	h := &Handler{Verifier: portcheck.New(portcheck.Config{QueueSize: 64}), Now: func() time.Time { return testNow }}
+	return Router(h, func() bool { return true }, nil)
+}
+
+// post sends body to path and returns the answer, failing on a hang.
+func post(tb testing.TB, router http.Handler, path string, body []byte) *httptest.ResponseRecorder {
+	tb.Helper()
+	w := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		router.ServeHTTP(w, httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body)))
+	}()
+	select {
+	case <-done:
+	case <-time.After(hangBound):
+		tb.Fatalf("POST %s did not answer within %s", path, hangBound)
+	}
+	return w
+}
+
+// checkAnswer enforces the contract on one answer to path.
+func checkAnswer(tb testing.TB, path string, w *httptest.ResponseRecorder) {
+	tb.Helper()
+	body := w.Body.String()
+	switch {
+	case w.Code >= 500:
+		tb.Fatalf("POST %s: %d for client input: %q", path, w.Code, body)
+	case w.Code >= 400:
+		if strings.Count(body, "\n") != 1 || !strings.HasSuffix(body, "\n") || len(body) > 600 {
+			tb.Fatalf("POST %s: %d answer is not one short line: %q", path, w.Code, body)
+		}
+	case w.Code == http.StatusOK && path == "/sync":
+		var resp struct {
+			Status   json.RawMessage    `json:"status"`
+			Children *[]json.RawMessage `json:"children"`
+		}
+		require.NoError(tb, json.Unmarshal(w.Body.Bytes(), &resp), body)
+		if resp.Children == nil {
+			tb.Fatalf("200 without a children array: %s", body)
+		}
+		if len(resp.Status) == 0 || resp.Status[0] != '{' {
+			tb.Fatalf("200 without a status object: %s", body)
+		}
+		for _, c := range *resp.Children {
+			var tm struct{ APIVersion, Kind string }
+			require.NoError(tb, json.Unmarshal(c, &tm))
+			if tm.APIVersion == "" || tm.Kind == "" {
+				tb.Fatalf("child without apiVersion or kind (Metacontroller refuses it): %s", c)
+			}
+		}
+	case w.Code == http.StatusOK && path == "/customize":
+		var resp struct {
+			RelatedResources []struct {
+				APIVersion, Resource string
+				LabelSelector        *struct{ MatchLabels map[string]string }
+			}
+		}
+		require.NoError(tb, json.Unmarshal(w.Body.Bytes(), &resp), body)
+		require.Len(tb, resp.RelatedResources, 1, body)
+		r := resp.RelatedResources[0]
+		if r.APIVersion != "v1" || r.Resource != "pods" || r.LabelSelector == nil || r.LabelSelector.MatchLabels[LabelInstance] == "" {
+			tb.Fatalf("customize answer could select every pod of the namespace: %s", body)
+		}
+	case w.Code != http.StatusOK:
+		tb.Fatalf("POST %s: unexpected %d: %q", path, w.Code, body)
+	}
+}
+
+// badInputs are the classes of docs/bad-input.md that are not golden
+// requests, keyed by the name the table there uses.
+func badInputs(tb testing.TB) map[string][]byte {
+	serving := readFile(tb, filepath.Join("..", "testdata", "sync", "serving.request.json"))
+	deep := func(n int) []byte {
+		return []byte(`{"parent":{"kind":"StackResource","metadata":{"name":"t"},"spec":{"type":"Service","image":"i"}},"children":{"Service.v1":{"t":` +
+			strings.Repeat("[", n) + strings.Repeat("]", n) + `}}}`)
+	}
+	return map[string][]byte{
+		"malformed json":        []byte(`{"parent":`),
+		"not an object":         []byte(`[1,2]`),
+		"empty body":            nil,
+		"null body":             []byte(`null`),
+		"trailing garbage":      append(append([]byte{}, serving...), "}{"...),
+		"missing parent":        []byte(`{"children":{}}`),
+		"parent wrong type":     []byte(`{"parent":"checkout"}`),
+		"children wrong type":   []byte(`{"parent":{"metadata":{"name":"t"}},"children":[]}`),
+		"group wrong type":      []byte(`{"parent":{"kind":"StackResource","metadata":{"name":"t"},"spec":{"type":"Service","image":"i"}},"children":{"Deployment.apps/v1":[]}}`),
+		"pod wrong type":        bytes.Replace(serving, []byte(`"podIP": "127.0.0.81"`), []byte(`"podIP": 81`), 1),
+		"workload wrong type":   bytes.Replace(serving, []byte(`"readyReplicas": 2`), []byte(`"readyReplicas": "2"`), 1),
+		"finalizing wrong type": []byte(`{"parent":{"kind":"StackResource","metadata":{"name":"t"},"spec":{"type":"Service","image":"i"}},"finalizing":"yes"}`),
+		"invalid utf-8":         []byte("{\"parent\":{\"kind\":\"StackResource\",\"metadata\":{\"name\":\"t\xff\"},\"spec\":{\"type\":\"Service\",\"image\":\"i\xfe\"}}}"),
+		"deep nesting 10000":    deep(10000),
+		"deep nesting 9990":     deep(9990),
+		"duplicate parent":      []byte(`{"parent":{"kind":"StackResource","metadata":{"name":"t"},"spec":{"type":"Service","image":"i"}},"parent":{"kind":"StackResource"}}`),
+		"duplicate spec key":    []byte(`{"parent":{"kind":"StackResource","metadata":{"name":"t"},"spec":{"type":"Service","image":"i","type":"Bogus"}}}`),
+		"unknown group key":     []byte(`{"parent":{"kind":"StackResource","metadata":{"name":"t"},"spec":{"type":"Service","image":"i"}},"children":{"Foo.example.io/v1":{"t":{"apiVersion":"example.io/v1","kind":"Foo","metadata":{"name":"t"}}}}}`),
+		"huge number":           []byte(`{"parent":{"kind":"StackResource","metadata":{"name":"t","generation":1e400},"spec":{"type":"Service","image":"i"}}}`),
+		"negative replicas":     []byte(`{"parent":{"kind":"StackResource","metadata":{"name":"t"},"spec":{"type":"Service","image":"i","replicas":-1}}}`),
+		"replicas overflow":     []byte(`{"parent":{"kind":"StackResource","metadata":{"name":"t"},"spec":{"type":"Service","image":"i","replicas":4294967296}}}`),
+		"bad quantity":          []byte(`{"parent":{"kind":"StackResource","metadata":{"name":"t"},"spec":{"type":"StatefulService","image":"i","storage":{"size":"lots","mountPath":"/d"}}}}`),
+	}
+}
+
+func readFile(tb testing.TB, path string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(tb, err)
+	return b
+}
+
+// seedSync adds every golden request and every bad input.
+func seedSync(f *testing.F) {
+	for _, stem := range fixtures(f) {
+		f.Add(readFile(f, stem+".request.json"))
+	}
+	for _, b := range badInputs(f) {
+		f.Add(b)
+	}
+}
+
+// FuzzSync posts arbitrary bodies to /sync through the router.
+func FuzzSync(f *testing.F) {
+	seedSync(f)
+	router := fuzzRouter(f)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		checkAnswer(t, "/sync", post(t, router, "/sync", body))
+	})
+}
+
+// FuzzSyncSpec puts arbitrary bytes where the parent's spec goes in a real
+// request whose observed children all carry their last-applied annotation:
+// whatever the spec says, any well-formed request must then be answered 200
+// — a bad spec is reported in status and the running children are kept.
+func FuzzSyncSpec(f *testing.F) {
+	tmpl := specTemplate(f)
+	for _, stem := range fixtures(f) {
+		var req struct {
+			Parent struct {
+				Spec json.RawMessage `json:"spec"`
+			} `json:"parent"`
+		}
+		require.NoError(f, json.Unmarshal(readFile(f, stem+".request.json"), &req))
+		f.Add([]byte(req.Parent.Spec))
+	}
+	for _, s := range []string{`null`, `5`, `"Service"`, `[]`, `{}`, `{"type":"Service"}`, `{"type":"Service","image":"i","ports":[{"name":"http","port":0}]}`,
+		`{"type":"Service","image":"i","ports":[{"name":"a","port":1,"public":true}]}`, `{"type":"StatefulService","image":"i","storage":{"size":"1Gi","mountPath":"/d"}}`,
+		`{"type":"Service","image":"i","replicas":1e3}`, `{"type":"Service","image":"i","resources":{"limits":{"cpu":"1e9999"}}}`,
+		`{"type":"Service","image":"i","healthChecks":{"readiness":{"httpGet":{"port":"http"}}}}`} {
+		f.Add([]byte(s))
+	}
+	router := fuzzRouter(f)
+	f.Fuzz(func(t *testing.T, spec []byte) {
+		body := bytes.Replace(tmpl, []byte(`"@SPEC@"`), spec, 1)
+		w := post(t, router, "/sync", body)
+		checkAnswer(t, "/sync", w)
+		if json.Valid(body) && w.Code != http.StatusOK {
+			t.Fatalf("a well-formed request with spec %q got %d: %s", spec, w.Code, w.Body)
+		}
+	})
+}
+
+// specTemplate is the serving request with its spec replaced by "@SPEC@".
+func specTemplate(tb testing.TB) []byte {
+	var req map[string]any
+	require.NoError(tb, json.Unmarshal(readFile(tb, filepath.Join("..", "testdata", "sync", "serving.request.json")), &req))
+	req["parent"].(map[string]any)["spec"] = "@SPEC@"
+	b, err := json.Marshal(req)
+	require.NoError(tb, err)
+	return b
+}
+
+// FuzzCustomize posts arbitrary bodies to /customize through the router.
+func FuzzCustomize(f *testing.F) {
+	seedSync(f)
+	f.Add([]byte(`{"controller":{},"parent":{"apiVersion":"stackdome.io/v1alpha1","kind":"StackResource","metadata":{"name":"a","namespace":"n"}}}`))
+	router := fuzzRouter(f)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		checkAnswer(t, "/customize", post(t, router, "/customize", body))
+	})
+}
