@@ -58,12 +58,39 @@ func firstLoop(path string, want, got any) (string, string) {
 			return p, why
 		}
 		if p, _ := firstMismatch(path, got, want); p != "" {
-			return p, "stored but never sent: the server defaults it inside a list Metacontroller's dynamic-apply replaces whole"
+			return p, fmt.Sprintf("the server adds %v inside a list Metacontroller's dynamic-apply replaces whole", addedPaths(path, got, want))
 		}
 		return "", ""
 	default:
 		return firstMismatch(path, want, got)
 	}
+}
+
+// addedPaths lists every leaf path of got that want lacks.
+func addedPaths(path string, got, want any) []string {
+	g, gok := got.(map[string]any)
+	w, wok := want.(map[string]any)
+	if gok && wok {
+		var out []string
+		for _, k := range sortedKeys(g) {
+			if _, ok := w[k]; !ok {
+				out = append(out, fmt.Sprintf("%s=%s", joinPath(path, k), describe(g[k])))
+				continue
+			}
+			out = append(out, addedPaths(joinPath(path, k), g[k], w[k])...)
+		}
+		return out
+	}
+	gl, gok := got.([]any)
+	wl, wok := want.([]any)
+	if gok && wok && len(gl) == len(wl) {
+		var out []string
+		for i := range gl {
+			out = append(out, addedPaths(fmt.Sprintf("%s[%d]", path, i), gl[i], wl[i])...)
+		}
+		return out
+	}
+	return nil
 }
 
 // listMapKey returns the merge key dynamic-apply would use for these lists,
