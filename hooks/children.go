@@ -184,10 +184,15 @@ func statefulSet(name string, spec schema.Spec, tmpl corev1.PodTemplateSpec) *ap
 		},
 	}
 	if st := spec.Storage; st != nil {
-		// volumeMode is what the server would default; saying it keeps the
-		// atomically replaced list equal to what the server stores.
+		// Metacontroller's dynamic apply replaces volumeClaimTemplates as a
+		// whole list, so each template says everything the API server stores
+		// in it — apiVersion, kind, volumeMode and status.phase (seen on a
+		// real kube-apiserver v1.37) — or the StatefulSet is updated on
+		// every sync.
 		fs := corev1.PersistentVolumeFilesystem
 		pvc := corev1.PersistentVolumeClaim{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
+			Status:     corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending},
 			ObjectMeta: metav1.ObjectMeta{Name: dataVolume},
 			Spec: corev1.PersistentVolumeClaimSpec{
 				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
