@@ -105,19 +105,46 @@ func (v scriptedVerdicts) Pending(k portcheck.Key) bool { return v.pending && k 
 func TestScenarios(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join("..", "testdata", "scenarios", "*.json"))
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(paths), 8)
+	var n int
 	for _, path := range paths {
+		if strings.HasSuffix(path, ".golden.json") {
+			continue
+		}
+		n++
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".json"), func(t *testing.T) {
 			b, err := os.ReadFile(path)
 			require.NoError(t, err)
 			var sc scenario
 			require.NoError(t, json.Unmarshal(b, &sc))
-			runScenario(t, sc)
+			steps := runScenario(t, sc)
+			// The answers of every step, as the wire carries them: the e2e
+			// suite applies each to a real API server.
+			got := indent(t, map[string]any{"about": sc.About, "steps": steps})
+			golden := strings.TrimSuffix(path, ".json") + ".golden.json"
+			if *update {
+				require.NoError(t, os.WriteFile(golden, got, 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err, "run go test ./hooks -update")
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("answers differ from %s (-want +got):\n%s", golden, diff)
+			}
 		})
 	}
+	require.GreaterOrEqual(t, n, 8)
 }
 
-func runScenario(t *testing.T, sc scenario) {
+// goldenStep is one scenario step on the wire: the parent Metacontroller
+// sent and the answer.
+type goldenStep struct {
+	At       string                       `json:"at"`
+	Note     string                       `json:"note"`
+	Request  map[string]any               `json:"request"`
+	Response *metacontroller.SyncResponse `json:"response"`
+}
+
+func runScenario(t *testing.T, sc scenario) []goldenStep {
+	var steps []goldenStep
 	cfg := DefaultConfig
 	if sc.Config.PortCheckGrace != "" {
 		d, err := time.ParseDuration(sc.Config.PortCheckGrace)
@@ -190,7 +217,10 @@ func runScenario(t *testing.T, sc scenario) {
 		}
 		requireFixpointWith(t, cfg, req, resp, verdicts, now)
 		status = roundTrip(t, resp.Status)
+		steps = append(steps, goldenStep{At: time.Duration(st.At).String(), Note: st.Note,
+			Request: map[string]any{"parent": roundTrip(t, json.RawMessage(rawParent))}, Response: resp})
 	}
+	return steps
 }
 
 // requireFixpointWith is requireFixpoint for a Config.
