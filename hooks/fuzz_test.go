@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/portcheck"
 )
 
@@ -26,11 +27,62 @@ import (
 // below Metacontroller's 10 s webhook timeout: it only catches a hang.
 const hangBound = 5 * time.Second
 
-// fuzzRouter is the real router with a real verifier that is never run, so
-// Enqueue fills its queue and then refuses, as under overload.
+// fuzzHandler is the real handler with a real verifier that is never run,
+// so Enqueue fills its queue and then refuses, as under overload.
+func fuzzHandler() *Handler {
+	return &Handler{Verifier: portcheck.New(portcheck.Config{QueueSize: 64}), Now: func() time.Time { return testNow }}
+}
+
 func fuzzRouter(tb testing.TB) http.Handler {
-	h := &Handler{Verifier: portcheck.New(portcheck.Config{QueueSize: 64}), Now: func() time.Time { return testNow }}
-	return Router(h, func() bool { return true }, nil)
+	return Router(fuzzHandler(), func() bool { return true }, nil)
+}
+
+// viaSync is the answer the handler gave before its one-pass decoding: the
+// whole request decoded as a metacontroller.SyncRequest, answered by Sync,
+// encoded by json.Marshal. It schedules nothing.
+func viaSync(h *Handler, body []byte) (int, string) {
+	var req metacontroller.SyncRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return http.StatusBadRequest, "decoding request: " + oneLine(typeError(err)) + "\n"
+	}
+	resp, _, err := h.Config.Sync(&req, h.Verifier, h.now())
+	if err != nil {
+		return statusOf(err), oneLine(err.Error()) + "\n"
+	}
+	b, err := json.Marshal(resp)
+	if err != nil {
+		return http.StatusInternalServerError, err.Error()
+	}
+	return http.StatusOK, string(b)
+}
+
+// requireSameAsSync fails unless the router answers body exactly as Sync
+// does (viaSync, computed first so that both read the same verifier state).
+func requireSameAsSync(tb testing.TB, h *Handler, router http.Handler, body []byte) *httptest.ResponseRecorder {
+	tb.Helper()
+	code, want := viaSync(h, body)
+	w := post(tb, router, "/sync", body)
+	if w.Code != code || w.Body.String() != want {
+		tb.Fatalf("the handler answers %d %.300q; Sync answers %d %.300q", w.Code, w.Body.String(), code, want)
+	}
+	return w
+}
+
+// TestFastPathIsSync: the handler's one-pass decoding, children cache and
+// encoding by parts give Sync's answer byte for byte, for every golden
+// request (twice: built, then cached) and every bad input.
+func TestFastPathIsSync(t *testing.T) {
+	h := fuzzHandler()
+	router := Router(h, nil, nil)
+	for _, stem := range fixtures(t) {
+		body := readFile(t, stem+".request.json")
+		for range 2 {
+			requireSameAsSync(t, h, router, body)
+		}
+	}
+	for name, body := range badInputs(t) {
+		t.Run(name, func(t *testing.T) { requireSameAsSync(t, h, router, body) })
+	}
 }
 
 // post sends body to path and returns the answer, failing on a hang.
@@ -149,12 +201,14 @@ func seedSync(f *testing.F) {
 	}
 }
 
-// FuzzSync posts arbitrary bodies to /sync through the router.
+// FuzzSync posts arbitrary bodies to /sync through the router: the answer
+// keeps the contract and is exactly Sync's.
 func FuzzSync(f *testing.F) {
 	seedSync(f)
-	router := fuzzRouter(f)
+	h := fuzzHandler()
+	router := Router(h, nil, nil)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		checkAnswer(t, "/sync", post(t, router, "/sync", body))
+		checkAnswer(t, "/sync", requireSameAsSync(t, h, router, body))
 	})
 }
 
@@ -179,10 +233,11 @@ func FuzzSyncSpec(f *testing.F) {
 		`{"type":"Service","image":"i","healthChecks":{"readiness":{"httpGet":{"port":"http"}}}}`} {
 		f.Add([]byte(s))
 	}
-	router := fuzzRouter(f)
+	h := fuzzHandler()
+	router := Router(h, nil, nil)
 	f.Fuzz(func(t *testing.T, spec []byte) {
 		body := bytes.Replace(tmpl, []byte(`"@SPEC@"`), spec, 1)
-		w := post(t, router, "/sync", body)
+		w := requireSameAsSync(t, h, router, body)
 		checkAnswer(t, "/sync", w)
 		if json.Valid(body) && w.Code != http.StatusOK {
 			t.Fatalf("a well-formed request with spec %q got %d: %s", spec, w.Code, w.Body)

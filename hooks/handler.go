@@ -1,18 +1,22 @@
 package hooks
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/portcheck"
+	"github.com/stackdome/stackdome/schema"
 )
 
 // MaxBody is the default limit of a hook request body. A sync request
@@ -39,6 +43,10 @@ type Handler struct {
 	Metrics *Metrics
 	// MaxBody limits request bodies; default MaxBody.
 	MaxBody int64
+
+	// children are the children built for recently seen specs. Config
+	// must not change once the handler serves: the cache assumes it fixed.
+	children childCache
 }
 
 // ServeSync answers POST /sync: decode, Sync, schedule the dials, encode.
@@ -50,15 +58,16 @@ func (h *Handler) ServeSync(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) sync(w http.ResponseWriter, r *http.Request) int {
-	var req metacontroller.SyncRequest
-	if code, err := h.decode(w, r, &req); err != nil {
+	body, code, err := h.read(w, r)
+	if err != nil {
 		return h.fail(w, "sync", code, err)
 	}
-	resp, jobs, err := h.Config.Sync(&req, h.Verifier, h.now())
+	defer release(body)
+	a, err := h.answer(body.Bytes())
 	if err != nil {
 		return h.fail(w, "sync", statusOf(err), err)
 	}
-	for _, j := range jobs {
+	for _, j := range a.jobs {
 		if j.Forget {
 			h.Verifier.Forget(j.Key)
 		}
@@ -70,8 +79,89 @@ func (h *Handler) sync(w http.ResponseWriter, r *http.Request) int {
 			h.Metrics.dials.WithLabelValues(result).Inc()
 		}
 	}
-	h.logger().Debug("sync", "parent", parentName(req.Parent), "children", len(resp.Children), "jobs", len(jobs), "resync", resp.ResyncAfterSeconds)
-	return writeJSON(w, resp)
+	if log := h.logger(); log.Enabled(r.Context(), slog.LevelDebug) {
+		log.Debug("sync", "parent", a.parent, "jobs", len(a.jobs), "resync", a.resync)
+	}
+	return writeBody(w, a.body)
+}
+
+// syncAnswer is an encoded sync answer, the dials it asks for, and for the
+// log the parent's namespace/name and resyncAfterSeconds.
+type syncAnswer struct {
+	body   []byte
+	jobs   []DialJob
+	parent string
+	resync float64
+}
+
+// answer computes the answer to a sync request body. The common case — a
+// well-formed request whose spec is valid — is decoded in one pass
+// (wireRequest), reuses the children built for the same name and spec
+// (childCache) and is encoded by parts; it gives Sync's answer byte for byte
+// (TestFastPathIsSync, FuzzSync). Anything else — a body that is not a
+// well-formed sync request, an invalid spec — is answered by Sync itself, so
+// every refusal and every invalid-spec answer is exactly Sync's.
+func (h *Handler) answer(body []byte) (syncAnswer, error) {
+	cfg := h.Config.withDefaults()
+	now := h.now()
+	var wire wireRequest
+	if json.Unmarshal(body, &wire) == nil {
+		p, err := decodeParent(wire.Parent)
+		if err != nil {
+			return syncAnswer{}, err // Sync's first step on the same raw parent
+		}
+		spec := schema.Default(p.Spec)
+		if p.SpecErr == nil && schema.Validate(spec) == nil {
+			built, err := h.children.get(cfg, p.Metadata.Name, p.RawSpec, spec)
+			if err != nil {
+				return syncAnswer{}, fmt.Errorf("building children: %w", err)
+			}
+			stamp := metav1.NewTime(now.UTC().Truncate(time.Second)) // as Sync stamps
+			out := decide(cfg, p, spec, built.revision, observeWire(&wire, p), h.Verifier, stamp)
+			b, err := encodeSync(out.status, built.json, out.resync.Seconds())
+			if err != nil {
+				return syncAnswer{}, err
+			}
+			return syncAnswer{body: b, jobs: out.jobs, parent: p.Metadata.Namespace + "/" + p.Metadata.Name, resync: out.resync.Seconds()}, nil
+		}
+	}
+	var req metacontroller.SyncRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return syncAnswer{}, &RequestError{Status: http.StatusBadRequest, Err: fmt.Errorf("decoding request: %s", oneLine(typeError(err)))}
+	}
+	resp, jobs, err := cfg.Sync(&req, h.Verifier, now)
+	if err != nil {
+		return syncAnswer{}, err
+	}
+	b, err := json.Marshal(resp)
+	if err != nil {
+		return syncAnswer{}, fmt.Errorf("encoding response: %w", err)
+	}
+	return syncAnswer{body: b, jobs: jobs, parent: parentName(req.Parent), resync: resp.ResyncAfterSeconds}, nil
+}
+
+// encodeSync writes what json.Marshal writes for a
+// metacontroller.SyncResponse of status, the already encoded children array
+// and resync, without encoding the children again.
+func encodeSync(status schema.Status, children []byte, resync float64) ([]byte, error) {
+	st, err := json.Marshal(status)
+	if err != nil {
+		return nil, fmt.Errorf("encoding response: %w", err)
+	}
+	b := make([]byte, 0, len(st)+len(children)+64)
+	b = append(b, `{"status":`...)
+	b = append(b, st...)
+	b = append(b, `,"children":`...)
+	b = append(b, children...)
+	if resync != 0 {
+		r, err := json.Marshal(resync)
+		if err != nil {
+			return nil, fmt.Errorf("encoding response: %w", err)
+		}
+		b = append(b, `,"resyncAfterSeconds":`...)
+		b = append(b, r...)
+	}
+	return append(b, '}'), nil
 }
 
 // ServeCustomize answers POST /customize.
@@ -82,9 +172,14 @@ func (h *Handler) ServeCustomize(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) customize(w http.ResponseWriter, r *http.Request) int {
-	var req metacontroller.CustomizeRequest
-	if code, err := h.decode(w, r, &req); err != nil {
+	body, code, err := h.read(w, r)
+	if err != nil {
 		return h.fail(w, "customize", code, err)
+	}
+	defer release(body)
+	var req metacontroller.CustomizeRequest
+	if err := json.Unmarshal(body.Bytes(), &req); err != nil {
+		return h.fail(w, "customize", http.StatusBadRequest, fmt.Errorf("decoding request: %s", oneLine(typeError(err))))
 	}
 	resp, err := Customize(&req)
 	if err != nil {
@@ -93,24 +188,46 @@ func (h *Handler) customize(w http.ResponseWriter, r *http.Request) int {
 	return writeJSON(w, resp)
 }
 
-// decode reads a size-limited JSON body into v.
-func (h *Handler) decode(w http.ResponseWriter, r *http.Request, v any) (int, error) {
+// read reads a size-limited body into a pooled buffer; give it back with
+// release once nothing refers to its bytes (encoding/json copies what it
+// decodes, json.RawMessage included).
+func (h *Handler) read(w http.ResponseWriter, r *http.Request) (*bytes.Buffer, int, error) {
 	limit := h.MaxBody
 	if limit <= 0 {
 		limit = MaxBody
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	if err != nil {
+	if r.ContentLength > limit {
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("request body exceeds %d bytes", limit)
+	}
+	buf := buffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	if r.ContentLength > 0 {
+		// One allocation of the right size instead of doubling from 512
+		// bytes; the spare MinRead lets ReadFrom see EOF without growing.
+		buf.Grow(int(r.ContentLength) + bytes.MinRead)
+	}
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit)); err != nil {
+		release(buf)
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return http.StatusRequestEntityTooLarge, fmt.Errorf("request body exceeds %d bytes", limit)
+			return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("request body exceeds %d bytes", limit)
 		}
-		return http.StatusBadRequest, fmt.Errorf("reading request body: %w", err)
+		return nil, http.StatusBadRequest, fmt.Errorf("reading request body: %w", err)
 	}
-	if err := json.Unmarshal(body, v); err != nil {
-		return http.StatusBadRequest, fmt.Errorf("decoding request: %s", oneLine(typeError(err)))
+	return buf, http.StatusOK, nil
+}
+
+// buffers hold request bodies between requests. A buffer that grew past
+// maxPooled (a huge request) is left to the garbage collector rather than
+// kept for ever.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooled = 1 << 20
+
+func release(b *bytes.Buffer) {
+	if b.Cap() <= maxPooled {
+		buffers.Put(b)
 	}
-	return http.StatusOK, nil
 }
 
 // fail answers an error in one short line: Metacontroller copies the body
@@ -139,6 +256,11 @@ func writeJSON(w http.ResponseWriter, v any) int {
 		http.Error(w, "encoding response: "+err.Error(), http.StatusInternalServerError)
 		return http.StatusInternalServerError
 	}
+	return writeBody(w, b)
+}
+
+// writeBody answers 200 with an encoded JSON body.
+func writeBody(w http.ResponseWriter, b []byte) int {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.Write(b)

@@ -1,0 +1,334 @@
+package syncbench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/stackdome/stackdome/hooks"
+	"github.com/stackdome/stackdome/portcheck"
+)
+
+const fixture = "../../testdata/sync/serving.request.json"
+
+var payloads = struct {
+	once  sync.Once
+	three Payload
+	fifty Payload
+	err   error
+}{}
+
+// load builds the 3-pod and 50-pod requests once per run. Their ports are
+// three loopback listeners that accept every connection, so the verifier
+// finds every port open and, as at steady state, redials only after
+// --port-recheck: the hook's common case. The bodies are At("bench",
+// "127.0.0.") — the dialed pod is 127.0.0.1.
+func load(tb testing.TB) (three, fifty Payload) {
+	payloads.once.Do(func() {
+		var ports [3]int32
+		for i := range ports {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				payloads.err = err
+				return
+			}
+			go func() { // lives as long as the benchmark binary
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					c.Close()
+				}
+			}()
+			ports[i] = int32(ln.Addr().(*net.TCPAddr).Port)
+		}
+		payloads.three, payloads.err = Build(fixture, 3, ports)
+		if payloads.err == nil {
+			payloads.fifty, payloads.err = Build(fixture, 50, ports)
+		}
+	})
+	if payloads.err != nil {
+		tb.Fatal(payloads.err)
+	}
+	return payloads.three, payloads.fifty
+}
+
+// body is the request the HTTP benchmarks send.
+func body(p Payload) []byte { return p.At("bench", "127.0.0.") }
+
+// serveLoopback runs h on 127.0.0.1:0 with the http.Server settings of
+// `stackdome serve`'s defaults, and returns its /sync URL.
+func serveLoopback(tb testing.TB, h http.Handler) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+	go s.Serve(ln)
+	tb.Cleanup(func() { s.Close() })
+	return "http://" + ln.Addr().String() + "/sync"
+}
+
+// stackdome is the real hook: hooks.Router with metrics and a running
+// verifier allowed to dial loopback only.
+func stackdome(tb testing.TB) http.Handler {
+	reg := prometheus.NewRegistry()
+	v := portcheck.New(portcheck.Config{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Registerer: reg})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { v.Run(ctx); close(done) }()
+	tb.Cleanup(func() { cancel(); <-done })
+	h := &hooks.Handler{Config: hooks.DefaultConfig, Verifier: v, Metrics: hooks.NewMetrics(reg), Log: slog.New(slog.DiscardHandler)}
+	return hooks.Router(h, func() bool { return true }, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+}
+
+// floor is the least a hook can do: read the body, check it is JSON, write
+// a fixed answer of the given size.
+func floor(answer []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil || !json.Valid(body) {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", fmt.Sprint(len(answer)))
+		w.Write(answer)
+	})
+}
+
+// generic is what a hook written against map[string]any does: decode the
+// whole request, encode an answer (the same as stackdome's, as a map).
+func generic(answer []byte) http.Handler {
+	var resp map[string]any
+	if err := json.Unmarshal(answer, &resp); err != nil {
+		panic(err)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req map[string]any
+		body, err := io.ReadAll(r.Body)
+		if err == nil {
+			err = json.Unmarshal(body, &req)
+		}
+		if err != nil || req["parent"] == nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		out, err := json.Marshal(resp)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", fmt.Sprint(len(out)))
+		w.Write(out)
+	})
+}
+
+func newClient(conns int) *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConns: conns, MaxIdleConnsPerHost: conns, DisableCompression: true}}
+}
+
+// post sends body and returns the answer; it fails unless the answer is 200.
+func post(c *http.Client, url string, body []byte) ([]byte, error) {
+	resp, err := c.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %d %s", url, resp.StatusCode, out)
+	}
+	return out, nil
+}
+
+// clients is the number of concurrent clients of the closed-loop runs:
+// Metacontroller syncs with 5 workers per controller by default; a few more
+// keep both cores busy.
+const clients = 8
+
+// run sends n requests from clients goroutines and returns the wall time.
+func run(tb testing.TB, c *http.Client, url string, body []byte, n int) time.Duration {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	start := time.Now()
+	for range clients {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) {
+				if _, err := post(c, url, body); err != nil {
+					failed.Store(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	d := time.Since(start)
+	if err, _ := failed.Load().(error); err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
+
+type target struct {
+	name string
+	url  string
+}
+
+// BenchmarkSyncHTTP measures time per sync request over HTTP with 8
+// concurrent clients, for stackdome and its two baselines side by side:
+// rounds alternate between the three so that they share whatever else the
+// machine is doing. ns/op is stackdome's; x-floor and x-generic are its
+// time per request over theirs (targets: ≤ 3 and ≤ 0.7).
+func BenchmarkSyncHTTP(b *testing.B) {
+	three, fifty := load(b)
+	for _, p := range []Payload{three, fifty} {
+		b.Run(fmt.Sprintf("pods=%d", p.Pods), func(b *testing.B) {
+			c := newClient(clients)
+			sd := serveLoopback(b, stackdome(b))
+			// Warm up: the verifier answers the first dial, and the
+			// answer settles to its steady-state size.
+			var answer []byte
+			for range 50 {
+				var err error
+				if answer, err = post(c, sd, body(p)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			targets := []target{
+				{"floor", serveLoopback(b, floor(answer))},
+				{"generic", serveLoopback(b, generic(answer))},
+				{"stackdome", sd},
+			}
+			for _, t := range targets {
+				got, err := post(c, t.url, body(p))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if d := len(got) - len(answer); d < -64 || d > 64 {
+					b.Fatalf("%s answers %d bytes, stackdome %d", t.name, len(got), len(answer))
+				}
+				run(b, c, t.url, body(p), 50)
+			}
+			total := map[string]time.Duration{}
+			const rounds = 6
+			per := max(b.N/rounds, 1)
+			b.ResetTimer()
+			for r := range rounds {
+				for i := range targets {
+					t := targets[(i+r)%len(targets)] // rotate the order
+					total[t.name] += run(b, c, t.url, body(p), per)
+				}
+			}
+			b.StopTimer()
+			n := float64(per * rounds)
+			ns := func(name string) float64 { return float64(total[name].Nanoseconds()) / n }
+			b.ReportMetric(float64(len(body(p))), "request-bytes")
+			b.ReportMetric(float64(len(answer)), "answer-bytes")
+			b.ReportMetric(ns("stackdome"), "ns/op")
+			b.ReportMetric(ns("floor"), "floor-ns/op")
+			b.ReportMetric(ns("generic"), "generic-ns/op")
+			b.ReportMetric(ns("stackdome")/ns("floor"), "x-floor")
+			b.ReportMetric(ns("stackdome")/ns("generic"), "x-generic")
+		})
+	}
+}
+
+// BenchmarkSyncPaced is an open-loop load: 1,000 requests a second for 3
+// seconds of the 3-pod request, each sent at its scheduled time whatever
+// the earlier ones are doing, its latency counted from that time (so a
+// stall is not hidden by the sender waiting for it). Target: p99 < 5 ms.
+func BenchmarkSyncPaced(b *testing.B) {
+	three, _ := load(b)
+	const rate, seconds = 1000, 3
+	url := serveLoopback(b, stackdome(b))
+	c := newClient(256)
+	req := body(three)
+	run(b, c, url, req, 200) // warm up the verifier and the connections
+	b.ResetTimer()
+	for range b.N {
+		n := rate * seconds
+		lat := make([]time.Duration, n)
+		var wg sync.WaitGroup
+		var failed atomic.Int64
+		start := time.Now()
+		for i := range n {
+			at := start.Add(time.Duration(i) * time.Second / rate)
+			time.Sleep(time.Until(at)) // pacing the sender, not synchronizing
+			wg.Go(func() {
+				if _, err := post(c, url, req); err != nil {
+					failed.Add(1)
+				}
+				lat[i] = time.Since(at)
+			})
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		if failed.Load() > 0 {
+			b.Fatalf("%d of %d requests failed", failed.Load(), n)
+		}
+		slices.Sort(lat)
+		q := func(p float64) float64 { return float64(lat[int(p*float64(n-1))].Microseconds()) / 1000 }
+		b.ReportMetric(float64(n)/elapsed.Seconds(), "req/s")
+		b.ReportMetric(q(0.50), "p50-ms")
+		b.ReportMetric(q(0.99), "p99-ms")
+		b.ReportMetric(q(0.999), "p99.9-ms")
+		b.ReportMetric(q(1), "max-ms")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// discard is a ResponseWriter that keeps nothing.
+type discard struct{ h http.Header }
+
+func (d *discard) Header() http.Header         { return d.h }
+func (d *discard) Write(b []byte) (int, error) { return len(b), nil }
+func (d *discard) WriteHeader(int)             {}
+
+// BenchmarkHandler is the hook without the network: the router's
+// ServeHTTP on an in-memory request, for profiling (-cpuprofile) what the
+// handler itself costs per request.
+func BenchmarkHandler(b *testing.B) {
+	three, fifty := load(b)
+	for _, p := range []Payload{three, fifty} {
+		b.Run(fmt.Sprintf("pods=%d", p.Pods), func(b *testing.B) {
+			h := stackdome(b)
+			w := &discard{h: http.Header{}}
+			req := body(p)
+			b.SetBytes(int64(len(req)))
+			b.ReportAllocs()
+			for b.Loop() {
+				r, _ := http.NewRequest(http.MethodPost, "/sync", bytes.NewReader(req))
+				clear(w.h)
+				h.ServeHTTP(w, r)
+			}
+		})
+	}
+}
