@@ -284,3 +284,18 @@ func TestRenderFails(t *testing.T) {
 		t.Errorf("render(embedded) = %v", err)
 	}
 }
+
+// pageBudget keeps a page and its headers within net/http's 4 KiB connection
+// buffer, so an answer leaves in one write instead of two (see "Benchmark
+// against nginx" in docs/errorpages.md).
+const pageBudget = 3584
+
+func TestPageBudget(t *testing.T) {
+	h := newTestHandler(t, nil)
+	for code := 400; code <= 599; code++ {
+		w := serve(h, http.MethodGet, "/_errors/"+strconv.Itoa(code), http.Header{"Accept": {"text/html"}})
+		if w.Body.Len() > pageBudget {
+			t.Errorf("page %d is %d bytes, over the %d-byte budget", code, w.Body.Len(), pageBudget)
+		}
+	}
+}
