@@ -80,8 +80,8 @@ func TestFastPathIsSync(t *testing.T) {
 			requireSameAsSync(t, h, router, body)
 		}
 	}
-	for name, body := range badInputs(t) {
-		t.Run(name, func(t *testing.T) { requireSameAsSync(t, h, router, body) })
+	for name, in := range badInputs(t) {
+		t.Run(name, func(t *testing.T) { requireSameAsSync(t, h, router, in.body) })
 	}
 }
 
@@ -150,37 +150,57 @@ func checkAnswer(tb testing.TB, path string, w *httptest.ResponseRecorder) {
 	}
 }
 
-// badInputs are the classes of docs/bad-input.md that are not golden
-// requests, keyed by the name the table there uses.
-func badInputs(tb testing.TB) map[string][]byte {
+// badInput is one class of docs/bad-input.md that is not a golden request:
+// the body, and the code and a fragment of the answer it gets.
+type badInput struct {
+	body   []byte
+	code   int
+	answer string
+}
+
+// minimal is a valid request body around spec with nothing observed.
+func minimal(spec string) string {
+	return `{"parent":{"kind":"StackResource","metadata":{"name":"t","namespace":"n"},"spec":` + spec + `}`
+}
+
+// badInputs are the bad-input classes, keyed by the name docs/bad-input.md
+// gives them.
+func badInputs(tb testing.TB) map[string]badInput {
 	serving := readFile(tb, filepath.Join("..", "testdata", "sync", "serving.request.json"))
+	valid := `{"type":"Service","image":"i"}`
 	deep := func(n int) []byte {
-		return []byte(`{"parent":{"kind":"StackResource","metadata":{"name":"t"},"spec":{"type":"Service","image":"i"}},"children":{"Service.v1":{"t":` +
-			strings.Repeat("[", n) + strings.Repeat("]", n) + `}}}`)
+		return []byte(minimal(valid) + `,"children":{"Service.v1":{"t":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}}}`)
 	}
-	return map[string][]byte{
-		"malformed json":        []byte(`{"parent":`),
-		"not an object":         []byte(`[1,2]`),
-		"empty body":            nil,
-		"null body":             []byte(`null`),
-		"trailing garbage":      append(append([]byte{}, serving...), "}{"...),
-		"missing parent":        []byte(`{"children":{}}`),
-		"parent wrong type":     []byte(`{"parent":"checkout"}`),
-		"children wrong type":   []byte(`{"parent":{"metadata":{"name":"t"}},"children":[]}`),
-		"group wrong type":      []byte(`{"parent":{"kind":"StackResource","metadata":{"name":"t"},"spec":{"type":"Service","image":"i"}},"children":{"Deployment.apps/v1":[]}}`),
-		"pod wrong type":        bytes.Replace(serving, []byte(`"podIP": "127.0.0.81"`), []byte(`"podIP": 81`), 1),
-		"workload wrong type":   bytes.Replace(serving, []byte(`"readyReplicas": 2`), []byte(`"readyReplicas": "2"`), 1),
-		"finalizing wrong type": []byte(`{"parent":{"kind":"StackResource","metadata":{"name":"t"},"spec":{"type":"Service","image":"i"}},"finalizing":"yes"}`),
-		"invalid utf-8":         []byte("{\"parent\":{\"kind\":\"StackResource\",\"metadata\":{\"name\":\"t\xff\"},\"spec\":{\"type\":\"Service\",\"image\":\"i\xfe\"}}}"),
-		"deep nesting 10000":    deep(10000),
-		"deep nesting 9990":     deep(9990),
-		"duplicate parent":      []byte(`{"parent":{"kind":"StackResource","metadata":{"name":"t"},"spec":{"type":"Service","image":"i"}},"parent":{"kind":"StackResource"}}`),
-		"duplicate spec key":    []byte(`{"parent":{"kind":"StackResource","metadata":{"name":"t"},"spec":{"type":"Service","image":"i","type":"Bogus"}}}`),
-		"unknown group key":     []byte(`{"parent":{"kind":"StackResource","metadata":{"name":"t"},"spec":{"type":"Service","image":"i"}},"children":{"Foo.example.io/v1":{"t":{"apiVersion":"example.io/v1","kind":"Foo","metadata":{"name":"t"}}}}}`),
-		"huge number":           []byte(`{"parent":{"kind":"StackResource","metadata":{"name":"t","generation":1e400},"spec":{"type":"Service","image":"i"}}}`),
-		"negative replicas":     []byte(`{"parent":{"kind":"StackResource","metadata":{"name":"t"},"spec":{"type":"Service","image":"i","replicas":-1}}}`),
-		"replicas overflow":     []byte(`{"parent":{"kind":"StackResource","metadata":{"name":"t"},"spec":{"type":"Service","image":"i","replicas":4294967296}}}`),
-		"bad quantity":          []byte(`{"parent":{"kind":"StackResource","metadata":{"name":"t"},"spec":{"type":"StatefulService","image":"i","storage":{"size":"lots","mountPath":"/d"}}}}`),
+	in := func(body string, code int, answer string) badInput { return badInput{[]byte(body), code, answer} }
+	return map[string]badInput{
+		"malformed json":           in(`{"parent":`, 400, "decoding request: unexpected end of JSON input"),
+		"not an object":            in(`[1,2]`, 400, "decoding request: field : cannot use a JSON array"),
+		"empty body":               in(``, 400, "decoding request: unexpected end of JSON input"),
+		"null body":                in(`null`, 400, "request has no parent"),
+		"trailing garbage":         {append(append([]byte{}, serving...), "}{"...), 400, "after top-level value"},
+		"missing parent":           in(`{"children":{}}`, 400, "request has no parent"),
+		"parent wrong type":        in(`{"parent":"checkout"}`, 400, "decoding parent: field : cannot use a JSON string"),
+		"parent without name":      in(`{"parent":{"kind":"StackResource","spec":{}}}`, 400, "parent has no metadata.name"),
+		"parent of another kind":   in(`{"parent":{"kind":"Toy","metadata":{"name":"t"}}}`, 400, "parent is a Toy, not a StackResource"),
+		"children wrong type":      in(minimal(valid)+`,"children":[]}`, 400, "field children: cannot use a JSON array"),
+		"group wrong type":         in(minimal(valid)+`,"children":{"Deployment.apps/v1":[]}}`, 400, "field children: cannot use a JSON array"),
+		"pod wrong type":           {bytes.Replace(serving, []byte(`"podIP": "127.0.0.81"`), []byte(`"podIP": 81`), 1), 400, `decoding related pod "checkout-5d9c7b8f6-abcde"`},
+		"workload wrong type":      {bytes.Replace(serving, []byte(`"readyReplicas": 2`), []byte(`"readyReplicas": "2"`), 1), 400, `decoding observed Deployment.apps/v1 "checkout"`},
+		"finalizing wrong type":    in(minimal(valid)+`,"finalizing":"yes"}`, 400, "field finalizing: cannot use a JSON string as bool"),
+		"generation out of range":  in(`{"parent":{"kind":"StackResource","metadata":{"name":"t","generation":1e400},"spec":`+valid+`}}`, 400, "metadata.generation: cannot use a JSON number 1e400"),
+		"invalid utf-8":            in("{\"parent\":{\"kind\":\"StackResource\",\"metadata\":{\"name\":\"t\xff\"},\"spec\":{\"type\":\"Service\",\"image\":\"i\xfe\"}}}", 200, "t\ufffd"),
+		"deep nesting 10000":       {deep(10000), 400, "exceeded max depth"},
+		"deep nesting 9990":        {deep(9990), 200, `"children":[{`},
+		"duplicate parent":         in(minimal(valid)+`,"parent":{"kind":"StackResource"}}`, 400, "parent has no metadata.name"),
+		"duplicate spec key":       in(minimal(`{"type":"Service","image":"i","type":"Bogus"}`)+`}`, 200, `spec.type \"Bogus\" is not Service`),
+		"unknown group key":        in(minimal(valid)+`,"children":{"Foo.example.io/v1":{"t":{"apiVersion":"example.io/v1","kind":"Foo","metadata":{"name":"t"}}}}}`, 200, `"kind":"Deployment"`),
+		"negative replicas":        in(minimal(`{"type":"Service","image":"i","replicas":-1}`)+`}`, 200, "spec.replicas -1 must not be negative"),
+		"replicas overflow":        in(minimal(`{"type":"Service","image":"i","replicas":4294967296}`)+`}`, 200, "field replicas: cannot use a JSON number 4294967296 as int32"),
+		"spec wrong type":          in(minimal(`"Service"`)+`}`, 200, "cannot use a JSON string as schema.Spec"),
+		"spec missing":             in(`{"parent":{"kind":"StackResource","metadata":{"name":"t"}}}`, 200, "spec is missing"),
+		"bad quantity":             in(minimal(`{"type":"StatefulService","image":"i","storage":{"size":"lots","mountPath":"/d"}}`)+`}`, 200, "quantities must match"),
+		"every spec rule broken":   in(minimal(`{"type":"Job","image":" ","ports":[{"name":"HTTP_1","port":0,"public":true},{"name":"HTTP_1","port":0}],"host":"-x-","storage":{"size":"0","mountPath":"d"}}`)+`}`, 200, "spec.image is required"),
+		"invalid spec, unkeepable": in(minimal(`{"type":"Service"}`)+`,"children":{"Deployment.apps/v1":{"t":{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"t"}}}}}`, 422, "cannot be kept"),
 	}
 }
 
@@ -197,7 +217,7 @@ func seedSync(f *testing.F) {
 		f.Add(readFile(f, stem+".request.json"))
 	}
 	for _, b := range badInputs(f) {
-		f.Add(b)
+		f.Add(b.body)
 	}
 }
 
@@ -263,4 +283,41 @@ func FuzzCustomize(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		checkAnswer(t, "/customize", post(t, router, "/customize", body))
 	})
+}
+
+// TestBadInputClasses is the table of docs/bad-input.md: each class of bad
+// input gets its code and answer, and keeps the contract. A 200 for an
+// unknown group key returns no child of that group: stackdome only ever
+// returns its own kinds (Metacontroller only sends the groups of the
+// CompositeController's childResources, and would create, never adopt, a
+// returned kind it does not watch).
+func TestBadInputClasses(t *testing.T) {
+	router := fuzzRouter(t)
+	for name, in := range badInputs(t) {
+		t.Run(name, func(t *testing.T) {
+			w := post(t, router, "/sync", in.body)
+			require.Equal(t, in.code, w.Code, w.Body.String())
+			require.Contains(t, w.Body.String(), in.answer)
+			checkAnswer(t, "/sync", w)
+			require.NotContains(t, w.Body.String(), `"kind":"Foo"`)
+		})
+	}
+	for name, tc := range map[string]struct {
+		body   string
+		code   int
+		answer string
+	}{
+		"malformed json":    {`{`, 400, "decoding request"},
+		"missing parent":    {`{}`, 400, "request has no parent"},
+		"parent wrong type": {`{"parent":[]}`, 400, "decoding parent"},
+		"another kind":      {`{"parent":{"kind":"Toy","metadata":{"name":"t"}}}`, 400, "not a StackResource"},
+		"invalid spec":      {minimal(`{"type":"Job"}`) + `}`, 200, `"matchLabels":{"app.kubernetes.io/instance":"t"`},
+	} {
+		t.Run("customize "+name, func(t *testing.T) {
+			w := post(t, router, "/customize", []byte(tc.body))
+			require.Equal(t, tc.code, w.Code, w.Body.String())
+			require.Contains(t, w.Body.String(), tc.answer)
+			checkAnswer(t, "/customize", w)
+		})
+	}
 }
