@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -164,6 +165,23 @@ func TestSlowlorisIsCutOff(t *testing.T) {
 	}
 	require.EqualValues(t, slow, closed.Load(), "every slow connection is closed by the server")
 	t.Logf("the server closed %d of %d slowloris connections", closed.Load(), slow)
+}
+
+// TestHugeHeaderIsRefused: a header block over --max-header-bytes gets
+// 431 from net/http before any handler runs, and the server still answers.
+func TestHugeHeaderIsRefused(t *testing.T) {
+	addr := startInProcess(t, "--max-header-bytes", "4096")
+	req, err := http.NewRequest(http.MethodGet, "http://"+addr+"/healthz", nil)
+	require.NoError(t, err)
+	req.Header.Set("X-Huge", strings.Repeat("a", 64<<10))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
+	resp, err = http.Get("http://" + addr + "/healthz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
 }
 
 var binary struct {
