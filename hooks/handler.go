@@ -33,7 +33,9 @@ type Scheduler interface {
 	Forget(portcheck.Key)
 }
 
-// Handler serves the hooks. Its zero value is not usable; set Verifier.
+// Handler serves the hooks. Its zero value is not usable; set Verifier. Set
+// every field before it serves and never after, and do not copy a Handler
+// that has served: it caches what it built from Config.
 type Handler struct {
 	Config   Config
 	Verifier Scheduler
@@ -44,9 +46,7 @@ type Handler struct {
 	// MaxBody limits request bodies; default MaxBody.
 	MaxBody int64
 
-	// children are the children built for recently seen specs. Config
-	// must not change once the handler serves: the cache assumes it fixed.
-	children childCache
+	children childCache // built from Config, per parent name and spec
 }
 
 // ServeSync answers POST /sync: decode, Sync, schedule the dials, encode.
