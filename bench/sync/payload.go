@@ -47,10 +47,17 @@ func (p Payload) At(ns, ipPrefix string) []byte {
 }
 
 // For returns the body of distinct resource i (0 ≤ i < 51200): namespace
-// ns-<i>, pod IPs 127.<1+i/256>.<i%256>.1…n.
+// ns-<i>, pod IPs 127.<1+i/256>.<i%256>.1…n, and host r<i>.checkout.example.com,
+// so that its spec, and the children built of it, are its own too (the host
+// is not part of the pod template: the revision stays the pods').
 func (p Payload) For(i int) []byte {
-	return p.At(fmt.Sprintf("ns-%d", i), fmt.Sprintf("127.%d.%d.", 1+i/256, i%256))
+	b := p.At(fmt.Sprintf("ns-%d", i), fmt.Sprintf("127.%d.%d.", 1+i/256, i%256))
+	return bytes.ReplaceAll(b, []byte(host), fmt.Appendf(nil, "r%d.%s", i, host))
 }
+
+// host is the golden serving request's, in the spec, the status URL, the
+// IngressRoute and the last-applied annotations.
+const host = "checkout.example.com"
 
 // Build makes the request of a StackResource "checkout" serving on ports
 // (named http — public —, metrics and admin) with pods pods, from the golden

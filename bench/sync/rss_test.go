@@ -21,10 +21,11 @@ import (
 )
 
 // BenchmarkRSS10k runs the real binary, syncs 10,000 distinct resources
-// (3 pods each, the dialed pod at 127.<1+i/256>.<i%256>.1 where nothing
-// listens, so each gets a Closed verdict stored) and reports the process's
-// resident memory once the verifier holds a verdict for every one of them.
-// Target: rss-MiB < 100.
+// (each its own namespace, spec and children, 3 pods each, the dialed pod
+// at 127.<1+i/256>.<i%256>.1 where nothing listens, so each gets a Closed
+// verdict stored; the children cache fills to its bound) and reports the
+// process's resident memory once the verifier holds a verdict for every one
+// of them. Target: rss-MiB < 100.
 func BenchmarkRSS10k(b *testing.B) {
 	const n = 10_000
 	var ports [3]int32
