@@ -231,15 +231,21 @@ func TestGracefulShutdown(t *testing.T) {
 		lines := logLines(out)
 		return cmd, lines, awaitLog(t, lines, "serving")["hooks"].(string)
 	}
-	// inFlight opens a sync whose body is half sent.
-	inFlight := func(t *testing.T, addr string) net.Conn {
+	// inFlight opens a sync whose body is half sent, once a handler is
+	// reading it: the server answers "100 Continue" on the handler's first
+	// read of the body, so the request is in flight, not in the backlog.
+	inFlight := func(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
 		c, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
 		t.Cleanup(func() { c.Close() })
-		fmt.Fprintf(c, "POST /sync HTTP/1.1\r\nHost: stackdome\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
+		fmt.Fprintf(c, "POST /sync HTTP/1.1\r\nHost: stackdome\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", len(body))
+		r := bufio.NewReader(c)
+		cont, err := http.ReadResponse(r, nil)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusContinue, cont.StatusCode)
 		_, err = c.Write(body[:len(body)/2])
 		require.NoError(t, err)
-		return c
+		return c, r
 	}
 	get := func(addr, path string) (int, error) {
 		c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
@@ -271,7 +277,7 @@ func TestGracefulShutdown(t *testing.T) {
 		code, err := get(addr, "/readyz")
 		require.NoError(t, err)
 		require.Equal(t, 200, code)
-		c := inFlight(t, addr)
+		c, r := inFlight(t, addr)
 
 		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 		awaitLog(t, lines, "draining")
@@ -285,7 +291,7 @@ func TestGracefulShutdown(t *testing.T) {
 		awaitRefused(t, addr)
 		_, err = c.Write(body[len(body)/2:])
 		require.NoError(t, err)
-		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		resp, err := http.ReadResponse(r, nil)
 		require.NoError(t, err, "the in-flight sync is answered after the listeners closed")
 		got, err := io.ReadAll(resp.Body)
 		require.NoError(t, err)
