@@ -12,8 +12,6 @@ import (
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/portcheck"
 	"github.com/stackdome/stackdome/schema"
@@ -110,14 +108,12 @@ func (h *Handler) answer(body []byte) (syncAnswer, error) {
 		if err != nil {
 			return syncAnswer{}, err // Sync's first step on the same raw parent
 		}
-		spec := schema.Default(p.Spec)
-		if p.SpecErr == nil && schema.Validate(spec) == nil {
+		if spec, err := validSpec(p); err == nil {
 			built, err := h.children.get(cfg, p.Metadata.Name, p.RawSpec, spec)
 			if err != nil {
 				return syncAnswer{}, fmt.Errorf("building children: %w", err)
 			}
-			stamp := metav1.NewTime(now.UTC().Truncate(time.Second)) // as Sync stamps
-			out := decide(cfg, p, spec, built.revision, observeWire(&wire, p), h.Verifier, stamp)
+			out := decide(cfg, p, spec, built.revision, observeWire(&wire, p), h.Verifier, stampOf(now))
 			b, err := encodeSync(out.status, built.json, out.resync.Seconds())
 			if err != nil {
 				return syncAnswer{}, err

@@ -54,13 +54,8 @@ func (c Config) Sync(req *metacontroller.SyncRequest, verdicts Verdicts, now tim
 	if err != nil {
 		return nil, nil, err
 	}
-	stamp := metav1.NewTime(now.UTC().Truncate(time.Second)) // what survives a round trip through the API server
-
-	spec := schema.Default(p.Spec)
-	err = p.SpecErr
-	if err == nil {
-		err = schema.Validate(spec)
-	}
+	stamp := stampOf(now)
+	spec, err := validSpec(p)
 	if err != nil {
 		children, kerr := keepRunning(req.Children)
 		if kerr != nil {
@@ -124,4 +119,20 @@ func typeError(err error) string {
 		return fmt.Sprintf("field %s: cannot use a JSON %s as %s", ute.Field, ute.Value, ute.Type)
 	}
 	return err.Error()
+}
+
+// validSpec returns the parent's spec with its defaults, or why it is invalid:
+// of the wrong shape, or refused by schema.Validate.
+func validSpec(p *parent) (schema.Spec, error) {
+	spec := schema.Default(p.Spec)
+	if p.SpecErr != nil {
+		return spec, p.SpecErr
+	}
+	return spec, schema.Validate(spec)
+}
+
+// stampOf is now as status stamps it: whole seconds in UTC, what survives a
+// round trip through the API server, so a status fed back compares equal.
+func stampOf(now time.Time) metav1.Time {
+	return metav1.NewTime(now.UTC().Truncate(time.Second))
 }
