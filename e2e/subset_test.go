@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"testing"
 )
@@ -27,12 +26,7 @@ func firstMismatch(path string, want, got any) (string, string) {
 		if !ok {
 			return path, fmt.Sprintf("sent an object, stored %s", describe(got))
 		}
-		keys := make([]string, 0, len(w))
-		for k := range w {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range sortedKeys(w) {
 			gv, ok := g[k]
 			if !ok {
 				return joinPath(path, k), fmt.Sprintf("sent %s, not stored (pruned or dropped)", describe(w[k]))
