@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net/url"
 	"reflect"
-	"sort"
-	"strings"
 )
 
 // childKinds are the CompositeController's childResources as the chart
@@ -19,10 +17,12 @@ var childKinds = []struct{ apiVersion, kind string }{
 	{"apps/v1", "StatefulSet"},
 	{"traefik.io/v1alpha1", "Middleware"},
 	{"traefik.io/v1alpha1", "IngressRoute"},
+	{"discovery.k8s.io/v1", "EndpointSlice"},
 }
 
 // controllerObject is the CompositeController as Metacontroller puts it in
-// every request (hook version v1, generateSelector).
+// every request, as the chart declares it: generateSelector, sync at hook
+// version v1, customize at v2 (related objects of another namespace).
 var controllerObject = obj{
 	"metadata": obj{"name": "stackdome-e2e"},
 	"spec": obj{
@@ -34,18 +34,19 @@ var controllerObject = obj{
 			obj{"apiVersion": "apps/v1", "resource": "statefulsets", "updateStrategy": obj{"method": "InPlace"}},
 			obj{"apiVersion": "traefik.io/v1alpha1", "resource": "middlewares", "updateStrategy": obj{"method": "InPlace"}},
 			obj{"apiVersion": "traefik.io/v1alpha1", "resource": "ingressroutes", "updateStrategy": obj{"method": "InPlace"}},
+			obj{"apiVersion": "discovery.k8s.io/v1", "resource": "endpointslices", "updateStrategy": obj{"method": "InPlace"}},
 		},
 		"hooks": obj{
 			"sync":      obj{"version": "v1", "webhook": obj{"url": "http://127.0.0.1/sync"}},
-			"customize": obj{"version": "v1", "webhook": obj{"url": "http://127.0.0.1/customize"}},
+			"customize": obj{"version": "v2", "webhook": obj{"url": "http://127.0.0.1/customize"}},
 		},
 	},
 }
 
 // metacontroller does, for one parent, what Metacontroller v4.17.2 does in one
 // sync (reference/metacontroller.md §4): ask customize for related rules,
-// gather owned children and related pods from the live cluster into the
-// request shape it sends, call sync, delete observed children not desired,
+// gather owned children and the related objects those rules select from the
+// live cluster into the request shape it sends (relatedObjects), call sync, delete observed children not desired,
 // apply the desired ones with server-side apply, and write the status through
 // /status when it differs from the live one.
 type metacontroller struct {
@@ -73,45 +74,27 @@ func (m *metacontroller) sync(ctx context.Context, ns, name string) (*syncResult
 	uid, _ := dig(parent, "metadata", "uid").(string)
 
 	var custom struct {
-		RelatedResources []struct {
-			APIVersion    string   `json:"apiVersion"`
-			Resource      string   `json:"resource"`
-			Namespace     string   `json:"namespace"`
-			Names         []string `json:"names"`
-			LabelSelector *struct {
-				MatchLabels map[string]string `json:"matchLabels"`
-			} `json:"labelSelector"`
-			NamespaceSelector any `json:"namespaceSelector"`
-		} `json:"relatedResources"`
+		RelatedResources []relatedRule `json:"relatedResources"`
 	}
 	if err := m.hook.post(ctx, "/customize", obj{"controller": controllerObject, "parent": parent}, &custom); err != nil {
 		return nil, fmt.Errorf("customize: %w", err)
 	}
 	related := obj{}
 	for _, r := range custom.RelatedResources {
-		if r.APIVersion != "v1" || r.Resource != "pods" || r.NamespaceSelector != nil || len(r.Names) > 0 {
-			return nil, fmt.Errorf("customize rule %+v: this harness relates pods by label only", r)
-		}
-		if r.Namespace != "" && r.Namespace != ns {
-			return nil, fmt.Errorf("customize rule asks for namespace %q: hook v1 allows only the parent's", r.Namespace)
-		}
-		if r.LabelSelector == nil || len(r.LabelSelector.MatchLabels) == 0 {
-			return nil, fmt.Errorf("customize rule %+v selects every pod in the cluster", r)
-		}
-		var sel []string
-		for k, v := range r.LabelSelector.MatchLabels {
-			sel = append(sel, k+"="+v)
-		}
-		sort.Strings(sel)
-		pods, err := listItems(ctx, "/api/v1/namespaces/"+ns+"/pods", strings.Join(sel, ","))
+		kind, group, err := m.relatedGroup(ctx, r)
 		if err != nil {
 			return nil, err
 		}
-		group := obj{}
-		for _, p := range pods {
-			group[dig(p, "metadata", "name").(string)] = p
+		objs, err := m.relatedObjects(ctx, ns, kind, r)
+		if err != nil {
+			return nil, err
 		}
-		related["Pod.v1"] = group
+		if related[group] == nil {
+			related[group] = obj{}
+		}
+		for _, o := range objs {
+			related[group].(obj)[objectKey(hookVersion("sync"), o)] = o
+		}
 	}
 
 	children := obj{}
