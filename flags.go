@@ -40,26 +40,26 @@ type httpLimits struct {
 
 // parseFlags reads flags, then STACKDOME_* variables for the flags not given.
 func parseFlags(cmd string, args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (config, error) {
-	c := config{hooks: hooks.DefaultConfig}
+	c := config{hooks: hooks.DefaultConfig()}
 	fs := flag.NewFlagSet("stackdome "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var entryPoints, dialAllow, logLevel string
 	var errPort int
 	fs.StringVar(&c.listen, "listen", ":8080", "address of the hooks, /healthz, /readyz and /metrics")
 	fs.StringVar(&c.errorPagesListen, "error-pages-listen", ":8082", "address of the error pages (pages only)")
-	fs.DurationVar(&c.hooks.PortCheckGrace, "port-check-grace", hooks.DefaultConfig.PortCheckGrace, "how long a refused port of a serving app is redialed before it is believed")
-	fs.DurationVar(&c.hooks.VerdictRequeue, "verdict-requeue", hooks.DefaultConfig.VerdictRequeue, "resyncAfterSeconds while a port verdict can arrive")
-	fs.DurationVar(&c.hooks.BootGrace, "boot-grace", hooks.DefaultConfig.BootGrace, "how long a running pod may stay not ready before it is reported failing")
+	fs.DurationVar(&c.hooks.PortCheckGrace, "port-check-grace", hooks.DefaultConfig().PortCheckGrace, "how long a refused port of a serving app is redialed before it is believed")
+	fs.DurationVar(&c.hooks.VerdictRequeue, "verdict-requeue", hooks.DefaultConfig().VerdictRequeue, "resyncAfterSeconds while a port verdict can arrive")
+	fs.DurationVar(&c.hooks.BootGrace, "boot-grace", hooks.DefaultConfig().BootGrace, "how long a running pod may stay not ready before it is reported failing")
 	fs.DurationVar(&c.portRecheck, "port-recheck", 5*time.Minute, "age at which a verdict is redialed while it still counts")
 	fs.DurationVar(&c.dialTimeout, "dial-timeout", 2*time.Second, "timeout of one port dial")
 	fs.IntVar(&c.dialWorkers, "dial-workers", 32, "dials in flight at most")
 	fs.IntVar(&c.dialQueue, "dial-queue", 1024, "dial jobs waiting at most")
 	fs.StringVar(&dialAllow, "dial-allow", "", "CIDRs of pod IPs that may be dialed, comma separated (empty: all)")
 	fs.DurationVar(&c.verdictTTL, "verdict-ttl", time.Hour, "a verdict not read for this long is forgotten")
-	fs.StringVar(&entryPoints, "entry-points", strings.Join(hooks.DefaultConfig.EntryPoints, ","), "Traefik entry points of every IngressRoute, comma separated")
-	fs.StringVar(&c.hooks.ErrorService.Name, "error-service-name", hooks.DefaultConfig.ErrorService.Name, "the error-page Service each errors Middleware points at; empty: none is installed, so no errors Middleware is made")
-	fs.StringVar(&c.hooks.ErrorService.Namespace, "error-service-namespace", hooks.DefaultConfig.ErrorService.Namespace, "namespace of the error-page Service")
-	fs.IntVar(&errPort, "error-service-port", int(hooks.DefaultConfig.ErrorService.Port), "port of the error-page Service")
+	fs.StringVar(&entryPoints, "entry-points", strings.Join(hooks.DefaultConfig().EntryPoints, ","), "Traefik entry points of every IngressRoute, comma separated")
+	fs.StringVar(&c.hooks.ErrorService.Name, "error-service-name", hooks.DefaultConfig().ErrorService.Name, "the error-page Service each errors Middleware points at; empty: none is installed, so no errors Middleware is made")
+	fs.StringVar(&c.hooks.ErrorService.Namespace, "error-service-namespace", hooks.DefaultConfig().ErrorService.Namespace, "namespace of the error-page Service")
+	fs.IntVar(&errPort, "error-service-port", int(hooks.DefaultConfig().ErrorService.Port), "port of the error-page Service")
 	fs.StringVar(&c.logFormat, "log-format", "json", "log format: json or text")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 25*time.Second, "how long in-flight requests may take to finish on shutdown")

@@ -393,6 +393,27 @@ def main():
     req["parent"]["metadata"]["generation"] = 2
     cases["invalid-spec-wrong-type"] = converge(req)
 
+    # 16. the image cannot be pulled: ImagePullBackOff names the image and the registry's answer.
+    p, k = new("invoices", "finance", {"type": "Service", "image": "ghcr.io/acme/invoices:3.0.0-rc1", "ports": [{"name": "http", "port": 8080}]})
+    d = desired_of(request(p))
+    dep = d["Deployment/invoices"]
+    pull = {"name": "app", "image": "ghcr.io/acme/invoices:3.0.0-rc1", "imageID": "", "ready": False, "restartCount": 0, "started": False,
+            "state": {"waiting": {"reason": "ImagePullBackOff",
+                                  "message": 'Back-off pulling image "ghcr.io/acme/invoices:3.0.0-rc1": ErrImagePull: failed to pull and unpack image "ghcr.io/acme/invoices:3.0.0-rc1": not found'}},
+            "lastState": {}}
+    objs = observe_all(p, d, k, dep_status(1, 1, 0, 0, progressing=("True", "ReplicaSetUpdated", "ReplicaSet is progressing.")))
+    cases["image-pull-failed"] = converge(request(p, objs, [pod("invoices-4c3b2a1f0e-rtyui", p, dep, "127.0.0.161", ready=False, container=pull, n=k)]))
+
+    # 17. the container cannot be created: a Secret its env refers to does not exist.
+    p, k = new("notifier", "ops", {"type": "Service", "image": "ghcr.io/acme/notifier:2.1", "ports": [{"name": "http", "port": 8080}],
+                                    "env": [{"name": "SMTP_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "smtp", "key": "password"}}}]})
+    d = desired_of(request(p))
+    dep = d["Deployment/notifier"]
+    cfgerr = {"name": "app", "image": "ghcr.io/acme/notifier:2.1", "imageID": "", "ready": False, "restartCount": 0, "started": False,
+              "state": {"waiting": {"reason": "CreateContainerConfigError", "message": 'secret "smtp" not found'}}, "lastState": {}}
+    objs = observe_all(p, d, k, dep_status(1, 1, 0, 0, progressing=("True", "ReplicaSetUpdated", "ReplicaSet is progressing.")))
+    cases["container-config-error"] = converge(request(p, objs, [pod("notifier-2b1a0f9e8d-ghjkl", p, dep, "127.0.0.171", ready=False, container=cfgerr, n=k)]))
+
     for case, req in cases.items():
         write(case, req)
     print("wrote %d cases to %s" % (len(cases), OUT))

@@ -4,30 +4,38 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// ConditionType is the type of one of the four conditions every status
+// carries.
+type ConditionType string
+
 // Condition types, in the order status lists them.
 const (
-	CondAvailable   = "Available"
-	CondConverged   = "Converged"
-	CondStalled     = "Stalled"
-	CondReconciling = "Reconciling"
+	CondAvailable   ConditionType = "Available"
+	CondConverged   ConditionType = "Converged"
+	CondStalled     ConditionType = "Stalled"
+	CondReconciling ConditionType = "Reconciling"
 )
 
-// Reasons. One reason names the situation; every condition carries it, so
-// Stalled and Reconciling always say what is going on, True or False.
+// Reason names the row of the state table (docs/design.md) a status landed
+// on. Every condition carries it, so Stalled and Reconciling always say what
+// is going on, True or False.
+type Reason string
+
+// Reasons.
 const (
-	ReasonServing          = "Serving"          // every declared port answered
-	ReasonVerifyingPorts   = "VerifyingPorts"   // serving, the verdict is not known yet
-	ReasonPortsUnverified  = "PortsUnverified"  // serving, dials were inconclusive
-	ReasonPortCheckFailing = "PortCheckFailing" // serving, a port refused, inside the grace window
-	ReasonPortNotListening = "PortNotListening" // a declared port refused connections
-	ReasonProgressing      = "Progressing"      // workload missing, rolling out or booting
-	ReasonNotReady         = "NotReady"         // running, not ready past the boot grace
-	ReasonCrashLooping     = "CrashLooping"     // a container crashes, is OOMKilled or exits
-	ReasonImagePullFailed  = "ImagePullFailed"  // the image cannot be pulled
-	ReasonConfigError      = "ContainerConfigError"
-	ReasonDeadlineExceeded = "ProgressDeadlineExceeded"
-	ReasonScaledToZero     = "ScaledToZero"
-	ReasonInvalidSpec      = "InvalidSpec"
+	ReasonServing          Reason = "Serving"          // every declared port answered
+	ReasonVerifyingPorts   Reason = "VerifyingPorts"   // serving, the verdict is not known yet
+	ReasonPortsUnverified  Reason = "PortsUnverified"  // serving, dials were inconclusive
+	ReasonPortCheckFailing Reason = "PortCheckFailing" // serving, a port refused, inside the grace window
+	ReasonPortNotListening Reason = "PortNotListening" // a declared port refused connections
+	ReasonProgressing      Reason = "Progressing"      // workload missing, rolling out or booting
+	ReasonNotReady         Reason = "NotReady"         // running, not ready past the boot grace
+	ReasonCrashLooping     Reason = "CrashLooping"     // a container crashes, is OOMKilled or exits
+	ReasonImagePullFailed  Reason = "ImagePullFailed"  // the image cannot be pulled
+	ReasonConfigError      Reason = "ContainerConfigError"
+	ReasonDeadlineExceeded Reason = "ProgressDeadlineExceeded"
+	ReasonScaledToZero     Reason = "ScaledToZero"
+	ReasonInvalidSpec      Reason = "InvalidSpec"
 )
 
 // verdict is where the state table lands for one sync: whether the app is
@@ -36,7 +44,7 @@ type verdict struct {
 	available bool
 	converged bool
 	stalled   bool
-	reason    string
+	reason    Reason
 	message   string
 }
 
@@ -65,21 +73,22 @@ func conditions(v verdict, prev []metav1.Condition, generation int64, now metav1
 	}
 }
 
-func condition(prev []metav1.Condition, typ string, ok bool, reason, msg string, generation int64, now metav1.Time) metav1.Condition {
+func condition(prev []metav1.Condition, typ ConditionType, ok bool, reason Reason, msg string, generation int64, now metav1.Time) metav1.Condition {
 	status := metav1.ConditionFalse
 	if ok {
 		status = metav1.ConditionTrue
 	}
-	c := metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: generation, LastTransitionTime: now}
+	c := metav1.Condition{Type: string(typ), Status: status, Reason: string(reason), Message: msg, ObservedGeneration: generation, LastTransitionTime: now}
 	if p := find(prev, typ); p != nil && p.Status == status && !p.LastTransitionTime.IsZero() {
 		c.LastTransitionTime = p.LastTransitionTime
 	}
 	return c
 }
 
-func find(cs []metav1.Condition, typ string) *metav1.Condition {
+// find returns the condition of type typ in cs, or nil.
+func find(cs []metav1.Condition, typ ConditionType) *metav1.Condition {
 	for i := range cs {
-		if cs[i].Type == typ {
+		if cs[i].Type == string(typ) {
 			return &cs[i]
 		}
 	}

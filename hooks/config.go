@@ -32,18 +32,21 @@ type ErrorService struct {
 	Port      int32
 }
 
-// DefaultConfig is the configuration of a default install.
-var DefaultConfig = Config{
-	EntryPoints:    []string{"websecure"},
-	ErrorService:   ErrorService{Name: "stackdome-error-pages", Namespace: "stackdome", Port: 8082},
-	PortCheckGrace: 3 * time.Minute,
-	VerdictRequeue: 10 * time.Second,
-	BootGrace:      5 * time.Minute,
+// DefaultConfig returns the configuration of a default install. Each call
+// returns a new value: callers may change it freely.
+func DefaultConfig() Config {
+	return Config{
+		EntryPoints:    []string{"websecure"},
+		ErrorService:   ErrorService{Name: "stackdome-error-pages", Namespace: "stackdome", Port: 8082},
+		PortCheckGrace: 3 * time.Minute,
+		VerdictRequeue: 10 * time.Second,
+		BootGrace:      5 * time.Minute,
+	}
 }
 
 // withDefaults fills every zero field from DefaultConfig.
 func (c Config) withDefaults() Config {
-	d := DefaultConfig
+	d := DefaultConfig()
 	if len(c.EntryPoints) == 0 {
 		c.EntryPoints = d.EntryPoints
 	}

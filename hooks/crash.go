@@ -79,7 +79,7 @@ func terminationReason(t *corev1.ContainerStateTerminated) string {
 }
 
 // crashReason is the condition reason of a runtime_crash detail.
-func crashReason(d schema.FailureDetail) string {
+func crashReason(d schema.FailureDetail) Reason {
 	switch {
 	case imagePullReasons[d.Reason]:
 		return ReasonImagePullFailed

@@ -87,7 +87,7 @@ func TestGateEndToEnd(t *testing.T) {
 		st := sync()
 		if c := find(st.Conditions, CondStalled); c != nil && c.Status == "True" {
 			condemnedAt = clock.Now().Sub(testNow)
-			require.Equal(t, ReasonPortNotListening, c.Reason)
+			require.Equal(t, string(ReasonPortNotListening), c.Reason)
 			require.Len(t, st.LastFailureDetails, 1)
 			d := st.LastFailureDetails[0]
 			require.Equal(t, schema.ReadinessFailure, d.Type)
@@ -116,7 +116,7 @@ func TestGateEndToEnd(t *testing.T) {
 	sync() // first sync of the new revision: dial
 	clock.Add(10 * time.Second)
 	st := sync()
-	require.Equal(t, ReasonServing, find(st.Conditions, CondAvailable).Reason, "%+v", st.Conditions)
+	require.Equal(t, string(ReasonServing), find(st.Conditions, CondAvailable).Reason, "%+v", st.Conditions)
 	require.Equal(t, "True", string(find(st.Conditions, CondAvailable).Status))
 	require.Equal(t, "True", string(find(st.Conditions, CondConverged).Status))
 	require.Nil(t, st.PortCheck)

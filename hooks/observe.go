@@ -157,35 +157,3 @@ func livePods(pods map[string]pod) []pod {
 	sort.Slice(out, func(i, j int) bool { return out[i].Metadata.Name < out[j].Metadata.Name })
 	return out
 }
-
-// wireRequest is a sync request decoded in one pass into the fields the hook
-// reads. Every observed child is read as a workload and every related object
-// as a pod; the parent stays raw so that decodeParent reads it exactly as Sync
-// does. encoding/json still scans the managedFields, specs and statuses it
-// skips, but allocates nothing for them and scans each byte twice (validation
-// and decoding) instead of four times for the raw-then-typed decoding of
-// metacontroller.SyncRequest.
-type wireRequest struct {
-	Parent     json.RawMessage                `json:"parent"`
-	Children   map[string]map[string]workload `json:"children"`
-	Related    map[string]map[string]pod      `json:"related"`
-	Finalizing bool                           `json:"finalizing"`
-}
-
-// observeWire is observe over a wireRequest. Its result equals observe's on
-// the same request whenever the wireRequest decoded without error: the same
-// structs read the same bytes, and map values are decoded fresh per key as
-// observe decodes each raw object.
-func observeWire(req *wireRequest, p *parent) observed {
-	var o observed
-	group := req.Children[workloadGroup(p)]
-	w, ok := group[p.Metadata.Name]
-	if !ok {
-		w, ok = group[p.Metadata.Namespace+"/"+p.Metadata.Name]
-	}
-	if ok {
-		o.workload = &w
-	}
-	o.pods = livePods(req.Related[groupPod])
-	return o
-}

@@ -124,7 +124,7 @@ func TestInvalidSpecWithoutChildrenAnswers200(t *testing.T) {
 	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &resp))
 	require.NotNil(t, resp.Children, "children is [] never null")
 	require.Empty(t, resp.Children)
-	require.Contains(t, resp.Status.Conditions, struct{ Type, Status, Reason string }{CondStalled, "True", ReasonInvalidSpec})
+	require.Contains(t, resp.Status.Conditions, struct{ Type, Status, Reason string }{string(CondStalled), "True", string(ReasonInvalidSpec)})
 }
 
 func TestCustomize(t *testing.T) {

@@ -145,7 +145,7 @@ type goldenStep struct {
 
 func runScenario(t *testing.T, sc scenario) []goldenStep {
 	var steps []goldenStep
-	cfg := DefaultConfig
+	cfg := DefaultConfig()
 	if sc.Config.PortCheckGrace != "" {
 		d, err := time.ParseDuration(sc.Config.PortCheckGrace)
 		require.NoError(t, err)
@@ -314,7 +314,7 @@ func summarize(t *testing.T, resp *metacontroller.SyncResponse, jobs []DialJob, 
 	st := resp.Status.(schema.Status)
 	var s summary
 	for _, c := range st.Conditions {
-		switch c.Type {
+		switch ConditionType(c.Type) {
 		case CondAvailable:
 			s.Available = string(c.Status) + " " + c.Reason
 		case CondConverged:

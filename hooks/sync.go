@@ -37,7 +37,7 @@ func badRequest(format string, args ...any) error {
 // Sync computes the desired children and the status of one StackResource
 // with DefaultConfig. See Config.Sync.
 func Sync(req *metacontroller.SyncRequest, verdicts Verdicts, now time.Time) (*metacontroller.SyncResponse, []DialJob, error) {
-	return DefaultConfig.Sync(req, verdicts, now)
+	return DefaultConfig().Sync(req, verdicts, now)
 }
 
 // Sync computes the desired children and the status of one StackResource.

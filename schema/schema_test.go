@@ -40,7 +40,7 @@ func TestValidate(t *testing.T) {
 	tests := map[string]struct {
 		reason string
 		spec   Spec
-		want   []string // fragments of the error; nil means valid
+		want   string // the whole error; "" means valid
 	}{
 		"minimal": {reason: "type and image suffice", spec: Spec{Type: TypeService, Image: "nginx"}},
 		"full stateful": {
@@ -49,28 +49,45 @@ func TestValidate(t *testing.T) {
 				Ports:   []Port{{Name: "pg", Port: 5432}, {Name: "http", Port: 80, Public: true}},
 				Storage: &Storage{Size: size, MountPath: "/data"}},
 		},
-		"no type":            {spec: Spec{Image: "x"}, want: []string{"spec.type is required"}},
-		"bad type":           {spec: Spec{Type: "Job", Image: "x"}, want: []string{`spec.type "Job"`}},
-		"no image":           {spec: Spec{Type: TypeService}, want: []string{"spec.image is required"}},
-		"neg replicas":       {spec: Spec{Type: TypeService, Image: "x", Replicas: &zero}, want: []string{"must not be negative"}},
-		"dup names":          {spec: Spec{Type: TypeService, Image: "x", Ports: []Port{{Name: "a", Port: 1}, {Name: "a", Port: 2}}}, want: []string{"port names must be unique"}},
-		"dup numbers":        {spec: Spec{Type: TypeService, Image: "x", Ports: []Port{{Name: "a", Port: 1}, {Name: "b", Port: 1}}}, want: []string{"port numbers must be unique"}},
-		"port range":         {spec: Spec{Type: TypeService, Image: "x", Ports: []Port{{Name: "a", Port: 0}, {Name: "b", Port: 70000}}}, want: []string{"port 0 must be between", "port 70000 must be between"}},
-		"bad name":           {spec: Spec{Type: TypeService, Image: "x", Ports: []Port{{Name: "HTTP_1", Port: 1}}}, want: []string{`name "HTTP_1"`}},
-		"public no host":     {spec: Spec{Type: TypeService, Image: "x", Ports: []Port{{Name: "a", Port: 80, Public: true}}}, want: []string{"spec.host is required"}},
-		"storage on Service": {spec: Spec{Type: TypeService, Image: "x", Storage: &Storage{Size: size, MountPath: "/d"}}, want: []string{"storage is only allowed"}},
-		"relative mount":     {spec: Spec{Type: TypeStatefulService, Image: "x", Storage: &Storage{Size: size, MountPath: "d"}}, want: []string{"absolute path"}},
+		"no type":      {spec: Spec{Image: "x"}, want: "invalid spec: spec.type is required (Service or StatefulService)"},
+		"bad type":     {spec: Spec{Type: "Job", Image: "x"}, want: `invalid spec: spec.type "Job" is not Service or StatefulService`},
+		"no image":     {spec: Spec{Type: TypeService, Image: " "}, want: "invalid spec: spec.image is required"},
+		"neg replicas": {spec: Spec{Type: TypeService, Image: "x", Replicas: &zero}, want: "invalid spec: spec.replicas -1 must not be negative"},
+		"dup names": {spec: Spec{Type: TypeService, Image: "x", Ports: []Port{{Name: "a", Port: 1}, {Name: "a", Port: 2}}},
+			want: `invalid spec: spec.ports[1].name "a": port names must be unique`},
+		"dup numbers": {spec: Spec{Type: TypeService, Image: "x", Ports: []Port{{Name: "a", Port: 1}, {Name: "b", Port: 1}}},
+			want: "invalid spec: spec.ports[1].port 1: port numbers must be unique"},
+		"port range": {spec: Spec{Type: TypeService, Image: "x", Ports: []Port{{Name: "a", Port: 0}, {Name: "b", Port: 70000}}},
+			want: "invalid spec: spec.ports[0].port 0 must be between 1 and 65535; spec.ports[1].port 70000 must be between 1 and 65535"},
+		"bad name": {spec: Spec{Type: TypeService, Image: "x", Ports: []Port{{Name: "HTTP_1", Port: 1}}},
+			want: `invalid spec: spec.ports[0].name "HTTP_1": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-); ` +
+				`spec.ports[0].name "HTTP_1": must contain at least one letter (a-z)`},
+		"public no host": {spec: Spec{Type: TypeService, Image: "x", Ports: []Port{{Name: "a", Port: 80, Public: true}}},
+			want: "invalid spec: spec.host is required when a port is public"},
+		"bad host": {spec: Spec{Type: TypeService, Image: "x", Host: "Shop_Example"},
+			want: `invalid spec: spec.host "Shop_Example": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`},
+		"storage on Service": {spec: Spec{Type: TypeService, Image: "x", Storage: &Storage{Size: size, MountPath: "/d"}},
+			want: "invalid spec: spec.storage is only allowed for type StatefulService"},
+		"relative mount": {spec: Spec{Type: TypeStatefulService, Image: "x", Storage: &Storage{Size: size, MountPath: "d"}},
+			want: `invalid spec: spec.storage.mountPath "d" must be an absolute path`},
+		"zero size": {spec: Spec{Type: TypeStatefulService, Image: "x", Storage: &Storage{MountPath: "/d"}},
+			want: "invalid spec: spec.storage.size must be positive"},
+		"every problem at once": {
+			reason: "one error names every problem, in spec order",
+			spec:   Spec{Type: "", Image: "", Ports: []Port{{Name: "a", Port: 80, Public: true}, {Name: "a", Port: 80}}},
+			want: "invalid spec: spec.type is required (Service or StatefulService); spec.image is required; " +
+				`spec.ports[1].name "a": port names must be unique; spec.ports[1].port 80: port numbers must be unique; spec.host is required when a port is public`,
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			err := Validate(tc.spec)
-			if tc.want == nil {
-				require.NoError(t, err, tc.reason)
-				return
+			got := ""
+			if err != nil {
+				got = err.Error()
 			}
-			require.Error(t, err)
-			for _, w := range tc.want {
-				require.Contains(t, err.Error(), w)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", tc.reason, diff)
 			}
 		})
 	}

@@ -100,7 +100,7 @@ func stackdome(tb testing.TB) http.Handler {
 	done := make(chan struct{})
 	go func() { v.Run(ctx); close(done) }()
 	tb.Cleanup(func() { cancel(); <-done })
-	h := &hooks.Handler{Config: hooks.DefaultConfig, Verifier: v, Metrics: hooks.NewMetrics(reg), Log: slog.New(slog.DiscardHandler)}
+	h := &hooks.Handler{Config: hooks.DefaultConfig(), Verifier: v, Metrics: hooks.NewMetrics(reg), Log: slog.New(slog.DiscardHandler)}
 	return hooks.Router(h, func() bool { return true }, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 }
 

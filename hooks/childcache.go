@@ -1,0 +1,73 @@
+package hooks
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/stackdome/stackdome/schema"
+)
+
+// childCache keeps, per parent name and raw spec, the revision and encoded
+// children that buildChildren makes of them: a pure function of the two and
+// of the handler's fixed Config, asked for again on every sync of an
+// unchanged resource (Metacontroller resyncs every parent each
+// resyncPeriodSeconds and on every pod change). It is bounded in bytes;
+// when full, arbitrary entries make room. Its zero value is ready to use.
+type childCache struct {
+	mu      sync.Mutex
+	entries map[string]*builtChildren
+	size    int // bytes of keys and encoded children held
+}
+
+// builtChildren are the children of one spec as the answer carries them.
+type builtChildren struct {
+	revision string
+	json     []byte // the children array, encoded as json.Marshal does
+}
+
+// maxCachedBytes bounds the cache: a few thousand typical resources.
+const maxCachedBytes = 8 << 20
+
+// get returns the children of name and spec (the defaulted decoding of
+// rawSpec), building and caching them when not held.
+func (c *childCache) get(cfg Config, name string, rawSpec []byte, spec schema.Spec) (*builtChildren, error) {
+	key := name + "\x00" + string(rawSpec)
+	c.mu.Lock()
+	b := c.entries[key]
+	c.mu.Unlock()
+	if b != nil {
+		return b, nil
+	}
+	want, err := buildChildren(cfg, name, spec)
+	if err != nil {
+		return nil, err
+	}
+	j, err := json.Marshal(nonNil(want.children))
+	if err != nil {
+		return nil, fmt.Errorf("encoding children: %w", err)
+	}
+	b = &builtChildren{revision: want.revision, json: j}
+	n := len(key) + len(j)
+	if n > maxCachedBytes/64 {
+		return b, nil // one huge spec must not flush the cache
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil {
+		c.entries = make(map[string]*builtChildren)
+	}
+	if old, ok := c.entries[key]; ok {
+		return old, nil
+	}
+	for k, e := range c.entries {
+		if c.size+n <= maxCachedBytes {
+			break
+		}
+		delete(c.entries, k)
+		c.size -= len(k) + len(e.json)
+	}
+	c.entries[key] = b
+	c.size += n
+	return b, nil
+}

@@ -1,0 +1,161 @@
+package hooks
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stackdome/stackdome/portcheck"
+	"github.com/stackdome/stackdome/schema"
+)
+
+// probe is what the rows before serving know of the ports: the pod they
+// dial, its verdict if any, the port table and the dial they ask for.
+type probe struct {
+	rep     *pod
+	res     portcheck.Result
+	ok      bool // res is a verdict on rep
+	ports   []schema.PortStatus
+	jobs    []DialJob
+	requeue bool
+}
+
+// probeNotServing dials a running pod of the revision, not-ready first,
+// whenever no verdict names it open and fresh: "my app listens on the wrong
+// port" is then seen within one requeue.
+func (f *facts) probeNotServing() probe {
+	pr := probe{rep: representative(f.pods, false), ports: f.prev.ports}
+	if pr.rep == nil || len(f.spec.Ports) == 0 {
+		return pr
+	}
+	pr.res, pr.ok = f.result(pr.rep)
+	if !pr.ok || !pr.res.AllOpen() || pr.res.Stale {
+		pr.jobs, pr.requeue = f.dial(pr.rep, false), true
+	}
+	if pr.ok {
+		pr.ports = portsOf(pr.res)
+	}
+	return pr
+}
+
+// notServing is the rows before every replica is ready: missing workload,
+// rollout, boot, and the provisional diagnosis of a closed port.
+func (f *facts) notServing() row {
+	pr := f.probeNotServing()
+	if pr.ok && len(pr.res.ClosedPorts()) > 0 {
+		return provisionalClosed(f, pr)
+	}
+	if w := f.workload; w != nil && w.Kind != "StatefulSet" {
+		for _, c := range w.Status.Conditions {
+			if c.Type == "Progressing" && c.Status == "False" && c.Reason == string(ReasonDeadlineExceeded) {
+				return deadlineExceeded(f, pr, c.Message)
+			}
+		}
+	}
+	if pr.rep != nil {
+		if ready, _ := pr.rep.ready(); !ready {
+			if since := notReadySince(pr.rep); f.now.Sub(since.Time) >= f.cfg.BootGrace {
+				return notReady(f, pr, since)
+			}
+		}
+	}
+	return progressing(f, pr)
+}
+
+// provisionalClosed is the row "running, not ready, a declared port proven
+// closed": not believed enough to stall, but named at once.
+func provisionalClosed(f *facts, pr probe) row {
+	return row{
+		verdict:   verdict{reason: ReasonPortNotListening, message: "provisional: pod " + pr.rep.Metadata.Name + " is not ready and " + pr.res.Message()},
+		details:   portFailures(pr.res.ClosedPorts(), pr.rep.Metadata.Name, f.rev),
+		ports:     pr.ports,
+		portCheck: f.prev.portCheck,
+		jobs:      pr.jobs,
+		requeue:   pr.requeue,
+	}
+}
+
+// deadlineExceeded is the row of a Deployment whose rollout passed its
+// progress deadline: a human must act.
+func deadlineExceeded(f *facts, pr probe, msg string) row {
+	return row{
+		verdict:   verdict{stalled: true, reason: ReasonDeadlineExceeded, message: clip("Deployment " + f.name + ": " + msg)},
+		ports:     pr.ports,
+		portCheck: f.prev.portCheck,
+		jobs:      pr.jobs,
+		requeue:   pr.requeue,
+	}
+}
+
+// notReady is the row of a pod running but not ready past the boot grace,
+// with no proof of a closed port.
+func notReady(f *facts, pr probe, since metav1.Time) row {
+	msg := fmt.Sprintf("pod %s has been running but not ready since %s", pr.rep.Metadata.Name, since.UTC().Format(time.RFC3339))
+	return row{
+		verdict:   verdict{reason: ReasonNotReady, message: msg},
+		details:   []schema.FailureDetail{{Type: schema.ReadinessFailure, Reason: string(ReasonNotReady), Message: msg, Container: containerName, Revision: f.rev}},
+		ports:     pr.ports,
+		portCheck: f.prev.portCheck,
+		jobs:      pr.jobs,
+		requeue:   pr.requeue,
+	}
+}
+
+// progressing is the row "workload missing / rolling out": what the
+// workload is waiting for.
+func progressing(f *facts, pr probe) row {
+	return row{
+		verdict:   verdict{reason: ReasonProgressing, message: rollout(f.workload, f.name, f.rev, *f.spec.Replicas)},
+		ports:     pr.ports,
+		portCheck: f.prev.portCheck,
+		jobs:      pr.jobs,
+		requeue:   pr.requeue,
+	}
+}
+
+// rollout says what the workload is waiting for.
+func rollout(w *workload, name, rev string, replicas int32) string {
+	if w == nil {
+		return "waiting for the workload " + name + " to be created"
+	}
+	if w.Spec.Template.Metadata.Annotations[AnnotationRevision] != rev {
+		return fmt.Sprintf("waiting for %s %s to take revision %s", w.Kind, name, rev)
+	}
+	st := w.Status
+	if st.ObservedGeneration < w.Metadata.Generation {
+		return fmt.Sprintf("waiting for %s %s to observe generation %d", w.Kind, name, w.Metadata.Generation)
+	}
+	return fmt.Sprintf("%s %s rolling out revision %s: %d of %d replicas updated, %d ready", w.Kind, name, rev, st.UpdatedReplicas, replicas, st.ReadyReplicas)
+}
+
+// representative picks the pod whose ports are dialed: a Running pod of the
+// current revision with an IP, Ready when serving; otherwise a not-ready one
+// first, the likelier to explain why the app is not serving.
+func representative(current []*pod, serving bool) *pod {
+	var fallback *pod
+	for _, p := range current {
+		if p.Status.Phase != "Running" || p.Status.PodIP == "" {
+			continue
+		}
+		ready, _ := p.ready()
+		if ready == serving {
+			return p
+		}
+		if !serving && fallback == nil {
+			fallback = p
+		}
+	}
+	return fallback
+}
+
+// notReadySince is when the pod last turned not ready, else when it started.
+func notReadySince(p *pod) metav1.Time {
+	if ready, t := p.ready(); !ready && !t.IsZero() {
+		return t
+	}
+	if p.Status.StartTime != nil {
+		return *p.Status.StartTime
+	}
+	return metav1.Time{}
+}
