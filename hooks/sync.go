@@ -67,14 +67,15 @@ func (c Config) Sync(req *metacontroller.SyncRequest, verdicts Verdicts, now tim
 	if err != nil {
 		return nil, nil, fmt.Errorf("building children: %w", err)
 	}
-	obs, err := observe(req, p)
+	obs, err := observe(req, p, c)
 	if err != nil {
 		return nil, nil, &RequestError{Status: http.StatusBadRequest, Err: err}
 	}
+	children := append(want.children, wiringChildren(c, p.Metadata.Name, spec, obs.wiring)...)
 	out := decide(c, p, spec, want.revision, obs, verdicts, stamp)
 	return &metacontroller.SyncResponse{
 		Status:             out.status,
-		Children:           nonNil(want.children),
+		Children:           nonNil(children),
 		ResyncAfterSeconds: out.resync.Seconds(),
 	}, out.jobs, nil
 }

@@ -40,8 +40,8 @@ func TestPayloadIsAtSteadyState(t *testing.T) {
 		if !reflect.DeepEqual(a, b) {
 			t.Errorf("status is not at its fixpoint:\nsent %s\ngot  %s", parent.Status, got)
 		}
-		if !strings.Contains(string(got), `"reason":"VerifyingPorts"`) || len(jobs) != 1 || len(resp.Children) != 4 {
-			t.Errorf("not serving with one dial and 4 children: %d jobs, %d children, %s", len(jobs), len(resp.Children), got)
+		if !strings.Contains(string(got), `"reason":"VerifyingPorts"`) || len(jobs) != 1 || len(resp.Children) != 6 {
+			t.Errorf("not serving with one dial and 6 children (Service, Deployment, the error-page Service, EndpointSlice, Middleware, IngressRoute): %d jobs, %d children, %s", len(jobs), len(resp.Children), got)
 		}
 		if len(req.Related["Pod.v1"]) != 3 || !strings.HasPrefix(jobs[0].IP, "127.") {
 			t.Errorf("%d pods, dial to %s", len(req.Related["Pod.v1"]), jobs[0].IP)
