@@ -49,9 +49,17 @@ var controllerObject = obj{
 // live cluster into the request shape it sends (relatedObjects), call sync, delete observed children not desired,
 // apply the desired ones with server-side apply, and write the status through
 // /status when it differs from the live one.
+//
+// Metacontroller deletes first, then applies the desired children group by
+// group in map order — no order a hook may count on. The emulation applies
+// them in the reverse of the answer's order, so a reference (the
+// IngressRoute, last in stackdome's answers) reaches the API server before
+// what it refers to; afterWrite, when set, is called after every single
+// delete and apply, to prove that no state in between breaks an invariant.
 type metacontroller struct {
-	kube *kube
-	hook *stackdomeServer
+	kube       *kube
+	hook       *stackdomeServer
+	afterWrite func(ctx context.Context) error
 }
 
 // syncResult is one sync as seen from outside: what the hook answered and
@@ -60,6 +68,9 @@ type syncResult struct {
 	response      obj
 	statusWritten bool
 	childWrites   []string // kind/name of children whose resourceVersion changed
+	created       []string // kind/name of children created
+	deleted       []string // kind/name of children deleted
+	broken        []string // afterWrite's complaints, after which write
 	// notAsSent names children the server stored differently from what the
 	// hook returned: with the default dynamic-apply, an update every sync.
 	notAsSent []string
@@ -113,6 +124,8 @@ func (m *metacontroller) sync(ctx context.Context, ns, name string) (*syncResult
 			if !ownedBy(it, uid) {
 				continue
 			}
+			// Items of a built-in list carry no apiVersion and kind.
+			it["apiVersion"], it["kind"] = ck.apiVersion, ck.kind
 			n := dig(it, "metadata", "name").(string)
 			group[n] = it
 			observed[ck.kind+"/"+n] = it
@@ -148,9 +161,11 @@ func (m *metacontroller) sync(ctx context.Context, ns, name string) (*syncResult
 		if err := m.kube.do(ctx, "DELETE", p+"?"+q.Encode(), "", nil, nil); err != nil && !isCode(err, 404) {
 			return nil, fmt.Errorf("deleting %s: %w", key, err)
 		}
+		res.deleted = append(res.deleted, key)
+		m.check(ctx, res, "deleting "+key)
 	}
-	for _, d := range desired {
-		d, _ := d.(map[string]any)
+	for i := len(desired) - 1; i >= 0; i-- {
+		d, _ := desired[i].(map[string]any)
 		sent := asMetacontrollerApplies(d, ns, parent)
 		p, err := m.kube.objectPath(ctx, sent, ns)
 		if err != nil {
@@ -164,9 +179,12 @@ func (m *metacontroller) sync(ctx context.Context, ns, name string) (*syncResult
 		if path, why := firstLoop("", sent, applied); path != "" {
 			res.notAsSent = append(res.notAsSent, fmt.Sprintf("%s: %s: %s", key, path, why))
 		}
-		if before, ok := observed[key]; ok && changedByApply(before, applied) {
+		if before, ok := observed[key]; !ok {
+			res.created = append(res.created, key)
+		} else if changedByApply(before, applied) {
 			res.childWrites = append(res.childWrites, key)
 		}
+		m.check(ctx, res, "applying "+key)
 	}
 
 	status, ok := resp["status"].(map[string]any)
@@ -187,6 +205,22 @@ func (m *metacontroller) sync(ctx context.Context, ns, name string) (*syncResult
 		res.statusWritten = true
 	}
 	return res, nil
+}
+
+// check runs afterWrite, if any, and records what it found.
+func (m *metacontroller) check(ctx context.Context, res *syncResult, after string) {
+	if m.afterWrite == nil {
+		return
+	}
+	if err := m.afterWrite(ctx); err != nil {
+		res.broken = append(res.broken, after+": "+err.Error())
+	}
+}
+
+// settled reports an answer that changed no child: Metacontroller, watching
+// its children, syncs again after each change until one does.
+func (r *syncResult) settled() bool {
+	return len(r.childWrites) == 0 && len(r.created) == 0 && len(r.deleted) == 0
 }
 
 // changedByApply reports whether an apply changed what we own. Workloads'
