@@ -69,11 +69,16 @@ type desired struct {
 	children []any
 }
 
-// buildChildren computes every child of a valid, defaulted spec. Children
-// come in a fixed order: Services, the workload, the Middleware, the
-// IngressRoute.
-func buildChildren(cfg Config, name string, spec schema.Spec) (desired, error) {
-	tmpl := podTemplate(name, spec)
+// buildChildren computes every child of a valid, defaulted spec, with the
+// StatefulSet's claim templates as cl decides (the zero claims: the spec's).
+// Children come in a fixed order: Services, the workload, the Middleware,
+// the IngressRoute.
+func buildChildren(cfg Config, name string, spec schema.Spec, cl claims) (desired, error) {
+	mount := spec.Storage != nil
+	if cl.kept != nil {
+		mount = cl.mount
+	}
+	tmpl := podTemplate(name, spec, mount)
 	rev, err := revision(tmpl)
 	if err != nil {
 		return desired{}, err
@@ -94,6 +99,9 @@ func buildChildren(cfg Config, name string, spec schema.Spec) (desired, error) {
 		m, err := canonical(t)
 		if err != nil {
 			return desired{}, err
+		}
+		if _, ok := t.(*appsv1.StatefulSet); ok && cl.kept != nil {
+			keepClaims(m, cl.kept)
 		}
 		out.children = append(out.children, m)
 	}
@@ -121,8 +129,9 @@ func revision(tmpl corev1.PodTemplateSpec) (string, error) {
 	return hex.EncodeToString(sum[:5]), nil
 }
 
-// podTemplate is the pod of a spec, without its revision annotation.
-func podTemplate(name string, spec schema.Spec) corev1.PodTemplateSpec {
+// podTemplate is the pod of a spec, without its revision annotation; mount
+// says whether the data volume of spec.storage is mounted.
+func podTemplate(name string, spec schema.Spec, mount bool) corev1.PodTemplateSpec {
 	c := corev1.Container{
 		Name:    containerName,
 		Image:   spec.Image,
@@ -147,7 +156,7 @@ func podTemplate(name string, spec schema.Spec) corev1.PodTemplateSpec {
 			TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(primary.Port)},
 		}}
 	}
-	if spec.Storage != nil {
+	if mount {
 		c.VolumeMounts = []corev1.VolumeMount{{Name: dataVolume, MountPath: spec.Storage.MountPath}}
 	}
 	return corev1.PodTemplateSpec{
@@ -169,6 +178,16 @@ func deployment(name string, spec schema.Spec, tmpl corev1.PodTemplateSpec) *app
 			Selector: &metav1.LabelSelector{MatchLabels: selector(name)},
 			Template: tmpl,
 		},
+	}
+}
+
+// keepClaims replaces the canonical StatefulSet's claim templates with the
+// observed ones it must keep.
+func keepClaims(ss object, kept []any) {
+	spec := ss["spec"].(object)
+	delete(spec, "volumeClaimTemplates")
+	if len(kept) > 0 {
+		spec["volumeClaimTemplates"] = kept
 	}
 }
 

@@ -25,6 +25,7 @@ type meta struct {
 	Generation        int64             `json:"generation,omitempty"`
 	Labels            map[string]string `json:"labels,omitempty"`
 	Annotations       map[string]string `json:"annotations,omitempty"`
+	CreationTimestamp metav1.Time       `json:"creationTimestamp,omitempty"`
 	DeletionTimestamp *metav1.Time      `json:"deletionTimestamp,omitempty"`
 }
 
@@ -51,6 +52,9 @@ type workload struct {
 				Annotations map[string]string `json:"annotations"`
 			} `json:"metadata"`
 		} `json:"template"`
+		// StatefulSet only.
+		PodManagementPolicy  string            `json:"podManagementPolicy"`
+		VolumeClaimTemplates []json.RawMessage `json:"volumeClaimTemplates"`
 	} `json:"spec"`
 	Status struct {
 		ObservedGeneration int64  `json:"observedGeneration"`

@@ -63,15 +63,16 @@ func (c Config) Sync(req *metacontroller.SyncRequest, verdicts Verdicts, now tim
 		}
 		return &metacontroller.SyncResponse{Status: invalidStatus(p, err, stamp), Children: nonNil(children)}, nil, nil
 	}
-	want, err := buildChildren(c, p.Metadata.Name, spec)
-	if err != nil {
-		return nil, nil, fmt.Errorf("building children: %w", err)
-	}
 	obs, err := observe(req, p)
 	if err != nil {
 		return nil, nil, &RequestError{Status: http.StatusBadRequest, Err: err}
 	}
-	out := decide(c, p, spec, want.revision, obs, verdicts, stamp)
+	cl := claimsFor(p.Metadata.Name, p.Metadata.Namespace, spec, obs.workload)
+	want, err := buildChildren(c, p.Metadata.Name, spec, cl)
+	if err != nil {
+		return nil, nil, fmt.Errorf("building children: %w", err)
+	}
+	out := decide(c, p, spec, want.revision, obs, cl, verdicts, stamp)
 	return &metacontroller.SyncResponse{
 		Status:             out.status,
 		Children:           nonNil(want.children),

@@ -135,7 +135,8 @@ func TestCRDSaysWhatDesignRequires(t *testing.T) {
 	require.NoError(t, err)
 	crd := string(b)
 	for _, want := range []string{"subresources:\n      status: {}", "shortNames:\n    - sr", "name: Available", "name: Reason", "name: Type", "name: Age",
-		"port names must be unique", "port numbers must be unique", "host is required when a port is public", "storage is only allowed"} {
+		"port names must be unique", "port numbers must be unique", "host is required when a port is public", "storage is only allowed",
+		"rule: self.type == oldSelf.type", "spec.storage cannot be added or removed", "spec.storage.size cannot change", "spec.storage.storageClassName cannot change"} {
 		require.True(t, strings.Contains(crd, want), "crd.yaml lacks %q", want)
 	}
 }

@@ -56,6 +56,8 @@ const (
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.ports) || !self.ports.exists(p, has(p.public) && p.public) || (has(self.host) && size(self.host) > 0)",message="host is required when a port is public"
 // +kubebuilder:validation:XValidation:rule="!has(self.storage) || self.type == 'StatefulService'",message="storage is only allowed for type StatefulService"
+// +kubebuilder:validation:XValidation:rule="self.type == oldSelf.type",message="spec.type cannot change: the workload would be replaced and its pods and volumes lost. Create a new StackResource of the other type, move traffic to it, then delete this one"
+// +kubebuilder:validation:XValidation:rule="has(self.storage) == has(oldSelf.storage)",message="spec.storage cannot be added or removed: it becomes the StatefulSet's volumeClaimTemplates, which Kubernetes never changes. Create a new StackResource with the storage you want and move the data"
 type Spec struct {
 	// Type is Service (a Deployment) or StatefulService (a StatefulSet).
 	Type WorkloadType `json:"type"`
@@ -139,9 +141,14 @@ type HealthChecks struct {
 	Startup *corev1.Probe `json:"startup,omitempty"`
 }
 
-// Storage is one persistent volume per pod of a StatefulService.
+// Storage is one persistent volume per pod of a StatefulService. Size and
+// StorageClassName become the StatefulSet's volumeClaimTemplates, which
+// Kubernetes never updates, so they cannot change once set; MountPath can.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",message="spec.storage.storageClassName cannot change: the claims data-<name>-<ordinal> keep the class they were made with. Create a new StackResource and move the data"
 type Storage struct {
 	// Size of the volume.
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity(string(oldSelf))) == 0",message="spec.storage.size cannot change: it is the StatefulSet's volumeClaimTemplates, which Kubernetes never updates. Grow the volumes instead by expanding each claim: kubectl patch pvc data-<name>-<ordinal> with the new spec.resources.requests.storage (the StorageClass must allow volume expansion), and leave spec.storage.size as it is"
 	Size resource.Quantity `json:"size"`
 	// MountPath in the app container.
 	// +kubebuilder:validation:MinLength=1
