@@ -50,7 +50,7 @@ var controllerObject = obj{
 // /status when it differs from the live one.
 type metacontroller struct {
 	kube *kube
-	hook *stackdomeServer
+	hook hookServer
 }
 
 // syncResult is one sync as seen from outside: what the hook answered and
