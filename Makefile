@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
-.PHONY: build run test vet fmt-check generate bench bench-pages browser-test e2e tools clean
+.PHONY: build run test vet fmt-check mod-check generate bench bench-pages browser-test e2e tools clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/stackdome .
@@ -14,7 +14,7 @@ run:
 	$(GO) run . serve
 
 ## test: everything CI gates on, except the browser and control-plane suites.
-test: vet fmt-check tools
+test: vet fmt-check mod-check tools
 	$(GO) test -race -count=1 $(PKGS)
 
 vet:
@@ -23,6 +23,18 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^e2e/tools/')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+## mod-check: go.mod and go.sum are exactly what `go mod tidy` makes of them,
+## for the main module and tools/ (make e2e checks e2e/tools/ the same way:
+## tidying it needs the whole Kubernetes module graph, which only e2e needs).
+## An untidy module fails with the diff; `cd <module> && go mod tidy` fixes it.
+MOD_CHECK ?= . tools
+mod-check:
+	@fail=0; for m in $(MOD_CHECK); do \
+		if ! out=$$(cd $$m && $(GO) mod tidy -diff 2>&1); then \
+			echo "mod-check: $$m/go.mod or go.sum is not tidy (cd $$m && go mod tidy):"; echo "$$out"; fail=1; \
+		fi; \
+	done; exit $$fail
 
 tools: $(BIN)/controller-gen $(BIN)/helm
 
@@ -56,6 +68,7 @@ browser-test:
 	$(GO) test -tags browser -count=1 -run TestBrowser -v ./errorpages/
 
 e2e: tools
+	@$(MAKE) --no-print-directory mod-check MOD_CHECK=e2e/tools
 	$(GO) test -tags e2e -count=1 -timeout 60m -v ./e2e/
 
 clean:
