@@ -698,6 +698,7 @@ func TestCompositeController(t *testing.T) {
 				{"apps/v1", "statefulsets"},
 				{"traefik.io/v1alpha1", "middlewares"},
 				{"traefik.io/v1alpha1", "ingressroutes"},
+				{"autoscaling/v2", "horizontalpodautoscalers"},
 			} {
 				child := ccChild{APIVersion: c.apiVersion, Resource: c.resource}
 				child.UpdateStrategy.Method = "InPlace"

@@ -19,6 +19,7 @@ var childKinds = []struct{ apiVersion, kind string }{
 	{"apps/v1", "StatefulSet"},
 	{"traefik.io/v1alpha1", "Middleware"},
 	{"traefik.io/v1alpha1", "IngressRoute"},
+	{"autoscaling/v2", "HorizontalPodAutoscaler"},
 }
 
 // controllerObject is the CompositeController as Metacontroller puts it in
@@ -34,6 +35,7 @@ var controllerObject = obj{
 			obj{"apiVersion": "apps/v1", "resource": "statefulsets", "updateStrategy": obj{"method": "InPlace"}},
 			obj{"apiVersion": "traefik.io/v1alpha1", "resource": "middlewares", "updateStrategy": obj{"method": "InPlace"}},
 			obj{"apiVersion": "traefik.io/v1alpha1", "resource": "ingressroutes", "updateStrategy": obj{"method": "InPlace"}},
+			obj{"apiVersion": "autoscaling/v2", "resource": "horizontalpodautoscalers", "updateStrategy": obj{"method": "InPlace"}},
 		},
 		"hooks": obj{
 			"sync":      obj{"version": "v1", "webhook": obj{"url": "http://127.0.0.1/sync"}},

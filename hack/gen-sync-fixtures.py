@@ -24,7 +24,8 @@ NOW = "2026-11-29T12:00:00Z"
 EARLIER = "2026-11-29T11:40:00Z"  # 20 minutes before NOW: past every grace
 LA = "metacontroller.k8s.io/last-applied-configuration"
 GROUPS = ["Service.v1", "Deployment.apps/v1", "StatefulSet.apps/v1",
-          "Middleware.traefik.io/v1alpha1", "IngressRoute.traefik.io/v1alpha1"]
+          "Middleware.traefik.io/v1alpha1", "IngressRoute.traefik.io/v1alpha1",
+          "HorizontalPodAutoscaler.autoscaling/v2"]
 
 CONTROLLER = {
     "kind": "CompositeController", "apiVersion": "metacontroller.k8s.io/v1alpha1",
@@ -36,7 +37,8 @@ CONTROLLER = {
         "childResources": [
             {"apiVersion": av, "resource": r, "updateStrategy": {"method": "InPlace", "statusChecks": {}}}
             for av, r in [("v1", "services"), ("apps/v1", "deployments"), ("apps/v1", "statefulsets"),
-                          ("traefik.io/v1alpha1", "middlewares"), ("traefik.io/v1alpha1", "ingressroutes")]],
+                          ("traefik.io/v1alpha1", "middlewares"), ("traefik.io/v1alpha1", "ingressroutes"),
+                          ("autoscaling/v2", "horizontalpodautoscalers")]],
         "hooks": {
             "sync": {"version": "v1", "webhook": {"timeout": "5s", "service": {"name": "stackdome", "namespace": "stackdome", "port": 8080, "protocol": "http"}, "path": "/sync"}},
             "customize": {"version": "v1", "webhook": {"timeout": "5s", "service": {"name": "stackdome", "namespace": "stackdome", "port": 8080, "protocol": "http"}, "path": "/customize"}},
@@ -543,6 +545,52 @@ def main():
                                  [("True", "Serving"), ("True", "Serving"), ("False", "Serving"), ("False", "Serving")], "orders-db serves: port 3306 (mysql) open",
                                  ports=[("mysql", 3306, "Open")], portcheck={"revision": "orders-db-6d7c8b9f5", "checkedAt": "2026-11-29T11:41:02.250000Z"})
     cases["storage-not-applied"] = converge(request(p2, objs, [zpod]))
+
+    # 24. a private image with its own identity: imagePullSecrets, serviceAccountName.
+    p, _ = new("billing-worker", "finance", {"type": "Service", "image": "registry.acme.internal/finance/billing-worker:7.1",
+                                              "imagePullSecrets": [{"name": "acme-registry"}], "serviceAccountName": "billing-worker"})
+    cases["private-image"] = converge(request(p))
+
+    # 25. security relaxed field by field: a fixed uid and group, NET_BIND_SERVICE for port 80; the rest stays restricted.
+    p, _ = new("edge", "www", {"type": "Service", "image": "ghcr.io/acme/edge:1.0", "ports": [{"name": "http", "port": 80}],
+                                "podSecurityContext": {"runAsUser": 10001, "runAsGroup": 10001, "fsGroup": 10001},
+                                "securityContext": {"capabilities": {"drop": ["ALL"], "add": ["NET_BIND_SERVICE"]}, "readOnlyRootFilesystem": True}})
+    cases["security-relaxed"] = converge(request(p))
+
+    # 26. configuration: every key of a ConfigMap and a Secret in the environment, and files mounted read-only.
+    p, _ = new("notes", "apps", {"type": "Service", "image": "ghcr.io/acme/notes:2.4", "ports": [{"name": "http", "port": 8080}],
+                                  "envFrom": [{"configMapRef": {"name": "notes-config"}}, {"secretRef": {"name": "notes-secrets"}, "prefix": "SECRET_"}],
+                                  "files": [{"name": "config", "mountPath": "/etc/notes", "configMap": {"name": "notes-files"}},
+                                            {"name": "tls", "mountPath": "/etc/notes/tls", "secret": {"secretName": "notes-tls", "items": [{"key": "tls.crt", "path": "cert.pem"}]}}]})
+    cases["config-files"] = converge(request(p))
+
+    # 27. placement: a node pool, its taint, zone spread, anti-affinity, and pod annotations and labels.
+    p, _ = new("search-index", "shop", {"type": "Service", "image": "ghcr.io/acme/search-index:5.0", "replicas": 3, "ports": [{"name": "http", "port": 9200}],
+                                         "nodeSelector": {"acme.io/pool": "memory"},
+                                         "tolerations": [{"key": "acme.io/dedicated", "operator": "Equal", "value": "search", "effect": "NoSchedule"}],
+                                         "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway"}],
+                                         "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "podAffinityTerm": {
+                                             "topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app.kubernetes.io/instance": "search-index"}}}}]}},
+                                         "podAnnotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "9200"},
+                                         "podLabels": {"team": "search", "tier": "backend"}})
+    cases["placement"] = converge(request(p))
+
+    # 28. autoscaling: the HorizontalPodAutoscaler scaled the Deployment to 3; the answer carries no replicas and
+    # the gate judges the live count: 3 of 3 ready is Available.
+    spec = {"type": "Service", "image": "ghcr.io/acme/catalog:9.2", "ports": [{"name": "http", "port": 8080}],
+            "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}}, "autoscaling": {"minReplicas": 2, "maxReplicas": 10, "targetCPUUtilizationPercentage": 70}}
+    p, k = new("catalog", "shop", spec)
+    d = desired_of(request(p))
+    dep = d["Deployment/catalog"]
+    objs = observe_all(p, d, k, dep_status(3, 3, 3, 3))
+    for o in objs:
+        if o["kind"] == "Deployment":
+            o["spec"]["replicas"] = 3
+        if o["kind"] == "HorizontalPodAutoscaler":
+            o["status"] = {"currentReplicas": 3, "desiredReplicas": 3, "currentMetrics": [{"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": 74, "averageValue": "185m"}}}]}
+    pods = [pod("catalog-%s-%s" % (template_hash(dep["spec"]["template"]["metadata"]["annotations"]["stackdome.io/revision"]), sfx), p, dep, "127.0.0.%d" % (241 + i), n=k + i)
+            for i, sfx in enumerate(["aaaaa", "bbbbb", "ccccc"])]
+    cases["autoscaling"] = converge(request(p, objs, pods))
 
     for case, req in cases.items():
         write(case, req)

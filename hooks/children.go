@@ -43,6 +43,7 @@ var ChildResources = []ChildResource{
 	{APIVersion: "apps/v1", Resource: "statefulsets", Kind: "StatefulSet"},
 	{APIVersion: "traefik.io/v1alpha1", Resource: "middlewares", Kind: "Middleware"},
 	{APIVersion: "traefik.io/v1alpha1", Resource: "ingressroutes", Kind: "IngressRoute"},
+	{APIVersion: "autoscaling/v2", Resource: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler"},
 }
 
 // selector is the label set that picks the app's pods: the workload's
@@ -78,12 +79,12 @@ func buildChildren(cfg Config, name string, spec schema.Spec, cl claims) (desire
 	if cl.kept != nil {
 		mount = cl.mount
 	}
-	tmpl := podTemplate(name, spec, mount)
+	tmpl := podTemplate(cfg, name, spec, mount)
 	rev, err := revision(tmpl)
 	if err != nil {
 		return desired{}, err
 	}
-	tmpl.Annotations = map[string]string{AnnotationRevision: rev}
+	tmpl.Annotations = withRevision(tmpl.Annotations, rev)
 
 	var typed []any
 	if len(spec.Ports) > 0 {
@@ -93,6 +94,9 @@ func buildChildren(cfg Config, name string, spec schema.Spec, cl claims) (desire
 		typed = append(typed, service(headlessName(name), name, spec, true), statefulSet(name, spec, tmpl))
 	} else {
 		typed = append(typed, deployment(name, spec, tmpl))
+	}
+	if spec.Autoscaling != nil {
+		typed = append(typed, autoscaler(name, spec))
 	}
 	out := desired{revision: rev}
 	for _, t := range typed {
@@ -127,42 +131,6 @@ func revision(tmpl corev1.PodTemplateSpec) (string, error) {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:5]), nil
-}
-
-// podTemplate is the pod of a spec, without its revision annotation; mount
-// says whether the data volume of spec.storage is mounted.
-func podTemplate(name string, spec schema.Spec, mount bool) corev1.PodTemplateSpec {
-	c := corev1.Container{
-		Name:    containerName,
-		Image:   spec.Image,
-		Command: spec.Command,
-		Args:    spec.Args,
-		Env:     spec.Env,
-	}
-	if spec.Resources != nil {
-		c.Resources = *spec.Resources
-	}
-	for _, p := range spec.Ports {
-		c.Ports = append(c.Ports, corev1.ContainerPort{Name: p.Name, ContainerPort: p.Port, Protocol: corev1.ProtocolTCP})
-	}
-	if hc := spec.HealthChecks; hc != nil {
-		c.ReadinessProbe, c.LivenessProbe, c.StartupProbe = hc.Readiness, hc.Liveness, hc.Startup
-	}
-	// An explicit readiness probe always wins. Otherwise a TCP probe on the
-	// primary port with the kubelet's default timing; never a synthesized
-	// liveness or startup probe, which would restart-loop a slow starter.
-	if primary, ok := spec.PrimaryPort(); ok && c.ReadinessProbe == nil {
-		c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
-			TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(primary.Port)},
-		}}
-	}
-	if mount {
-		c.VolumeMounts = []corev1.VolumeMount{{Name: dataVolume, MountPath: spec.Storage.MountPath}}
-	}
-	return corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: labels(name)},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{c}},
-	}
 }
 
 func objectMeta(name, instance string) metav1.ObjectMeta {

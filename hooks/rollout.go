@@ -98,7 +98,7 @@ func notReady(f *facts, pr probe, since metav1.Time) row {
 // progressing is the row "workload missing / rolling out": what the
 // workload is waiting for.
 func progressing(f *facts, pr probe) row {
-	return f.base(pr, verdict{reason: ReasonProgressing, message: rollout(f.workload, f.name, f.rev, *f.spec.Replicas)})
+	return f.base(pr, verdict{reason: ReasonProgressing, message: rollout(f.workload, f.name, f.rev, f.replicas())})
 }
 
 // rollout says what the workload is waiting for.

@@ -160,7 +160,7 @@ func (f *facts) walk() row {
 	}
 	var r row
 	switch w := f.workload; {
-	case *f.spec.Replicas == 0 && w != nil && w.Status.Replicas == 0:
+	case f.replicas() == 0 && w != nil && w.Status.Replicas == 0:
 		r = scaledToZero(f)
 	case serving:
 		r = f.servingGate()
@@ -265,10 +265,26 @@ func ofRevision(pods []*pod, w *workload, wrev string) []*pod {
 	return out
 }
 
+// replicas is how many pods the workload should run: the spec's, or under
+// autoscaling the workload's own count, which the autoscaler sets (its
+// minimum until the workload says).
+func (f *facts) replicas() int32 {
+	if f.spec.Replicas != nil {
+		return *f.spec.Replicas
+	}
+	if w := f.workload; w != nil && w.Spec.Replicas != nil {
+		return *w.Spec.Replicas
+	}
+	if a := f.spec.Autoscaling; a != nil && a.MinReplicas != nil {
+		return *a.MinReplicas
+	}
+	return schema.DefaultReplicas
+}
+
 // serving reports whether the workload runs the current revision with every
 // replica updated, ready and available.
 func (f *facts) serving() bool {
-	w, replicas := f.workload, *f.spec.Replicas
+	w, replicas := f.workload, f.replicas()
 	if w == nil || replicas == 0 || w.Spec.Template.Metadata.Annotations[AnnotationRevision] != f.rev {
 		return false
 	}
