@@ -197,6 +197,7 @@ func badInputs(tb testing.TB) map[string]badInput {
 		"negative replicas":        in(minimal(`{"type":"Service","image":"i","replicas":-1}`)+`}`, 200, "spec.replicas -1 must not be negative"),
 		"replicas overflow":        in(minimal(`{"type":"Service","image":"i","replicas":4294967296}`)+`}`, 200, "field replicas: cannot use a JSON number 4294967296 as int32"),
 		"spec wrong type":          in(minimal(`"Service"`)+`}`, 200, "cannot use a JSON string as schema.Spec"),
+		"name not a DNS label":     in(`{"parent":{"kind":"StackResource","metadata":{"name":"my.app"},"spec":`+valid+`}}`, 200, `invalid name \"my.app\"`),
 		"spec missing":             in(`{"parent":{"kind":"StackResource","metadata":{"name":"t"}}}`, 200, "spec is missing"),
 		"bad quantity":             in(minimal(`{"type":"StatefulService","image":"i","storage":{"size":"lots","mountPath":"/d"}}`)+`}`, 200, "quantities must match"),
 		"every spec rule broken":   in(minimal(`{"type":"Job","image":" ","ports":[{"name":"HTTP_1","port":0,"public":true},{"name":"HTTP_1","port":0}],"host":"-x-","storage":{"size":"0","mountPath":"d"}}`)+`}`, 200, "spec.image is required"),

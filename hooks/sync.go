@@ -123,11 +123,15 @@ func typeError(err error) string {
 }
 
 // validSpec returns the parent's spec with its defaults, or why it is invalid:
-// of the wrong shape, or refused by schema.Validate.
+// of the wrong shape, refused by schema.Validate, or under a name its
+// children cannot take.
 func validSpec(p *parent) (schema.Spec, error) {
 	spec := schema.Default(p.Spec)
 	if p.SpecErr != nil {
 		return spec, p.SpecErr
+	}
+	if err := schema.ValidateName(p.Metadata.Name); err != nil {
+		return spec, err
 	}
 	return spec, schema.Validate(spec)
 }
