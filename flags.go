@@ -42,6 +42,7 @@ type httpLimits struct {
 type rawFlags struct {
 	entryPoints, dialAllow, logLevel, now string
 	errorServicePort                      int
+	podSecurityDefaults                   bool
 }
 
 // parseFlags reads flags, then STACKDOME_* variables for the flags not given,
@@ -115,7 +116,11 @@ func defineHookFlags(fs *flag.FlagSet, c *config, raw *rawFlags, defaults hooks.
 	fs.StringVar(&raw.entryPoints, "entry-points", strings.Join(defaults.EntryPoints, ","), "Traefik entry points of every IngressRoute, comma separated")
 	fs.StringVar(&c.hooks.ErrorService.Name, "error-service-name", defaults.ErrorService.Name, "the error-page Service each errors Middleware points at; empty: none is installed, so no errors Middleware is made")
 	fs.StringVar(&c.hooks.ErrorService.Namespace, "error-service-namespace", defaults.ErrorService.Namespace, "namespace of the error-page Service")
+	fs.BoolVar(&c.hooks.ErrorService.CrossNamespace, "error-service-cross-namespace", false, "point each errors Middleware straight at the error-page Service in its own namespace (needs Traefik's allowCrossNamespace=true); default: a Service and EndpointSlice in each app's namespace holding the error-page Service's ClusterIP")
 	fs.IntVar(&raw.errorServicePort, "error-service-port", int(defaults.ErrorService.Port), "port of the error-page Service")
+	fs.BoolVar(&raw.podSecurityDefaults, "pod-security-defaults", !defaults.NoPodSecurityDefaults, "give every pod the Pod Security restricted security context (runAsNonRoot, RuntimeDefault seccomp, no privilege escalation, all capabilities dropped) wherever its spec sets no field of its own")
+	fs.StringVar(&c.hooks.DefaultCertResolver, "tls-cert-resolver", defaults.DefaultCertResolver, "Traefik certificate resolver of a StackResource whose tls names neither a Secret nor a resolver; empty: the entry point's default certificate")
+	fs.StringVar(&c.hooks.HTTPEntryPoint, "http-entry-point", defaults.HTTPEntryPoint, "plain-HTTP Traefik entry point on which requests to a TLS route's host are redirected to HTTPS")
 }
 
 // defineVerifierFlags: the port verifier's pool, timing and allow list.

@@ -35,6 +35,7 @@ func defaultConfig() config {
 			EntryPoints:    []string{"websecure"},
 			ErrorService:   hooks.ErrorService{Name: "stackdome-error-pages", Namespace: "stackdome", Port: 8082},
 			PortCheckGrace: 3 * time.Minute, VerdictRequeue: 10 * time.Second, BootGrace: 5 * time.Minute,
+			HTTPEntryPoint: "web",
 		},
 		portRecheck: 5 * time.Minute, dialTimeout: 2 * time.Second, verdictTTL: time.Hour,
 		dialWorkers: 32, dialQueue: 1024,
@@ -76,6 +77,13 @@ func TestParseFlags(t *testing.T) {
 			c.hooks.ErrorService.Name = ""
 			c.hooks.NoErrorService = true
 		}},
+		"pods and routes": {cmd: "serve", args: []string{"--pod-security-defaults=false", "--tls-cert-resolver", "letsencrypt", "--http-entry-point", "http", "--error-service-cross-namespace"},
+			want: func(c *config) {
+				c.hooks.NoPodSecurityDefaults = true
+				c.hooks.DefaultCertResolver = "letsencrypt"
+				c.hooks.HTTPEntryPoint = "http"
+				c.hooks.ErrorService.CrossNamespace = true
+			}},
 		"environment": {cmd: "serve", env: map[string]string{"STACKDOME_BOOT_GRACE": "1m", "STACKDOME_DIAL_ALLOW": "127.0.0.0/8", "STACKDOME_ERROR_SERVICE_NAME": ""},
 			want: func(c *config) {
 				c.hooks.BootGrace = time.Minute

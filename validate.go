@@ -30,6 +30,10 @@ func validate(c *config, raw rawFlags) error {
 		return fmt.Errorf("--error-service-port %d: must be between 1 and 65535", raw.errorServicePort)
 	}
 	c.hooks.ErrorService.Port = int32(raw.errorServicePort)
+	c.hooks.NoPodSecurityDefaults = !raw.podSecurityDefaults
+	if strings.TrimSpace(c.hooks.HTTPEntryPoint) == "" {
+		return errors.New("--http-entry-point: an entry point is required")
+	}
 	// An empty name: the chart installs no error-page Service
 	// (errorPages.enabled=false).
 	c.hooks.NoErrorService = c.hooks.ErrorService.Name == ""

@@ -699,6 +699,7 @@ func TestCompositeController(t *testing.T) {
 				{"traefik.io/v1alpha1", "middlewares"},
 				{"traefik.io/v1alpha1", "ingressroutes"},
 				{"autoscaling/v2", "horizontalpodautoscalers"},
+				{"discovery.k8s.io/v1", "endpointslices"},
 			} {
 				child := ccChild{APIVersion: c.apiVersion, Resource: c.resource}
 				child.UpdateStrategy.Method = "InPlace"
@@ -715,7 +716,10 @@ func TestCompositeController(t *testing.T) {
 				return h
 			}
 			want.Spec.Hooks.Sync = hook("/sync")
+			// v2: the customize hook relates the error-page Service of the
+			// release namespace (reference/metacontroller.md §16).
 			want.Spec.Hooks.Customize = hook("/customize")
+			want.Spec.Hooks.Customize.Version = "v2"
 			if cc.Metadata.Name != tc.wantName || cc.Metadata.Namespace != "" {
 				t.Errorf("CompositeController %q in namespace %q, want cluster-scoped %q", cc.Metadata.Name, cc.Metadata.Namespace, tc.wantName)
 			}
@@ -902,11 +906,15 @@ func TestNotes(t *testing.T) {
 			want: []string{
 				"kubectl get sr -A",
 				"kubectl get compositecontroller stackdome-stackdome",
-				"providers.kubernetesCRD.allowCrossNamespace=true",
+				"Traefik's default provider flags",
 				"stackdome-error-pages.stackdome:8082",
 				"inside 10.244.0.0/16",
 			},
-			notWant: []string{"allowEmptyServices", "WARNING"},
+			notWant: []string{"allowEmptyServices", "WARNING", "allowCrossNamespace"},
+		},
+		"cross-namespace opt-in": {
+			in:   install{set: []string{"errorPages.crossNamespace=true"}},
+			want: []string{"providers.kubernetesCRD.allowCrossNamespace=true", "stackdome-error-pages.stackdome:8082"},
 		},
 		"entry-point middleware": {
 			in: renderCases["entry-point middleware"],
@@ -942,6 +950,30 @@ func TestNotes(t *testing.T) {
 				if strings.Contains(got, w) {
 					t.Errorf("NOTES contain %q:\n%s", w, got)
 				}
+			}
+		})
+	}
+}
+
+// TestCrossNamespaceIsOptIn: by default stackdome wires each app's errors
+// Middleware to a Service of the app's own namespace (Traefik's default
+// allowCrossNamespace=false); errorPages.crossNamespace=true passes
+// --error-service-cross-namespace, and errorPages.enabled=false wins over it.
+func TestCrossNamespaceIsOptIn(t *testing.T) {
+	for name, tc := range map[string]struct {
+		set  []string
+		want bool
+	}{
+		"default":               {want: false},
+		"opt-in":                {set: []string{"errorPages.crossNamespace=true"}, want: true},
+		"opt-in, pages off":     {set: []string{"errorPages.crossNamespace=true", "errorPages.enabled=false"}, want: false},
+		"explicitly same space": {set: []string{"errorPages.crossNamespace=false"}, want: false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dep := find[*appsv1.Deployment](t, decode(t, render(t, install{set: tc.set})), "Deployment")
+			got := slices.Contains(dep.Spec.Template.Spec.Containers[0].Args, "--error-service-cross-namespace")
+			if got != tc.want {
+				t.Errorf("--error-service-cross-namespace passed: %v, want %v (args %v)", got, tc.want, dep.Spec.Template.Spec.Containers[0].Args)
 			}
 		})
 	}

@@ -18,10 +18,13 @@ import (
 // kube-controller-manager, with no kubelet and no scheduler. Pods are created
 // by the controllers and stay Pending until a test patches their status.
 type cluster struct {
-	dir        string
-	kube       *kube
-	kubeconfig string // admin kubeconfig (helm, kube-controller-manager)
-	procs      []*proc
+	dir          string
+	kube         *kube
+	kubeconfig   string // admin kubeconfig (helm, kube-controller-manager)
+	caFile       string // the CA of the API server's serving certificate
+	token        string // the admin's bearer token
+	serviceRange string // --service-cluster-ip-range
+	procs        []*proc
 }
 
 const (
@@ -30,9 +33,10 @@ const (
 )
 
 // startCluster starts the control plane from the binaries in binDir, with all
-// state under dir. On error everything started so far is stopped.
-func startCluster(ctx context.Context, binDir, dir string) (*cluster, error) {
-	c := &cluster{dir: dir}
+// state under dir and ClusterIPs from serviceRange. On error everything
+// started so far is stopped.
+func startCluster(ctx context.Context, binDir, dir, serviceRange string) (*cluster, error) {
+	c := &cluster{dir: dir, serviceRange: serviceRange}
 	if err := c.start(ctx, binDir); err != nil {
 		c.stop()
 		return nil, err
@@ -54,6 +58,7 @@ func (c *cluster) start(ctx context.Context, binDir string) error {
 	if err != nil {
 		return err
 	}
+	c.caFile, c.token = p.caFile, token
 	// token,user,uid,"group1,group2": the admin is in system:masters, which
 	// RBAC's bootstrap policy binds to cluster-admin.
 	tokenFile := filepath.Join(dir, "tokens.csv")
@@ -103,7 +108,7 @@ func (c *cluster) start(ctx context.Context, binDir string) error {
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file="+p.saPubFile,
 		"--service-account-signing-key-file="+p.saKeyFile,
-		"--service-cluster-ip-range=10.0.0.0/24",
+		"--service-cluster-ip-range="+c.serviceRange,
 		"--allow-privileged=false",
 		"--profiling=false",
 		"--v=1",
@@ -140,11 +145,13 @@ func (c *cluster) start(ctx context.Context, binDir string) error {
 		"--bind-address=127.0.0.1",
 		"--secure-port=0", // serve nothing: readiness is seen through the API instead
 		"--leader-elect=false",
-		"--controllers=*",
+		// No kubelet reports for the test node (node_test.go): the node
+		// lifecycle controller would mark its pods not ready, then evict them.
+		"--controllers=*,-node-lifecycle-controller",
 		"--service-account-private-key-file="+p.saKeyFile,
 		"--root-ca-file="+p.caFile,
 		"--use-service-account-credentials=false",
-		"--service-cluster-ip-range=10.0.0.0/24",
+		"--service-cluster-ip-range="+c.serviceRange,
 		"--cluster-name=stackdome-e2e",
 		"--concurrent-deployment-syncs=5",
 		"--concurrent-statefulset-syncs=5",

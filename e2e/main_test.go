@@ -34,6 +34,11 @@ var suite struct {
 	binDir  string // cached control-plane binaries
 	tmp     string // per-run scratch, removed at exit
 	cluster *cluster
+	// host is the test host in a network namespace (testhost_test.go), or
+	// nil with hostErr saying why it could not be made: the tests that need
+	// it fail with that error, the others run.
+	host    *testHost
+	hostErr error
 }
 
 func TestMain(m *testing.M) {
@@ -76,6 +81,13 @@ func runMain(m *testing.M) (code int) {
 	}
 	fmt.Fprintf(os.Stderr, "e2e: control-plane binaries ready in %s (%s)\n", time.Since(start).Round(time.Second), suite.binDir)
 
+	start = time.Now()
+	if traefikBuild.dir, traefikBuild.err = buildTraefik(root); traefikBuild.err == nil {
+		fmt.Fprintf(os.Stderr, "e2e: Traefik binary ready in %s (%s)\n", time.Since(start).Round(time.Second), traefikBuild.dir)
+	} else {
+		fmt.Fprintf(os.Stderr, "e2e: no Traefik, the tests that need it will fail: %v\n", traefikBuild.err)
+	}
+
 	removeStaleScratch()
 	suite.tmp, err = os.MkdirTemp("", "stackdome-e2e-")
 	if err != nil {
@@ -93,9 +105,20 @@ func runMain(m *testing.M) (code int) {
 		os.RemoveAll(suite.tmp)
 	})
 
+	// The test host comes first: the cluster's Service range is a part of
+	// its /24, so a ClusterIP can be made to answer there.
+	serviceRange := "10.0.0.0/24" // nothing on this machine has it; never dialed
+	if suite.host, suite.hostErr = newTestHost(); suite.hostErr == nil {
+		cl.add(suite.host.close)
+		serviceRange = suite.host.serviceRange().String()
+		fmt.Fprintf(os.Stderr, "e2e: test host %s in a network namespace (root side %s), Service range %s\n", suite.host.guestIP, suite.host.hostIP, serviceRange)
+	} else {
+		fmt.Fprintf(os.Stderr, "e2e: no test host, the tests that need one will fail: %v\n", suite.hostErr)
+	}
+
 	ctx := context.Background()
 	start = time.Now()
-	c, err := startCluster(ctx, suite.binDir, filepath.Join(suite.tmp, "cluster"))
+	c, err := startCluster(ctx, suite.binDir, filepath.Join(suite.tmp, "cluster"), serviceRange)
 	if err != nil {
 		return fail(fmt.Errorf("starting control plane: %w", err))
 	}

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net/url"
 	"reflect"
-	"sort"
-	"strings"
 )
 
 // childKinds are the CompositeController's childResources as the chart
@@ -20,10 +18,12 @@ var childKinds = []struct{ apiVersion, kind string }{
 	{"traefik.io/v1alpha1", "Middleware"},
 	{"traefik.io/v1alpha1", "IngressRoute"},
 	{"autoscaling/v2", "HorizontalPodAutoscaler"},
+	{"discovery.k8s.io/v1", "EndpointSlice"},
 }
 
 // controllerObject is the CompositeController as Metacontroller puts it in
-// every request (hook version v1, generateSelector).
+// every request, as the chart declares it: generateSelector, sync at hook
+// version v1, customize at v2 (related objects of another namespace).
 var controllerObject = obj{
 	"metadata": obj{"name": "stackdome-e2e"},
 	"spec": obj{
@@ -36,23 +36,32 @@ var controllerObject = obj{
 			obj{"apiVersion": "traefik.io/v1alpha1", "resource": "middlewares", "updateStrategy": obj{"method": "InPlace"}},
 			obj{"apiVersion": "traefik.io/v1alpha1", "resource": "ingressroutes", "updateStrategy": obj{"method": "InPlace"}},
 			obj{"apiVersion": "autoscaling/v2", "resource": "horizontalpodautoscalers", "updateStrategy": obj{"method": "InPlace"}},
+			obj{"apiVersion": "discovery.k8s.io/v1", "resource": "endpointslices", "updateStrategy": obj{"method": "InPlace"}},
 		},
 		"hooks": obj{
 			"sync":      obj{"version": "v1", "webhook": obj{"url": "http://127.0.0.1/sync"}},
-			"customize": obj{"version": "v1", "webhook": obj{"url": "http://127.0.0.1/customize"}},
+			"customize": obj{"version": "v2", "webhook": obj{"url": "http://127.0.0.1/customize"}},
 		},
 	},
 }
 
 // metacontroller does, for one parent, what Metacontroller v4.17.2 does in one
 // sync (reference/metacontroller.md §4): ask customize for related rules,
-// gather owned children and related pods from the live cluster into the
-// request shape it sends, call sync, delete observed children not desired,
+// gather owned children and the related objects those rules select from the
+// live cluster into the request shape it sends (relatedObjects), call sync, delete observed children not desired,
 // apply the desired ones with server-side apply, and write the status through
 // /status when it differs from the live one.
+//
+// Metacontroller deletes first, then applies the desired children group by
+// group in map order — no order a hook may count on. The emulation applies
+// them in the reverse of the answer's order, so a reference (the
+// IngressRoute, last in stackdome's answers) reaches the API server before
+// what it refers to; afterWrite, when set, is called after every single
+// delete and apply, to prove that no state in between breaks an invariant.
 type metacontroller struct {
-	kube *kube
-	hook hookServer
+	kube       *kube
+	hook       hookServer
+	afterWrite func(ctx context.Context) error
 }
 
 // syncResult is one sync as seen from outside: what the hook answered and
@@ -61,6 +70,9 @@ type syncResult struct {
 	response      obj
 	statusWritten bool
 	childWrites   []string // kind/name of children whose resourceVersion changed
+	created       []string // kind/name of children created
+	deleted       []string // kind/name of children deleted
+	broken        []string // afterWrite's complaints, after which write
 	// notAsSent names children the server stored differently from what the
 	// hook returned: with the default dynamic-apply, an update every sync.
 	notAsSent []string
@@ -75,45 +87,27 @@ func (m *metacontroller) sync(ctx context.Context, ns, name string) (*syncResult
 	uid, _ := dig(parent, "metadata", "uid").(string)
 
 	var custom struct {
-		RelatedResources []struct {
-			APIVersion    string   `json:"apiVersion"`
-			Resource      string   `json:"resource"`
-			Namespace     string   `json:"namespace"`
-			Names         []string `json:"names"`
-			LabelSelector *struct {
-				MatchLabels map[string]string `json:"matchLabels"`
-			} `json:"labelSelector"`
-			NamespaceSelector any `json:"namespaceSelector"`
-		} `json:"relatedResources"`
+		RelatedResources []relatedRule `json:"relatedResources"`
 	}
 	if err := m.hook.post(ctx, "/customize", obj{"controller": controllerObject, "parent": parent}, &custom); err != nil {
 		return nil, fmt.Errorf("customize: %w", err)
 	}
 	related := obj{}
 	for _, r := range custom.RelatedResources {
-		if r.APIVersion != "v1" || r.Resource != "pods" || r.NamespaceSelector != nil || len(r.Names) > 0 {
-			return nil, fmt.Errorf("customize rule %+v: this harness relates pods by label only", r)
-		}
-		if r.Namespace != "" && r.Namespace != ns {
-			return nil, fmt.Errorf("customize rule asks for namespace %q: hook v1 allows only the parent's", r.Namespace)
-		}
-		if r.LabelSelector == nil || len(r.LabelSelector.MatchLabels) == 0 {
-			return nil, fmt.Errorf("customize rule %+v selects every pod in the cluster", r)
-		}
-		var sel []string
-		for k, v := range r.LabelSelector.MatchLabels {
-			sel = append(sel, k+"="+v)
-		}
-		sort.Strings(sel)
-		pods, err := listItems(ctx, "/api/v1/namespaces/"+ns+"/pods", strings.Join(sel, ","))
+		kind, group, err := m.relatedGroup(ctx, r)
 		if err != nil {
 			return nil, err
 		}
-		group := obj{}
-		for _, p := range pods {
-			group[dig(p, "metadata", "name").(string)] = p
+		objs, err := m.relatedObjects(ctx, ns, kind, r)
+		if err != nil {
+			return nil, err
 		}
-		related["Pod.v1"] = group
+		if related[group] == nil {
+			related[group] = obj{}
+		}
+		for _, o := range objs {
+			related[group].(obj)[objectKey(hookVersion("sync"), o)] = o
+		}
 	}
 
 	children := obj{}
@@ -132,6 +126,8 @@ func (m *metacontroller) sync(ctx context.Context, ns, name string) (*syncResult
 			if !ownedBy(it, uid) {
 				continue
 			}
+			// Items of a built-in list carry no apiVersion and kind.
+			it["apiVersion"], it["kind"] = ck.apiVersion, ck.kind
 			n := dig(it, "metadata", "name").(string)
 			group[n] = it
 			observed[ck.kind+"/"+n] = it
@@ -167,9 +163,11 @@ func (m *metacontroller) sync(ctx context.Context, ns, name string) (*syncResult
 		if err := m.kube.do(ctx, "DELETE", p+"?"+q.Encode(), "", nil, nil); err != nil && !isCode(err, 404) {
 			return nil, fmt.Errorf("deleting %s: %w", key, err)
 		}
+		res.deleted = append(res.deleted, key)
+		m.check(ctx, res, "deleting "+key)
 	}
-	for _, d := range desired {
-		d, _ := d.(map[string]any)
+	for i := len(desired) - 1; i >= 0; i-- {
+		d, _ := desired[i].(map[string]any)
 		sent := asMetacontrollerApplies(d, ns, parent)
 		p, err := m.kube.objectPath(ctx, sent, ns)
 		if err != nil {
@@ -183,9 +181,12 @@ func (m *metacontroller) sync(ctx context.Context, ns, name string) (*syncResult
 		if path, why := firstLoop("", sent, applied); path != "" {
 			res.notAsSent = append(res.notAsSent, fmt.Sprintf("%s: %s: %s", key, path, why))
 		}
-		if before, ok := observed[key]; ok && changedByApply(before, applied) {
+		if before, ok := observed[key]; !ok {
+			res.created = append(res.created, key)
+		} else if changedByApply(before, applied) {
 			res.childWrites = append(res.childWrites, key)
 		}
+		m.check(ctx, res, "applying "+key)
 	}
 
 	status, ok := resp["status"].(map[string]any)
@@ -206,6 +207,22 @@ func (m *metacontroller) sync(ctx context.Context, ns, name string) (*syncResult
 		res.statusWritten = true
 	}
 	return res, nil
+}
+
+// check runs afterWrite, if any, and records what it found.
+func (m *metacontroller) check(ctx context.Context, res *syncResult, after string) {
+	if m.afterWrite == nil {
+		return
+	}
+	if err := m.afterWrite(ctx); err != nil {
+		res.broken = append(res.broken, after+": "+err.Error())
+	}
+}
+
+// settled reports an answer that changed no child: Metacontroller, watching
+// its children, syncs again after each change until one does.
+func (r *syncResult) settled() bool {
+	return len(r.childWrites) == 0 && len(r.created) == 0 && len(r.deleted) == 0
 }
 
 // changedByApply reports whether an apply changed what we own. Workloads'

@@ -29,12 +29,18 @@ type proc struct {
 
 // startProc runs bin with args, logging to <dir>/<name>.log.
 func startProc(dir, name, bin string, args ...string) (*proc, error) {
+	return startProcEnv(dir, name, nil, bin, args...)
+}
+
+// startProcEnv is startProc with the environment env (nil: the test's own).
+func startProcEnv(dir, name string, env []string, bin string, args ...string) (*proc, error) {
 	logPath := filepath.Join(dir, name+".log")
 	f, err := os.Create(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("creating log for %s: %w", name, err)
 	}
 	cmd := exec.Command(bin, args...)
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

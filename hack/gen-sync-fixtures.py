@@ -25,7 +25,12 @@ EARLIER = "2026-11-29T11:40:00Z"  # 20 minutes before NOW: past every grace
 LA = "metacontroller.k8s.io/last-applied-configuration"
 GROUPS = ["Service.v1", "Deployment.apps/v1", "StatefulSet.apps/v1",
           "Middleware.traefik.io/v1alpha1", "IngressRoute.traefik.io/v1alpha1",
-          "HorizontalPodAutoscaler.autoscaling/v2"]
+          "HorizontalPodAutoscaler.autoscaling/v2", "EndpointSlice.discovery.k8s.io/v1"]
+# The chart's error-page Service, as the API server stores it: the customize
+# hook relates it (by namespace and name, hook version v2) for every spec with
+# public ports and error pages on; its ClusterIP goes into the app's own
+# EndpointSlice. A ClusterIP is never dialed by the hook.
+ERROR_SERVICE_IP = "10.96.48.17"
 
 CONTROLLER = {
     "kind": "CompositeController", "apiVersion": "metacontroller.k8s.io/v1alpha1",
@@ -38,10 +43,10 @@ CONTROLLER = {
             {"apiVersion": av, "resource": r, "updateStrategy": {"method": "InPlace", "statusChecks": {}}}
             for av, r in [("v1", "services"), ("apps/v1", "deployments"), ("apps/v1", "statefulsets"),
                           ("traefik.io/v1alpha1", "middlewares"), ("traefik.io/v1alpha1", "ingressroutes"),
-                          ("autoscaling/v2", "horizontalpodautoscalers")]],
+                          ("autoscaling/v2", "horizontalpodautoscalers"), ("discovery.k8s.io/v1", "endpointslices")]],
         "hooks": {
             "sync": {"version": "v1", "webhook": {"timeout": "5s", "service": {"name": "stackdome", "namespace": "stackdome", "port": 8080, "protocol": "http"}, "path": "/sync"}},
-            "customize": {"version": "v1", "webhook": {"timeout": "5s", "service": {"name": "stackdome", "namespace": "stackdome", "port": 8080, "protocol": "http"}, "path": "/customize"}},
+            "customize": {"version": "v2", "webhook": {"timeout": "5s", "service": {"name": "stackdome", "namespace": "stackdome", "port": 8080, "protocol": "http"}, "path": "/customize"}},
         },
         "resyncPeriodSeconds": 60,
         "generateSelector": True,
@@ -82,14 +87,48 @@ def sync(req, now=NOW):
     return json.loads(p.stdout)
 
 
-def request(par, children=None, pods=None, v2=False):
+def error_service():
+    """The chart's error-page Service in the release namespace, as stored."""
+    labels = {"app.kubernetes.io/component": "controller", "app.kubernetes.io/instance": "stackdome",
+              "app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/name": "stackdome",
+              "app.kubernetes.io/version": "0.1.0", "helm.sh/chart": "stackdome-0.1.0", "stackdome.io/service": "error-pages"}
+    return {"apiVersion": "v1", "kind": "Service",
+            "metadata": {"annotations": {"meta.helm.sh/release-name": "stackdome", "meta.helm.sh/release-namespace": "stackdome"},
+                         "creationTimestamp": "2026-11-29T10:00:00Z", "labels": labels, "name": "stackdome-error-pages",
+                         "namespace": "stackdome", "resourceVersion": "377", "uid": uid(900),
+                         "managedFields": [{"apiVersion": "v1", "fieldsType": "FieldsV1",
+                                            "fieldsV1": {"f:metadata": {"f:labels": {".": {}}}, "f:spec": {"f:ports": {}, "f:selector": {}, "f:type": {}}},
+                                            "manager": "helm", "operation": "Update", "time": "2026-11-29T10:00:00Z"}]},
+            "spec": {"clusterIP": ERROR_SERVICE_IP, "clusterIPs": [ERROR_SERVICE_IP], "internalTrafficPolicy": "Cluster",
+                     "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack",
+                     "ports": [{"name": "errors", "port": 8082, "protocol": "TCP", "targetPort": "errors"}],
+                     "selector": {k: labels[k] for k in ("app.kubernetes.io/component", "app.kubernetes.io/instance", "app.kubernetes.io/name")},
+                     "sessionAffinity": "None", "type": "ClusterIP"},
+            "status": {"loadBalancer": {}}}
+
+
+def mirrors_errors(par):
+    """Whether the customize hook relates the error-page Service for this parent."""
+    spec = par["spec"]
+    ports = spec.get("ports") if isinstance(spec.get("ports"), list) else []
+    return any(p.get("public") for p in ports) and spec.get("errorPages", {}).get("enabled", True)
+
+
+def request(par, children=None, pods=None, v2=False, errsvc=True):
+    """errsvc: the chart's error-page Service is installed (the rule's group
+    is there whenever the rule is, empty when nothing matches)."""
     ns = par["metadata"]["namespace"]
-    key = (lambda o: ns + "/" + o["metadata"]["name"]) if v2 else (lambda o: o["metadata"]["name"])
+    key = (lambda o: o["metadata"]["namespace"] + "/" + o["metadata"]["name"]) if v2 else (lambda o: o["metadata"]["name"])
     ch = {g: {} for g in GROUPS}
     for o in children or []:
+        o["metadata"].setdefault("namespace", ns)
         ch[o["kind"] + "." + o["apiVersion"] if o["apiVersion"] != "v1" else o["kind"] + ".v1"][key(o)] = o
-    return {"controller": CONTROLLER, "parent": par, "children": ch,
-            "related": {"Pod.v1": {key(p): p for p in pods or []}}, "finalizing": False}
+    for p in pods or []:
+        p["metadata"].setdefault("namespace", ns)
+    related = {"Pod.v1": {key(p): p for p in pods or []}}
+    if mirrors_errors(par):
+        related["Service.v1"] = {key(o): o for o in ([error_service()] if errsvc else [])}
+    return {"controller": CONTROLLER, "parent": par, "children": ch, "related": related, "finalizing": False}
 
 
 def applied(desired, par):
@@ -114,7 +153,8 @@ def observed(desired, par, n, extra_spec=None, status=None, annotations=None):
                                                               "f:ownerReferences": {".": {}, 'k:{"uid":"%s"}' % par["metadata"]["uid"]: {}}},
                                                "f:spec": {".": {}}},
                                   "manager": "metacontroller", "operation": "Update", "time": "2026-11-29T11:00:05Z"}]})
-    deep_merge(o["spec"], extra_spec or {})
+    if "spec" in o:
+        deep_merge(o["spec"], extra_spec or {})
     if status is not None:
         o["status"] = status
     return o
@@ -262,6 +302,20 @@ def converge(req):
     sys.exit("status did not converge for " + req["parent"]["metadata"]["name"])
 
 
+def settled(par, pods=None, errsvc=True, v2=False):
+    """The children stackdome answers once what it answered is observed:
+    the IngressRoute refers to the errors Middleware only once the Middleware,
+    the mirrored Service and its EndpointSlice exist."""
+    d = desired_of(request(par, errsvc=errsvc, v2=v2))
+    for _ in range(3):
+        objs = observe_all(par, d, 0, None)
+        nxt = desired_of(request(par, objs, copy.deepcopy(pods), errsvc=errsvc, v2=v2))
+        if nxt == d:
+            return d
+        d = nxt
+    sys.exit("children did not settle for " + par["metadata"]["name"])
+
+
 def observe_all(par, desired, n, workload_status, workload_kind="Deployment", drop=()):
     out = []
     for i, (k, d) in enumerate(sorted(desired.items())):
@@ -303,7 +357,7 @@ def main():
 
     # 3. no ports: a worker; serving, nothing to dial.
     p, k = new("worker", "jobs", {"type": "Service", "image": "ghcr.io/acme/worker:7", "args": ["--queue", "emails"]})
-    d = desired_of(request(p))
+    d = settled(p)
     dep = d["Deployment/worker"]
     req = request(p, observe_all(p, d, k, dep_status(1, 1, 1, 1)), [pod("worker-6f7d8c9b5-x2k4q", p, dep, "127.0.0.31", n=k)])
     cases["no-ports"] = converge(req)
@@ -313,7 +367,7 @@ def main():
                                "env": [{"name": "PGDATA", "value": "/var/lib/postgresql/data/pgdata"}],
                                "ports": [{"name": "pg", "port": 5432}],
                                "storage": {"size": "10Gi", "mountPath": "/var/lib/postgresql/data", "storageClassName": "fast"}})
-    d = desired_of(request(p))
+    d = settled(p)
     ss = d["StatefulSet/db"]
     sst = {"observedGeneration": 1, "replicas": 1, "currentReplicas": 1, "updatedReplicas": 1, "currentRevision": "db-7b9c", "updateRevision": "db-7b9c",
            "collisionCount": 0, "availableReplicas": 0}
@@ -336,7 +390,7 @@ def main():
     # 7. rollout in progress: the Deployment still runs the old template, new pods are being created.
     p, k = new("shopfront", "shop", {"type": "Service", "image": "ghcr.io/acme/shopfront:5.2.0", "replicas": 2, "host": "www.example.com",
                                       "ports": [{"name": "http", "port": 8080, "public": True}]})
-    d = desired_of(request(p))
+    d = settled(p)
     dep = d["Deployment/shopfront"]
     old = copy.deepcopy(dep)
     old["spec"]["template"]["metadata"]["annotations"]["stackdome.io/revision"] = "0a1b2c3d4e"
@@ -350,16 +404,31 @@ def main():
     # 8. serving: every replica ready; the first sync of a fresh stackdome asks for the ports to be dialed.
     p, k = new("checkout", "shop", {"type": "Service", "image": "ghcr.io/acme/checkout:1.0.3", "replicas": 2, "host": "checkout.example.com",
                                      "ports": [{"name": "http", "port": 8080, "public": True}, {"name": "metrics", "port": 9090}]})
-    d = desired_of(request(p))
+    d = settled(p)
     dep = d["Deployment/checkout"]
     objs = observe_all(p, d, k, dep_status(2, 2, 2, 2))
     pods = [pod("checkout-5d9c7b8f6-abcde", p, dep, "127.0.0.81", n=k), pod("checkout-5d9c7b8f6-fghij", p, dep, "127.0.0.82", n=k + 1)]
     cases["serving"] = converge(request(p, objs, pods))
 
+    # 8a. error pages, the chart not installed yet: no error-page Service to relate, so no Middleware
+    # and no route refers to one.
+    p, _ = new("cart", "shop", {"type": "Service", "image": "ghcr.io/acme/cart:1.1", "host": "cart.example.com",
+                                 "ports": [{"name": "http", "port": 8080, "public": True}]})
+    cases["error-pages-not-installed"] = converge(request(p, errsvc=False))
+
+    # 8b. error pages wired and serving, then the chart uninstalled (the related Service is gone):
+    # the mirrored EndpointSlice keeps its last address and the route keeps its Middleware.
+    p, k = new("orders", "shop", {"type": "Service", "image": "ghcr.io/acme/orders:2.3", "host": "orders.example.com",
+                                   "ports": [{"name": "http", "port": 8080, "public": True}]})
+    d = settled(p)
+    dep = d["Deployment/orders"]
+    objs = observe_all(p, d, k, dep_status(1, 1, 1, 1))
+    cases["error-pages-uninstalled"] = converge(request(p, objs, [pod("orders-3e2d1c0b9a-qazws", p, dep, "127.0.0.85", n=k)], errsvc=False))
+
     # 9. crash-looping: OOMKilled, exit 137, in CrashLoopBackOff.
     p, k = new("reports", "finance", {"type": "Service", "image": "ghcr.io/acme/reports:0.9", "ports": [{"name": "http", "port": 8080}],
                                        "resources": {"limits": {"memory": "128Mi"}}})
-    d = desired_of(request(p))
+    d = settled(p)
     dep = d["Deployment/reports"]
     crash = {"name": "app", "image": "ghcr.io/acme/reports:0.9", "imageID": "", "ready": False, "restartCount": 6, "started": False,
              "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 2m40s restarting failed container=app pod=reports-6b7c8d9e0f-qwert_finance"}},
@@ -372,7 +441,7 @@ def main():
     # the children are rebuilt from their last-applied annotation, nothing is deleted or changed.
     good = {"type": "Service", "image": "ghcr.io/acme/billing:2.2", "host": "billing.example.com", "ports": [{"name": "http", "port": 8080, "public": True}]}
     p, k = new("billing", "finance", good)
-    d = desired_of(request(p))
+    d = settled(p)
     dep = d["Deployment/billing"]
     objs = observe_all(p, d, k, dep_status(1, 1, 1, 1))
     pods = [pod("billing-7c8d9e0f1a-asdfg", p, dep, "127.0.0.101", n=k)]
@@ -385,7 +454,7 @@ def main():
 
     # 11. the same serving app, with hook version v2 keys (namespace/name).
     p, k = new("ledger", "finance", {"type": "Service", "image": "ghcr.io/acme/ledger:4.0", "ports": [{"name": "grpc", "port": 9000}]})
-    d = desired_of(request(p))
+    d = settled(p)
     dep = d["Deployment/ledger"]
     objs = observe_all(p, d, k, dep_status(1, 1, 1, 1))
     cases["v2-keys"] = converge(request(p, objs, [pod("ledger-58f9c6d7b4-lkjhg", p, dep, "127.0.0.111", n=k)], v2=True))
@@ -394,21 +463,21 @@ def main():
     # volumeMode...) and a spec with non-canonical quantities: the answer carries only what stackdome owns.
     p, k = new("cache", "shop", {"type": "Service", "image": "redis:7.4", "ports": [{"name": "redis", "port": 6379}],
                                   "resources": {"requests": {"cpu": "0.25", "memory": "0.5Gi"}, "limits": {"cpu": "1000m"}}})
-    d = desired_of(request(p))
+    d = settled(p)
     dep = d["Deployment/cache"]
     objs = observe_all(p, d, k, dep_status(1, 1, 1, 1))
     cases["server-defaulted"] = converge(request(p, objs, [pod("cache-7d6c5b4a39-poiuy", p, dep, "127.0.0.121", n=k)]))
 
     # 13. running but never ready for 20 minutes, nothing verified yet: past the boot grace.
     p, k = new("legacy", "ops", {"type": "Service", "image": "ghcr.io/acme/legacy:11", "ports": [{"name": "http", "port": 8080}]})
-    d = desired_of(request(p))
+    d = settled(p)
     dep = d["Deployment/legacy"]
     objs = observe_all(p, d, k, dep_status(1, 1, 0, 0, progressing=("True", "ReplicaSetUpdated", "ReplicaSet is progressing.")))
     cases["not-ready-past-boot-grace"] = converge(request(p, objs, [pod("legacy-5f4e3d2c1b-zxcvb", p, dep, "127.0.0.131", ready=False, ready_since="2026-11-29T11:00:12Z", n=k)]))
 
     # 14. scaled to zero: converged, and honest that nothing serves.
     p, k = new("batch", "jobs", {"type": "Service", "image": "ghcr.io/acme/batch:3", "replicas": 0, "ports": [{"name": "http", "port": 8080}]})
-    d = desired_of(request(p))
+    d = settled(p)
     st = dep_status(0, 0, 0, 0)
     for key in ("replicas", "updatedReplicas"):
         st.pop(key, None)
@@ -416,7 +485,7 @@ def main():
 
     # 15. a spec of the wrong shape (ports as a string) with children running: kept as last applied.
     p, k = new("mailer", "ops", {"type": "Service", "image": "ghcr.io/acme/mailer:1", "ports": [{"name": "smtp", "port": 2525}]})
-    d = desired_of(request(p))
+    d = settled(p)
     dep = d["Deployment/mailer"]
     req = converge(request(p, observe_all(p, d, k, dep_status(1, 1, 1, 1)), [pod("mailer-6a5b4c3d2e-mnbvc", p, dep, "127.0.0.151", n=k)]))
     req["parent"]["spec"]["ports"] = "smtp:2525"
@@ -425,7 +494,7 @@ def main():
 
     # 16. the image cannot be pulled: ImagePullBackOff names the image and the registry's answer.
     p, k = new("invoices", "finance", {"type": "Service", "image": "ghcr.io/acme/invoices:3.0.0-rc1", "ports": [{"name": "http", "port": 8080}]})
-    d = desired_of(request(p))
+    d = settled(p)
     dep = d["Deployment/invoices"]
     pull = {"name": "app", "image": "ghcr.io/acme/invoices:3.0.0-rc1", "imageID": "", "ready": False, "restartCount": 0, "started": False,
             "state": {"waiting": {"reason": "ImagePullBackOff",
@@ -437,7 +506,7 @@ def main():
     # 17. the container cannot be created: a Secret its env refers to does not exist.
     p, k = new("notifier", "ops", {"type": "Service", "image": "ghcr.io/acme/notifier:2.1", "ports": [{"name": "http", "port": 8080}],
                                     "env": [{"name": "SMTP_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "smtp", "key": "password"}}}]})
-    d = desired_of(request(p))
+    d = settled(p)
     dep = d["Deployment/notifier"]
     cfgerr = {"name": "app", "image": "ghcr.io/acme/notifier:2.1", "imageID": "", "ready": False, "restartCount": 0, "started": False,
               "state": {"waiting": {"reason": "CreateContainerConfigError", "message": 'secret "smtp" not found'}}, "lastState": {}}

@@ -44,6 +44,7 @@ var ChildResources = []ChildResource{
 	{APIVersion: "traefik.io/v1alpha1", Resource: "middlewares", Kind: "Middleware"},
 	{APIVersion: "traefik.io/v1alpha1", Resource: "ingressroutes", Kind: "IngressRoute"},
 	{APIVersion: "autoscaling/v2", Resource: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler"},
+	{APIVersion: "discovery.k8s.io/v1", Resource: "endpointslices", Kind: "EndpointSlice"},
 }
 
 // selector is the label set that picks the app's pods: the workload's
@@ -70,10 +71,11 @@ type desired struct {
 	children []any
 }
 
-// buildChildren computes every child of a valid, defaulted spec, with the
+// buildChildren computes the children of a valid, defaulted spec that depend
+// on the spec alone — the Services, the workload, the autoscaler — with the
 // StatefulSet's claim templates as cl decides (the zero claims: the spec's).
-// Children come in a fixed order: Services, the workload, the Middleware,
-// the IngressRoute.
+// The routing children, which also depend on what the request observed,
+// follow them (wiringChildren).
 func buildChildren(cfg Config, name string, spec schema.Spec, cl claims) (desired, error) {
 	mount := spec.Storage != nil
 	if cl.kept != nil {
@@ -108,13 +110,6 @@ func buildChildren(cfg Config, name string, spec schema.Spec, cl claims) (desire
 			keepClaims(m, cl.kept)
 		}
 		out.children = append(out.children, m)
-	}
-	if public := spec.PublicPorts(); len(public) > 0 {
-		errorPages := spec.ErrorPagesEnabled() && !cfg.NoErrorService
-		if errorPages {
-			out.children = append(out.children, middleware(cfg, name))
-		}
-		out.children = append(out.children, ingressRoute(cfg, name, spec.Host, public, errorPages))
 	}
 	return out, nil
 }
@@ -228,29 +223,11 @@ func childMeta(name, instance string) object {
 	return object{"name": name, "labels": l}
 }
 
-// middleware is the errors Middleware: 5xx answers of the resource's routes
-// are replaced by the branded page, the status code kept.
-func middleware(cfg Config, name string) object {
-	return object{
-		"apiVersion": "traefik.io/v1alpha1",
-		"kind":       "Middleware",
-		"metadata":   childMeta(middlewareName(name), name),
-		"spec": object{"errors": object{
-			"status": []any{"500-599"},
-			"query":  "/_errors/{status}",
-			"service": object{
-				"name":      cfg.ErrorService.Name,
-				"namespace": cfg.ErrorService.Namespace,
-				"port":      json.Number(itoa(cfg.ErrorService.Port)),
-			},
-		}},
-	}
-}
-
 // ingressRoute routes Host(host) to the primary public port, and each
 // further public port at Host(host) && PathPrefix(/<port name>): one route
 // per port, because a route with several services balances across them.
-func ingressRoute(cfg Config, name, host string, public []schema.Port, errorPages bool) object {
+// The routes use the errors Middleware when refer says so.
+func ingressRoute(cfg Config, name, host string, public []schema.Port, refer bool) object {
 	routes := make([]any, 0, len(public))
 	for i, p := range public {
 		match := "Host(`" + host + "`)"
@@ -262,7 +239,7 @@ func ingressRoute(cfg Config, name, host string, public []schema.Port, errorPage
 			"match":    match,
 			"services": []any{object{"name": name, "port": json.Number(itoa(p.Port))}},
 		}
-		if errorPages {
+		if refer {
 			route["middlewares"] = []any{object{"name": middlewareName(name)}}
 		}
 		routes = append(routes, route)

@@ -36,11 +36,19 @@ type Config struct {
 	HTTPEntryPoint string
 }
 
-// ErrorService names the Service behind the branded error pages.
+// ErrorService names the chart's Service behind the branded error pages.
 type ErrorService struct {
 	Name      string
 	Namespace string
 	Port      int32
+	// CrossNamespace points each errors Middleware at this Service in its
+	// own namespace, as Traefik allows only with
+	// providers.kubernetesCRD.allowCrossNamespace=true (off by default: a
+	// Traefik with the default drops such a Middleware and disables every
+	// route using it). When false, each resource gets a Service of its own
+	// namespace whose EndpointSlice holds this Service's ClusterIP
+	// (wiring.go), related through the customize hook.
+	CrossNamespace bool
 }
 
 // DefaultConfig returns the configuration of a default install. Each call

@@ -2,21 +2,56 @@ package hooks
 
 import (
 	"github.com/stackdome/stackdome/metacontroller"
+	"github.com/stackdome/stackdome/schema"
 )
 
-// Customize answers the customize hook: the app's pods, by the labels its
-// workload selects them with, in the parent's namespace. It is a function of
-// the parent's name only, because Metacontroller caches the answer per
-// generation; it never answers a rule without a selector, which would
-// select every pod in the namespace.
+// Customize answers the customize hook with DefaultConfig. See
+// Config.Customize.
 func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error) {
+	return DefaultConfig().Customize(req)
+}
+
+// Customize answers the customize hook, which the chart registers at hook
+// version v2 so that a namespaced parent may relate an object of another
+// namespace:
+//   - the app's pods, by the labels its workload selects them with, in the
+//     parent's namespace (named: under v2 a rule without a namespace selects
+//     from every namespace);
+//   - when the spec has public ports with error pages and the wiring mirrors
+//     the chart's error-page Service (not CrossNamespace), that Service, by
+//     namespace and name: its ClusterIP goes into the resource's own
+//     EndpointSlice (wiring.go). A Service is written when its spec or labels
+//     change, not when stackdome's pods roll out, so this relation resyncs
+//     no parent on a rollout.
+//
+// It is a function of the parent's name, namespace and spec, because
+// Metacontroller caches the answer per generation; it never answers a rule
+// without a selector, namespace or names, which would select everything.
+func (c Config) Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error) {
+	c = c.withDefaults()
 	p, err := decodeParent(req.Parent)
 	if err != nil {
 		return nil, err
 	}
-	return &metacontroller.CustomizeResponse{RelatedResources: []metacontroller.RelatedResourceRule{{
+	rules := []metacontroller.RelatedResourceRule{{
 		APIVersion:    "v1",
 		Resource:      "pods",
+		Namespace:     p.Metadata.Namespace,
 		LabelSelector: &metacontroller.LabelSelector{MatchLabels: selector(p.Metadata.Name)},
-	}}}, nil
+	}}
+	if p.SpecErr == nil && c.mirrorsErrorService(schema.Default(p.Spec)) {
+		rules = append(rules, metacontroller.RelatedResourceRule{
+			APIVersion: "v1",
+			Resource:   "services",
+			Namespace:  c.ErrorService.Namespace,
+			Names:      []string{c.ErrorService.Name},
+		})
+	}
+	return &metacontroller.CustomizeResponse{RelatedResources: rules}, nil
+}
+
+// mirrorsErrorService says a spec's routes get the mirrored error wiring,
+// which reads the chart's error-page Service.
+func (c Config) mirrorsErrorService(spec schema.Spec) bool {
+	return len(spec.PublicPorts()) > 0 && spec.ErrorPagesEnabled() && !c.NoErrorService && !c.ErrorService.CrossNamespace
 }

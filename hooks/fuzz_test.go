@@ -135,15 +135,24 @@ func checkAnswer(tb testing.TB, path string, w *httptest.ResponseRecorder) {
 	case w.Code == http.StatusOK && path == "/customize":
 		var resp struct {
 			RelatedResources []struct {
-				APIVersion, Resource string
-				LabelSelector        *struct{ MatchLabels map[string]string }
+				APIVersion, Resource, Namespace string
+				Names                           []string
+				LabelSelector                   *struct{ MatchLabels map[string]string }
 			}
 		}
 		require.NoError(tb, json.Unmarshal(w.Body.Bytes(), &resp), body)
-		require.Len(tb, resp.RelatedResources, 1, body)
+		if n := len(resp.RelatedResources); n < 1 || n > 2 {
+			tb.Fatalf("customize answer has %d rules, want the pods rule and at most the error-page Service's: %s", n, body)
+		}
 		r := resp.RelatedResources[0]
 		if r.APIVersion != "v1" || r.Resource != "pods" || r.LabelSelector == nil || r.LabelSelector.MatchLabels[LabelInstance] == "" {
 			tb.Fatalf("customize answer could select every pod of the namespace: %s", body)
+		}
+		if len(resp.RelatedResources) == 2 {
+			s := resp.RelatedResources[1]
+			if s.APIVersion != "v1" || s.Resource != "services" || s.Namespace == "" || len(s.Names) != 1 || s.LabelSelector != nil {
+				tb.Fatalf("customize answer relates more than the one error-page Service: %s", body)
+			}
 		}
 	case w.Code != http.StatusOK:
 		tb.Fatalf("POST %s: unexpected %d: %q", path, w.Code, body)

@@ -97,7 +97,7 @@ func (h *Handler) customize(w http.ResponseWriter, r *http.Request) int {
 	if err := json.Unmarshal(body.Bytes(), &req); err != nil {
 		return h.fail(w, "customize", http.StatusBadRequest, fmt.Errorf("decoding request: %s", oneLine(typeError(err))))
 	}
-	resp, err := Customize(&req)
+	resp, err := h.Config.Customize(&req)
 	if err != nil {
 		return h.fail(w, "customize", statusOf(err), err)
 	}

@@ -41,7 +41,11 @@ type parent struct {
 	SpecErr error       // why RawSpec could not be decoded
 }
 
-// workload is a Deployment or StatefulSet as the status logic reads it.
+// workload is a Deployment or StatefulSet as the status logic reads it. The
+// one-pass decoder reads every observed child as a workload, so it also
+// carries the few fields the error wiring reads (wiring.go): an
+// IngressRoute's middlewares, a Middleware's errors service and an
+// EndpointSlice's addresses; other kinds leave them empty.
 type workload struct {
 	Kind     string `json:"kind"`
 	Metadata meta   `json:"metadata"`
@@ -55,7 +59,19 @@ type workload struct {
 		// StatefulSet only.
 		PodManagementPolicy  string            `json:"podManagementPolicy"`
 		VolumeClaimTemplates []json.RawMessage `json:"volumeClaimTemplates"`
+		Routes               []struct {
+			Middlewares []struct {
+				Name      string `json:"name"`
+				Namespace string `json:"namespace"`
+			} `json:"middlewares"`
+		} `json:"routes"`
+		Errors *struct {
+			Service serviceRef `json:"service"`
+		} `json:"errors"`
 	} `json:"spec"`
+	Endpoints []struct {
+		Addresses []string `json:"addresses"`
+	} `json:"endpoints"`
 	Status struct {
 		ObservedGeneration int64  `json:"observedGeneration"`
 		Replicas           int32  `json:"replicas"`
@@ -73,9 +89,13 @@ type workload struct {
 	} `json:"status"`
 }
 
-// pod is a related Pod as the status logic reads it.
+// pod is a related Pod as the status logic reads it. The one-pass decoder
+// reads every related object as a pod, so it also carries what the error
+// wiring reads of the chart's error-page Service (Spec; a pod leaves it
+// empty).
 type pod struct {
-	Metadata meta `json:"metadata"`
+	Metadata meta        `json:"metadata"`
+	Spec     serviceSpec `json:"spec"`
 	Status   struct {
 		Phase             string                   `json:"phase"`
 		PodIP             string                   `json:"podIP"`
@@ -99,20 +119,23 @@ func (p *pod) ready() (bool, metav1.Time) {
 type observed struct {
 	workload *workload // nil when missing
 	pods     []pod     // related pods, sorted by name, terminating ones left out
+	wiring   wiringView
 }
 
 // Group keys of the children and related objects, as Metacontroller sends them.
 var (
-	groupService      = metacontroller.GroupKey("Service", "v1")
-	groupDeployment   = metacontroller.GroupKey("Deployment", "apps/v1")
-	groupStatefulSet  = metacontroller.GroupKey("StatefulSet", "apps/v1")
-	groupMiddleware   = metacontroller.GroupKey("Middleware", "traefik.io/v1alpha1")
-	groupIngressRoute = metacontroller.GroupKey("IngressRoute", "traefik.io/v1alpha1")
-	groupPod          = metacontroller.GroupKey("Pod", "v1")
+	groupService       = metacontroller.GroupKey("Service", "v1")
+	groupDeployment    = metacontroller.GroupKey("Deployment", "apps/v1")
+	groupStatefulSet   = metacontroller.GroupKey("StatefulSet", "apps/v1")
+	groupMiddleware    = metacontroller.GroupKey("Middleware", "traefik.io/v1alpha1")
+	groupIngressRoute  = metacontroller.GroupKey("IngressRoute", "traefik.io/v1alpha1")
+	groupEndpointSlice = metacontroller.GroupKey("EndpointSlice", "discovery.k8s.io/v1")
+	groupPod           = metacontroller.GroupKey("Pod", "v1")
 )
 
-// observe decodes the workload the spec asks for and the related pods.
-func observe(req *metacontroller.SyncRequest, p *parent) (observed, error) {
+// observe decodes the workload the spec asks for, the related pods and the
+// error wiring (cfg names the chart's error-page Service).
+func observe(req *metacontroller.SyncRequest, p *parent, cfg Config) (observed, error) {
 	var o observed
 	group := workloadGroup(p)
 	if raw, ok := req.Children.Named(group, p.Metadata.Namespace, p.Metadata.Name); ok {
@@ -130,6 +153,7 @@ func observe(req *metacontroller.SyncRequest, p *parent) (observed, error) {
 		pods[key] = pd
 	}
 	o.pods = livePods(pods)
+	o.wiring = viewWiring(p.Metadata.Name, p.Metadata.Namespace, childOf(req.Children, p.Metadata.Namespace), relatedErrorService(req.Related, cfg))
 	return o, nil
 }
 

@@ -134,7 +134,9 @@ func TestCustomize(t *testing.T) {
 	require.NoError(t, err)
 	router.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/customize", bytes.NewReader(body)))
 	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
-	require.JSONEq(t, `{"relatedResources":[{"apiVersion":"v1","resource":"pods","labelSelector":{"matchLabels":{"app.kubernetes.io/instance":"checkout","app.kubernetes.io/managed-by":"stackdome"}}}]}`, w.Body.String())
+	require.JSONEq(t, `{"relatedResources":[`+
+		`{"apiVersion":"v1","resource":"pods","namespace":"shop","labelSelector":{"matchLabels":{"app.kubernetes.io/instance":"checkout","app.kubernetes.io/managed-by":"stackdome"}}},`+
+		`{"apiVersion":"v1","resource":"services","namespace":"stackdome","names":["stackdome-error-pages"]}]}`, w.Body.String())
 }
 
 func TestHealthReadyMetrics(t *testing.T) {

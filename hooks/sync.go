@@ -63,7 +63,7 @@ func (c Config) Sync(req *metacontroller.SyncRequest, verdicts Verdicts, now tim
 		}
 		return &metacontroller.SyncResponse{Status: invalidStatus(p, err, stamp), Children: nonNil(children)}, nil, nil
 	}
-	obs, err := observe(req, p)
+	obs, err := observe(req, p, c)
 	if err != nil {
 		return nil, nil, &RequestError{Status: http.StatusBadRequest, Err: err}
 	}
@@ -72,10 +72,11 @@ func (c Config) Sync(req *metacontroller.SyncRequest, verdicts Verdicts, now tim
 	if err != nil {
 		return nil, nil, fmt.Errorf("building children: %w", err)
 	}
+	children := append(want.children, wiringChildren(c, p.Metadata.Name, spec, obs.wiring)...)
 	out := decide(c, p, spec, want.revision, obs, cl, verdicts, stamp)
 	return &metacontroller.SyncResponse{
 		Status:             out.status,
-		Children:           nonNil(want.children),
+		Children:           nonNil(children),
 		ResyncAfterSeconds: out.resync.Seconds(),
 	}, out.jobs, nil
 }

@@ -180,17 +180,34 @@ func emptyPath(v any, path string) string {
 	return ""
 }
 
-// TestNoErrorServiceMakesNoMiddleware: without the chart's error-page
-// Service, no route may refer to an errors Middleware (Traefik would drop it).
+// TestNoErrorServiceMakesNoMiddleware holds --error-service-name= (chart
+// errorPages.enabled=false): no route refers to an errors Middleware, the
+// customize hook relates nothing but pods, and a resource that had the wiring
+// gives it up without a moment where its route refers to nothing (the
+// Middleware goes once the route no longer uses it: TestWiringChildren).
 func TestNoErrorServiceMakesNoMiddleware(t *testing.T) {
-	req := readRequest(t, filepath.Join("..", "testdata", "sync", "serving"))
-	resp, _, err := Config{NoErrorService: true}.Sync(req, nil, testNow)
+	cfg := Config{NoErrorService: true}
+	for _, stem := range []string{"serving", "public-after-private", "error-pages-uninstalled"} {
+		req := readRequest(t, filepath.Join("..", "testdata", "sync", stem))
+		resp, _, err := cfg.Sync(req, nil, testNow)
+		require.NoError(t, err)
+		b, err := json.Marshal(resp.Children)
+		require.NoError(t, err)
+		require.NotContains(t, string(b), `"middlewares"`, stem)
+		require.Contains(t, string(b), "IngressRoute", stem)
+		if stem == "public-after-private" { // nothing observed: nothing to keep
+			require.NotContains(t, string(b), "Middleware", stem)
+			require.NotContains(t, string(b), "EndpointSlice", stem)
+		}
+	}
+	body, err := os.ReadFile(filepath.Join("..", "testdata", "sync", "serving.request.json"))
 	require.NoError(t, err)
-	b, err := json.Marshal(resp.Children)
+	var creq metacontroller.CustomizeRequest
+	require.NoError(t, json.Unmarshal(body, &creq))
+	cresp, err := cfg.Customize(&creq)
 	require.NoError(t, err)
-	require.NotContains(t, string(b), "Middleware")
-	require.NotContains(t, string(b), "middlewares")
-	require.Contains(t, string(b), "IngressRoute")
+	require.Len(t, cresp.RelatedResources, 1)
+	require.Equal(t, "pods", cresp.RelatedResources[0].Resource)
 }
 
 // fixtureVerdicts is a verifier that holds, for every key, the verdict

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/netip"
 
 	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/schema"
@@ -39,14 +40,18 @@ func (h *Handler) answer(body []byte) (syncAnswer, error) {
 			return syncAnswer{}, err // Sync's first step on the same raw parent
 		}
 		if spec, err := validSpec(p); err == nil {
-			obs := observeWire(&wire, p)
+			obs := observeWire(&wire, p, cfg)
 			cl := claimsFor(p.Metadata.Name, p.Metadata.Namespace, spec, obs.workload)
 			built, err := h.children.get(cfg, p.Metadata.Name, p.RawSpec, spec, cl)
 			if err != nil {
 				return syncAnswer{}, fmt.Errorf("building children: %w", err)
 			}
+			children, err := appendChildren(built.json, wiringChildren(cfg, p.Metadata.Name, spec, obs.wiring))
+			if err != nil {
+				return syncAnswer{}, err
+			}
 			out := decide(cfg, p, spec, built.revision, obs, cl, h.Verifier, stampOf(now))
-			b, err := encodeSync(out.status, built.json, out.resync.Seconds())
+			b, err := encodeSync(out.status, children, out.resync.Seconds())
 			if err != nil {
 				return syncAnswer{}, err
 			}
@@ -92,6 +97,27 @@ func encodeSync(status schema.Status, children []byte, resync float64) ([]byte, 
 	return append(b, '}'), nil
 }
 
+// appendChildren is the encoded children array with more children after
+// them, as json.Marshal encodes the whole list.
+func appendChildren(array []byte, more []any) ([]byte, error) {
+	if len(more) == 0 {
+		return array, nil
+	}
+	b := make([]byte, 0, len(array)+512*len(more))
+	b = append(b, array[:len(array)-1]...) // without its closing bracket
+	for i, c := range more {
+		if i > 0 || len(array) > 2 {
+			b = append(b, ',')
+		}
+		j, err := json.Marshal(c)
+		if err != nil {
+			return nil, fmt.Errorf("encoding children: %w", err)
+		}
+		b = append(b, j...)
+	}
+	return append(b, ']'), nil
+}
+
 // wireRequest is a sync request decoded in one pass into the fields the hook
 // reads. Every observed child is read as a workload and every related object
 // as a pod; the parent stays raw so that decodeParent reads it exactly as Sync
@@ -110,16 +136,30 @@ type wireRequest struct {
 // the same request whenever the wireRequest decoded without error: the same
 // structs read the same bytes, and map values are decoded fresh per key as
 // observe decodes each raw object.
-func observeWire(req *wireRequest, p *parent) observed {
+func observeWire(req *wireRequest, p *parent, cfg Config) observed {
 	var o observed
-	group := req.Children[workloadGroup(p)]
-	w, ok := group[p.Metadata.Name]
+	child := func(group, name string) *workload {
+		g := req.Children[group]
+		w, ok := g[name]
+		if !ok {
+			w, ok = g[p.Metadata.Namespace+"/"+name]
+		}
+		if !ok {
+			return nil
+		}
+		return &w // a copy: the caller may change it
+	}
+	o.workload = child(workloadGroup(p), p.Metadata.Name)
+	o.pods = livePods(req.Related[groupPod])
+	var related []netip.Addr
+	g := req.Related[groupService]
+	s, ok := g[cfg.ErrorService.Name]
 	if !ok {
-		w, ok = group[p.Metadata.Namespace+"/"+p.Metadata.Name]
+		s, ok = g[cfg.ErrorService.Namespace+"/"+cfg.ErrorService.Name]
 	}
 	if ok {
-		o.workload = &w
+		related = s.Spec.clusterIP()
 	}
-	o.pods = livePods(req.Related[groupPod])
+	o.wiring = viewWiring(p.Metadata.Name, p.Metadata.Namespace, child, related)
 	return o
 }

@@ -26,8 +26,10 @@ func TestPayloadIsAtSteadyState(t *testing.T) {
 		Pods     int
 	}
 	tests := map[View]summary{
-		Verified:   {Reason: "Serving", Jobs: 0, Resync: 0, Children: 4, Pods: 3},
-		Unverified: {Reason: "VerifyingPorts", Jobs: 1, Resync: 10, Children: 4, Pods: 3},
+		// Children: the Service, the Deployment, the error-page Service and its
+		// EndpointSlice, the errors Middleware, the IngressRoute.
+		Verified:   {Reason: "Serving", Jobs: 0, Resync: 0, Children: 6, Pods: 3},
+		Unverified: {Reason: "VerifyingPorts", Jobs: 1, Resync: 10, Children: 6, Pods: 3},
 	}
 	for view, want := range tests {
 		p, err := Build(fixture, 3, [3]int32{18080, 19090, 19901}, view)

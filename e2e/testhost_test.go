@@ -1,0 +1,290 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// testHost is a machine of its own for backends Traefik must reach: a network
+// namespace joined to the root one by a veth pair on a private /24 that
+// exists only on this machine (EndpointSlices refuse loopback addresses, so a
+// backend on 127.0.0.0/8 can never be a Traefik server). The root side is
+// hostIP, the test host guestIP; both lie in prefix.
+//
+// The namespace is anonymous: it is held by one process (sleep) that dies
+// with the test binary (Pdeathsig), and the kernel removes the namespace, the
+// veth pair, its addresses and its route when the last process in it is
+// gone — after a crash, a -timeout or a kill -9 as after a clean run. Nothing
+// is left to clean on the next run, and names are unique per process.
+type testHost struct {
+	prefix          netip.Prefix
+	hostIP, guestIP netip.Addr
+	hostLink        string
+	guestLink       string
+	netns           string // /proc/<holder>/ns/net
+	holder          *exec.Cmd
+	lock            *os.File // held while the /24 is ours
+}
+
+// testHostNet is the range the /24 of a test host is taken from: 10.213.0.0/16,
+// nothing else on the machine uses it (newTestHost checks the routes).
+const testHostNet = "10.213.%d.0/24"
+
+// newTestHost makes the namespace, the veth pair and the addresses. It
+// needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN); the error says so.
+func newTestHost() (_ *testHost, err error) {
+	if os.Geteuid() != 0 {
+		return nil, errors.New("the test host needs root: a network namespace and a veth pair (run the e2e suite as root, as CI does)")
+	}
+	for _, tool := range []string{"ip", "nsenter"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return nil, fmt.Errorf("the test host needs %s (iproute2, util-linux): %w", tool, err)
+		}
+	}
+	h := &testHost{}
+	defer func() {
+		if err != nil {
+			h.close()
+		}
+	}()
+	if err := h.claimPrefix(); err != nil {
+		return nil, err
+	}
+
+	h.holder = exec.Command("sleep", "infinity")
+	h.holder.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := h.holder.Start(); err != nil {
+		return nil, fmt.Errorf("starting the test host's namespace: %w", err)
+	}
+	pid := h.holder.Process.Pid
+	h.netns = "/proc/" + strconv.Itoa(pid) + "/ns/net"
+	h.hostLink = "sdh" + strconv.Itoa(os.Getpid())
+	h.guestLink = "sdg" + strconv.Itoa(os.Getpid())
+
+	bits := strconv.Itoa(h.prefix.Bits())
+	steps := [][]string{
+		{"ip", "link", "add", h.hostLink, "type", "veth", "peer", "name", h.guestLink, "netns", strconv.Itoa(pid)},
+		{"ip", "addr", "add", h.hostIP.String() + "/" + bits, "dev", h.hostLink},
+		{"ip", "link", "set", h.hostLink, "up"},
+		h.inside("ip", "addr", "add", h.guestIP.String()+"/"+bits, "dev", h.guestLink),
+		h.inside("ip", "link", "set", h.guestLink, "up"),
+		h.inside("ip", "link", "set", "lo", "up"),
+	}
+	for _, s := range steps {
+		if err := run(s...); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// claimPrefix takes a /24 of testHostNet that no route on the machine
+// overlaps, holding a lock file for it so that two suites running at once
+// never take the same one.
+func (h *testHost) claimPrefix() error {
+	routes, err := routedPrefixes()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(os.TempDir(), "stackdome-e2e-net")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	start := os.Getpid() % 256
+	for i := range 256 {
+		n := (start + i) % 256
+		p := netip.MustParsePrefix(fmt.Sprintf(testHostNet, n))
+		if overlapsAny(p, routes) {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(n)+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			return err
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			continue
+		}
+		h.lock = f
+		h.prefix = p
+		h.hostIP = p.Addr().Next()
+		h.guestIP = h.hostIP.Next()
+		return nil
+	}
+	return fmt.Errorf("no free /24 in %s", strings.Replace(testHostNet, "%d", "x", 1))
+}
+
+// routedPrefixes are the destinations of every route of every table.
+func routedPrefixes() ([]netip.Prefix, error) {
+	out, err := exec.Command("ip", "-j", "-4", "route", "show", "table", "all").Output()
+	if err != nil {
+		return nil, fmt.Errorf("ip route show: %w", err)
+	}
+	var routes []struct{ Dst string }
+	if err := json.Unmarshal(out, &routes); err != nil {
+		return nil, fmt.Errorf("decoding ip -j route: %w", err)
+	}
+	var ps []netip.Prefix
+	for _, r := range routes {
+		if r.Dst == "default" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(r.Dst); err == nil {
+			ps = append(ps, p)
+		} else if a, err := netip.ParseAddr(r.Dst); err == nil {
+			ps = append(ps, netip.PrefixFrom(a, a.BitLen()))
+		}
+	}
+	return ps, nil
+}
+
+func overlapsAny(p netip.Prefix, ps []netip.Prefix) bool {
+	for _, q := range ps {
+		if p.Overlaps(q) {
+			return true
+		}
+	}
+	return false
+}
+
+// serviceRange is the upper half of the test host's /24: the test cluster's
+// --service-cluster-ip-range, so a ClusterIP can be given to the test host
+// (addAddress) the way a service proxy would make it answer.
+func (h *testHost) serviceRange() netip.Prefix {
+	a := h.prefix.Addr().As4()
+	a[3] = 128
+	return netip.PrefixFrom(netip.AddrFrom4(a), h.prefix.Bits()+1)
+}
+
+// addAddress gives the test host one more address (a /32 on its link),
+// reachable from the root namespace through the /24's route.
+func (h *testHost) addAddress(ip netip.Addr) error {
+	if !h.prefix.Contains(ip) {
+		return fmt.Errorf("%s is outside the test host's %s: it would not be routed there", ip, h.prefix)
+	}
+	return run(h.inside("ip", "addr", "add", ip.String()+"/32", "dev", h.guestLink)...)
+}
+
+// delAddress takes an address added by addAddress away again.
+func (h *testHost) delAddress(ip netip.Addr) error {
+	return run(h.inside("ip", "addr", "del", ip.String()+"/32", "dev", h.guestLink)...)
+}
+
+// inside is argv run inside the test host's namespace (nsenter execs it, so
+// the process keeps its pid and its Pdeathsig).
+func (h *testHost) inside(argv ...string) []string {
+	return append([]string{"nsenter", "--net=" + h.netns, "--"}, argv...)
+}
+
+// startProc runs bin inside the test host, like the package's startProc.
+func (h *testHost) startProc(dir, name, bin string, args ...string) (*proc, error) {
+	argv := h.inside(append([]string{bin}, args...)...)
+	return startProc(dir, name, argv[0], argv[1:]...)
+}
+
+// listen opens a TCP listener inside the test host: the socket is made on
+// an OS thread moved into the namespace, and keeps that namespace when the
+// thread moves back. The test process serves it like any listener.
+func (h *testHost) listen(addr string) (net.Listener, error) {
+	type result struct {
+		l   net.Listener
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		// A thread whose namespace could not be restored stays locked, and
+		// the runtime ends it with this goroutine instead of reusing it.
+		runtime.LockOSThread()
+		l, err := h.listenLocked(addr)
+		if errors.Is(err, errThreadTainted) {
+			ch <- result{nil, err}
+			return
+		}
+		runtime.UnlockOSThread()
+		ch <- result{l, err}
+	}()
+	r := <-ch
+	return r.l, r.err
+}
+
+var errThreadTainted = errors.New("could not move the thread back to the root network namespace")
+
+func (h *testHost) listenLocked(addr string) (net.Listener, error) {
+	self, err := os.Open("/proc/thread-self/ns/net")
+	if err != nil {
+		return nil, err
+	}
+	defer self.Close()
+	target, err := os.Open(h.netns)
+	if err != nil {
+		return nil, err
+	}
+	defer target.Close()
+	if err := setns(target); err != nil {
+		return nil, fmt.Errorf("entering the test host's namespace: %w", err)
+	}
+	l, lerr := net.Listen("tcp", addr)
+	if err := setns(self); err != nil {
+		if l != nil {
+			l.Close()
+		}
+		return nil, errThreadTainted
+	}
+	return l, lerr
+}
+
+// setns moves the calling thread into the namespace f refers to. The syscall
+// package has no number for setns(2): it is 308 on amd64 and 268 on arm64.
+func setns(f *os.File) error {
+	nr, ok := map[string]uintptr{"amd64": 308, "arm64": 268}[runtime.GOARCH]
+	if !ok {
+		return fmt.Errorf("setns: syscall number unknown on %s", runtime.GOARCH)
+	}
+	if _, _, e := syscall.RawSyscall(nr, f.Fd(), syscall.CLONE_NEWNET, 0); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// close removes the namespace (and with it the veth pair and addresses) by
+// ending its holder, then releases the /24. Processes started inside must
+// be stopped first; the namespace lives as long as any of them does.
+func (h *testHost) close() {
+	if h.holder != nil && h.holder.Process != nil {
+		_ = syscall.Kill(-h.holder.Process.Pid, syscall.SIGKILL)
+		_ = h.holder.Wait()
+		h.holder = nil
+	}
+	if h.hostLink != "" {
+		// Gone with the namespace already; this only covers a pair whose
+		// peer never made it into the namespace.
+		_ = exec.Command("ip", "link", "del", h.hostLink).Run()
+	}
+	if h.lock != nil {
+		h.lock.Close()
+		h.lock = nil
+	}
+}
+
+// run runs argv, returning its output in the error.
+func run(argv ...string) error {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.WaitDelay = 5 * time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
