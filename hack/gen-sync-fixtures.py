@@ -661,6 +661,52 @@ def main():
             for i, sfx in enumerate(["aaaaa", "bbbbb", "ccccc"])]
     cases["autoscaling"] = converge(request(p, objs, pods))
 
+    # 29. TLS from a certificate resolver: the route says certResolver, and plain HTTP to the host
+    # redirects to HTTPS (the redirect route once its redirectScheme Middleware exists).
+    p, _ = new("storefront", "shop", {"type": "Service", "image": "ghcr.io/acme/storefront:3.0", "host": "store.example.com",
+                                       "ports": [{"name": "http", "port": 8080, "public": True}], "tls": {"certResolver": "letsencrypt"}})
+    cases["tls-cert-resolver"] = converge(request(p, observe_all(p, settled(p), 0, None)))
+
+    # 30. TLS from a Secret, and three public ports: the primary at /, the api at its own /v1 as the app
+    # serves it, the websocket port at /ws stripped before it reaches the app.
+    p, _ = new("chat", "apps", {"type": "Service", "image": "ghcr.io/acme/chat:1.9", "host": "chat.example.com", "tls": {"secretName": "chat-example-com-tls"},
+                                 "ports": [{"name": "http", "port": 8080, "public": True}, {"name": "api", "port": 8081, "public": True, "path": "/v1"},
+                                           {"name": "ws", "port": 8082, "public": True}, {"name": "metrics", "port": 9090}]})
+    cases["tls-extra-public-ports"] = converge(request(p, observe_all(p, settled(p), 0, None)))
+
+    # 31. a production app: every field group together, serving at the autoscaler's 3 replicas.
+    spec = {"type": "Service", "image": "registry.acme.internal/payments/api:4.12.1", "args": ["--config", "/etc/payments/config.yaml"],
+            "imagePullSecrets": [{"name": "acme-registry"}], "serviceAccountName": "payments-api",
+            "env": [{"name": "LOG_FORMAT", "value": "json"}],
+            "envFrom": [{"configMapRef": {"name": "payments-settings"}}, {"secretRef": {"name": "payments-db"}}],
+            "files": [{"name": "config", "mountPath": "/etc/payments", "configMap": {"name": "payments-config"}},
+                      {"name": "signing-key", "mountPath": "/etc/payments/keys", "secret": {"secretName": "payments-signing-key", "defaultMode": 256}}],
+            "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "1Gi"}},
+            "autoscaling": {"minReplicas": 3, "maxReplicas": 12, "targetCPUUtilizationPercentage": 65},
+            "host": "pay.example.com", "tls": {"certResolver": "letsencrypt"},
+            "ports": [{"name": "http", "port": 8080, "public": True}, {"name": "webhooks", "port": 8081, "public": True, "path": "/hooks"},
+                      {"name": "admin", "port": 9000, "public": True}, {"name": "metrics", "port": 9090}],
+            "healthChecks": {"readiness": {"httpGet": {"path": "/healthz", "port": "http"}, "periodSeconds": 5}},
+            "securityContext": {"readOnlyRootFilesystem": True, "allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+            "podSecurityContext": {"runAsUser": 10001, "fsGroup": 10001},
+            "nodeSelector": {"acme.io/pool": "general"},
+            "tolerations": [{"key": "acme.io/spot", "operator": "Exists", "effect": "NoSchedule"}],
+            "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule"}],
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]}]}]}}},
+            "podAnnotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "9090"},
+            "podLabels": {"team": "payments", "cost-center": "cc-4711"}}
+    p, k = new("payments-api", "payments", spec)
+    d = settled(p)
+    dep = d["Deployment/payments-api"]
+    objs = observe_all(p, d, k, dep_status(3, 3, 3, 3))
+    for o in objs:
+        if o["kind"] == "Deployment":
+            o["spec"]["replicas"] = 3
+    h = template_hash(dep["spec"]["template"]["metadata"]["annotations"]["stackdome.io/revision"])
+    pods = [pod("payments-api-%s-%s" % (h, sfx), p, dep, "127.0.0.%d" % (201 + i), n=k + i) for i, sfx in enumerate(["q2w3e", "r4t5y", "u6i7o"])]
+    cases["production-app"] = converge(request(p, objs, pods))
+
     for case, req in cases.items():
         write(case, req)
     print("wrote %d cases to %s" % (len(cases), OUT))

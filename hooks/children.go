@@ -223,37 +223,4 @@ func childMeta(name, instance string) object {
 	return object{"name": name, "labels": l}
 }
 
-// ingressRoute routes Host(host) to the primary public port, and each
-// further public port at Host(host) && PathPrefix(/<port name>): one route
-// per port, because a route with several services balances across them.
-// The routes use the errors Middleware when refer says so.
-func ingressRoute(cfg Config, name, host string, public []schema.Port, refer bool) object {
-	routes := make([]any, 0, len(public))
-	for i, p := range public {
-		match := "Host(`" + host + "`)"
-		if i > 0 {
-			match += " && PathPrefix(`/" + p.Name + "`)"
-		}
-		route := object{
-			"kind":     "Rule",
-			"match":    match,
-			"services": []any{object{"name": name, "port": json.Number(itoa(p.Port))}},
-		}
-		if refer {
-			route["middlewares"] = []any{object{"name": middlewareName(name)}}
-		}
-		routes = append(routes, route)
-	}
-	eps := make([]any, len(cfg.EntryPoints))
-	for i, e := range cfg.EntryPoints {
-		eps[i] = e
-	}
-	return object{
-		"apiVersion": "traefik.io/v1alpha1",
-		"kind":       "IngressRoute",
-		"metadata":   childMeta(name, name),
-		"spec":       object{"entryPoints": eps, "routes": routes},
-	}
-}
-
 func itoa(n int32) string { return strconv.Itoa(int(n)) }

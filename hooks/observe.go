@@ -68,6 +68,10 @@ type workload struct {
 		Errors *struct {
 			Service serviceRef `json:"service"`
 		} `json:"errors"`
+		// Middleware stripPrefix only.
+		StripPrefix *struct {
+			Prefixes []string `json:"prefixes"`
+		} `json:"stripPrefix"`
 	} `json:"spec"`
 	Endpoints []struct {
 		Addresses []string `json:"addresses"`
