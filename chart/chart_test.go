@@ -388,7 +388,6 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 			wantImage: "ghcr.io/stackdome/stackdome:" + chartAppVersion(t),
 			wantPull:  "IfNotPresent",
 			wantArgs: []string{
-				"serve",
 				"--listen=:8080",
 				"--error-pages-listen=:8082",
 				"--port-check-grace=3m",
@@ -416,7 +415,6 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 			wantImage: "registry.example/stackdome:9.9.9",
 			wantPull:  "Always",
 			wantArgs: []string{
-				"serve",
 				"--listen=:9080",
 				"--error-pages-listen=:9082",
 				"--port-check-grace=4m",
@@ -445,7 +443,6 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 			wantImage: "ghcr.io/stackdome/stackdome@sha256:" + strings.Repeat("ab", 32),
 			wantPull:  "IfNotPresent",
 			wantArgs: []string{
-				"serve",
 				"--listen=:8080",
 				"--error-pages-listen=:8082",
 				"--port-check-grace=3m",
