@@ -5,7 +5,7 @@ BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
 .PHONY: build run test vet fmt-check generate bench bench-pages browser-test e2e tools clean
-.PHONY: image
+.PHONY: image promtool
 
 # -buildvcs=false whatever GOFLAGS says: the binary depends on the source
 # alone, not on whether the checkout is a clone or a git worktree (Go stamps
@@ -51,6 +51,12 @@ $(BIN)/controller-gen: tools/go.mod tools/go.sum
 
 $(BIN)/helm: tools/go.mod tools/go.sum
 	cd tools && $(GO) build -trimpath -o $(BIN)/helm helm.sh/helm/v3/cmd/helm
+
+## promtool: built from tools/promtool's pinned Prometheus into a cache
+## outside the repository (tools/promtool/build.sh), linked as bin/promtool.
+promtool:
+	@mkdir -p $(BIN)
+	@p=$$(tools/promtool/build.sh) && ln -sfn "$$p" $(BIN)/promtool
 
 ## generate: the CRD from schema's Go types, copied byte for byte into the chart.
 generate: $(BIN)/controller-gen
