@@ -33,8 +33,9 @@ run:
 	$(GO) run . serve
 
 ## test: everything CI gates on, except the browser and control-plane suites.
-test: vet fmt-check tools
+test: vet fmt-check tools promtool
 	$(GO) test -race -count=1 $(PKGS)
+	cd tools/monitoring && $(GO) vet ./... && $(GO) test -count=1 ./...
 	cd tools/image && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 vet:
