@@ -20,9 +20,8 @@ import (
 // pkg/customresourcestate/config.go and config_metrics_types.go, v2.12+),
 // every path it reads exists in the generated CRD's schema with the type the
 // metric needs, and the series it yields — computed by evalKSM
-// (ksm_series_test.go), which mirrors
-// registry_factory.go for the metric types used — are what the alerts and the
-// dashboard query.
+// (ksm_series_test.go), which mirrors registry_factory.go for the metric
+// types used — are what the alerts and the dashboard query.
 
 type ksmConfig struct {
 	Kind string `json:"kind" yaml:"kind"`
