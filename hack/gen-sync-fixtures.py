@@ -707,6 +707,20 @@ def main():
     pods = [pod("payments-api-%s-%s" % (h, sfx), p, dep, "127.0.0.%d" % (201 + i), n=k + i) for i, sfx in enumerate(["q2w3e", "r4t5y", "u6i7o"])]
     cases["production-app"] = converge(request(p, objs, pods))
 
+    # 32. a field of a real app slipped past admission wrong (replicas and autoscaling together, on an
+    # object of a CRD without the rule): InvalidSpec, the running children kept as last applied.
+    good = {"type": "Service", "image": "ghcr.io/acme/search-api:2.0", "replicas": 2, "ports": [{"name": "http", "port": 8080}],
+            "resources": {"requests": {"cpu": "200m"}}}
+    p, k = new("search-api", "apps", good)
+    d = settled(p)
+    dep = d["Deployment/search-api"]
+    req = converge(request(p, observe_all(p, d, k, dep_status(2, 2, 2, 2)),
+                           [pod("search-api-%s-%s" % (template_hash(dep["spec"]["template"]["metadata"]["annotations"]["stackdome.io/revision"]), sfx), p, dep, "127.0.0.%d" % (211 + i), n=k + i)
+                            for i, sfx in enumerate(["plmok", "ijnuh"])]))
+    req["parent"]["spec"]["autoscaling"] = {"minReplicas": 2, "maxReplicas": 8}
+    req["parent"]["metadata"]["generation"] = 2
+    cases["invalid-spec-new-field"] = converge(req)
+
     for case, req in cases.items():
         write(case, req)
     print("wrote %d cases to %s" % (len(cases), OUT))

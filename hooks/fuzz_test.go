@@ -346,7 +346,18 @@ func FuzzSyncSpec(f *testing.F) {
 	for _, s := range []string{`null`, `5`, `"Service"`, `[]`, `{}`, `{"type":"Service"}`, `{"type":"Service","image":"i","ports":[{"name":"http","port":0}]}`,
 		`{"type":"Service","image":"i","ports":[{"name":"a","port":1,"public":true}]}`, `{"type":"StatefulService","image":"i","storage":{"size":"1Gi","mountPath":"/d"}}`,
 		`{"type":"Service","image":"i","replicas":1e3}`, `{"type":"Service","image":"i","resources":{"limits":{"cpu":"1e9999"}}}`,
-		`{"type":"Service","image":"i","healthChecks":{"readiness":{"httpGet":{"port":"http"}}}}`} {
+		`{"type":"Service","image":"i","healthChecks":{"readiness":{"httpGet":{"port":"http"}}}}`,
+		// The fields of a real app, each slipped past admission wrong:
+		// InvalidSpec, the children kept as last applied.
+		`{"type":"Service","image":"i","replicas":2,"autoscaling":{"maxReplicas":3}}`, `{"type":"Service","image":"i","autoscaling":{"maxReplicas":0}}`,
+		`{"type":"Service","image":"i","tls":{"secretName":"a","certResolver":"b"}}`, `{"type":"Service","image":"i","tls":{}}`,
+		`{"type":"Service","image":"i","host":"h","ports":[{"name":"a","port":1,"public":true,"path":"/x"},{"name":"b","port":2,"public":true,"path":"/x"}]}`,
+		`{"type":"Service","image":"i","files":[{"name":"x","mountPath":"/x"}]}`, `{"type":"Service","image":"i","files":[{"name":"x","mountPath":"x","configMap":{"name":"c"}}]}`,
+		`{"type":"Service","image":"i","podLabels":{"app.kubernetes.io/instance":"other"}}`, `{"type":"Service","image":"i","podAnnotations":{"stackdome.io/revision":"x"}}`,
+		`{"type":"Service","image":"i","serviceAccountName":"Bad_Name","imagePullSecrets":[{}]}`, `{"type":"Service","image":"i","nodeSelector":{"k":"v v"}}`,
+		`{"type":"Service","image":"i","tolerations":[{"operator":"Maybe"}]}`, `{"type":"Service","image":"i","topologySpreadConstraints":[{"maxSkew":0}]}`,
+		`{"type":"Service","image":"i","podSecurityContext":{"runAsUser":"root"}}`, `{"type":"Service","image":"i","securityContext":{"capabilities":{"add":["ALL"]}}}`,
+		`{"type":"Service","image":"i","affinity":{"nodeAffinity":{}},"envFrom":[{}]}`} {
 		f.Add([]byte(s))
 	}
 	h := fuzzHandler()
