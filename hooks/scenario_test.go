@@ -260,15 +260,22 @@ func runScenario(t *testing.T, sc scenario) []goldenStep {
 	return steps
 }
 
+// withStatus is req with status as the parent's status, as Metacontroller
+// sends the next sync after writing it.
+func withStatus(t testing.TB, req *metacontroller.SyncRequest, status any) *metacontroller.SyncRequest {
+	var p map[string]any
+	require.NoError(t, json.Unmarshal(req.Parent, &p))
+	p["status"] = roundTrip(t, status)
+	again := *req
+	again.Parent = mustJSON(t, p)
+	return &again
+}
+
 // requireFixpointWith is requireFixpoint for a Config.
 func requireFixpointWith(t *testing.T, cfg Config, req *metacontroller.SyncRequest, resp *metacontroller.SyncResponse, v Verdicts, now time.Time) {
 	t.Helper()
-	var p map[string]any
-	require.NoError(t, json.Unmarshal(req.Parent, &p))
-	p["status"] = roundTrip(t, resp.Status)
-	again := *req
-	again.Parent = mustJSON(t, p)
-	second, _, err := cfg.Sync(&again, v, now)
+	again := withStatus(t, req, resp.Status)
+	second, _, err := cfg.Sync(again, v, now)
 	require.NoError(t, err)
 	if diff := cmp.Diff(string(indent(t, resp.Status)), string(indent(t, second.Status))); diff != "" {
 		t.Fatalf("status fed back is not a fixpoint (-first +second):\n%s", diff)
@@ -457,19 +464,15 @@ func merge(dst, patch any) any {
 // whenever the status holds a verdict that is not final.
 func requireFreshReplicaAgrees(t *testing.T, cfg Config, req *metacontroller.SyncRequest, resp *metacontroller.SyncResponse, warm Verdicts, now time.Time) {
 	t.Helper()
-	var p map[string]any
-	require.NoError(t, json.Unmarshal(req.Parent, &p))
-	p["status"] = roundTrip(t, resp.Status)
-	again := *req
-	again.Parent = mustJSON(t, p)
+	again := withStatus(t, req, resp.Status)
 	st := resp.Status.(schema.Status)
 	for _, later := range []time.Duration{0, time.Second, cfg.withDefaults().VerdictRequeue, time.Hour, 400 * 24 * time.Hour} {
 		at := now.Add(later)
-		fresh, jobs, err := cfg.Sync(&again, nil, at)
+		fresh, jobs, err := cfg.Sync(again, nil, at)
 		require.NoError(t, err)
 		want := resp
 		if later > 0 {
-			want, _, err = cfg.Sync(&again, warm, at)
+			want, _, err = cfg.Sync(again, warm, at)
 			require.NoError(t, err)
 		}
 		if diff := cmp.Diff(gateView(want), gateView(fresh)); diff != "" {

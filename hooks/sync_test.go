@@ -105,17 +105,7 @@ func TestSyncStatusIsAFixpoint(t *testing.T) {
 // at later, and fails unless the status is the same.
 func requireFixpoint(t *testing.T, req *metacontroller.SyncRequest, resp *metacontroller.SyncResponse, v Verdicts, later time.Time) {
 	t.Helper()
-	var p map[string]any
-	require.NoError(t, json.Unmarshal(req.Parent, &p))
-	st, err := json.Marshal(resp.Status)
-	require.NoError(t, err)
-	var sm any
-	require.NoError(t, json.Unmarshal(st, &sm))
-	p["status"] = sm
-	again := *req
-	again.Parent, err = json.Marshal(p)
-	require.NoError(t, err)
-	second, _, err := Sync(&again, v, later)
+	second, _, err := Sync(withStatus(t, req, resp.Status), v, later)
 	require.NoError(t, err)
 	if diff := cmp.Diff(string(indent(t, resp.Status)), string(indent(t, second.Status))); diff != "" {
 		t.Errorf("status fed back is not a fixpoint (-first +second):\n%s", diff)
