@@ -3,6 +3,7 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -159,5 +160,20 @@ func TestCRDSaysWhatDesignRequires(t *testing.T) {
 		"port names must be unique", "port numbers must be unique", "host is required when a port is public", "storage is only allowed",
 		"rule: self.type == oldSelf.type", "spec.storage cannot be added or removed", "spec.storage.size cannot change", "spec.storage.storageClassName cannot change"} {
 		require.True(t, strings.Contains(crd, want), "crd.yaml lacks %q", want)
+	}
+}
+
+// TestValidateIsDeterministic: the message of a spec with many bad map keys
+// is the same every time — it becomes a status message, and a message that
+// changes between syncs makes Metacontroller write status on every sync.
+func TestValidateIsDeterministic(t *testing.T) {
+	s := Spec{Type: TypeService, Image: "x", Pod: Pod{PodLabels: map[string]string{}, PodAnnotations: map[string]string{}, NodeSelector: map[string]string{}}}
+	for i := range 20 {
+		k := fmt.Sprintf("bad key %d", i)
+		s.PodLabels[k], s.PodAnnotations[k], s.NodeSelector[k] = "v", "v", "v"
+	}
+	first := Validate(s).Error()
+	for range 50 {
+		require.Equal(t, first, Validate(s).Error())
 	}
 }

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -61,7 +62,8 @@ func validateRouting(s Spec) []string {
 
 // validatePod checks the pod-level fields where the API server would refuse
 // the workload, so that a spec that slipped past admission is reported
-// instead of failing every apply.
+// instead of failing every apply. Maps are read in key order: the message
+// becomes a status message, which must not change between syncs.
 func validatePod(s Spec) []string {
 	var errs []string
 	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
@@ -75,6 +77,15 @@ func validatePod(s Spec) []string {
 			add("spec.serviceAccountName %q: %s", n, msg)
 		}
 	}
+	errs = append(errs, validateFiles(s)...)
+	errs = append(errs, validateMetadata(s)...)
+	return append(errs, validatePlacement(s)...)
+}
+
+// validateFiles checks spec.files: names, mount paths, one source each.
+func validateFiles(s Spec) []string {
+	var errs []string
+	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
 	names, mounts := map[string]bool{}, map[string]bool{}
 	for i, f := range s.Files {
 		for _, msg := range validation.IsDNS1123Label("files-" + f.Name) {
@@ -99,7 +110,15 @@ func validatePod(s Spec) []string {
 			add("spec.files[%d].secret.secretName is required", i)
 		}
 	}
-	for k, v := range s.PodLabels {
+	return errs
+}
+
+// validateMetadata checks the pods' labels and annotations.
+func validateMetadata(s Spec) []string {
+	var errs []string
+	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	for _, k := range slices.Sorted(maps.Keys(s.PodLabels)) {
+		v := s.PodLabels[k]
 		if slices.Contains(reservedPodLabels, k) {
 			add("spec.podLabels cannot set %s: the workload and its Service select the pods by it", k)
 		}
@@ -110,7 +129,7 @@ func validatePod(s Spec) []string {
 			add("spec.podLabels[%q] value %q: %s", k, v, msg)
 		}
 	}
-	for k := range s.PodAnnotations {
+	for _, k := range slices.Sorted(maps.Keys(s.PodAnnotations)) {
 		if k == revisionAnnotation {
 			add("spec.podAnnotations cannot set %s: stackdome marks the pods of each revision with it", k)
 		}
@@ -118,7 +137,16 @@ func validatePod(s Spec) []string {
 			add("spec.podAnnotations key %q: %s", k, msg)
 		}
 	}
-	for k, v := range s.NodeSelector {
+	return errs
+}
+
+// validatePlacement checks the node selector, tolerations and spread
+// constraints where the API server would refuse the workload.
+func validatePlacement(s Spec) []string {
+	var errs []string
+	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	for _, k := range slices.Sorted(maps.Keys(s.NodeSelector)) {
+		v := s.NodeSelector[k]
 		for _, msg := range validation.IsQualifiedName(k) {
 			add("spec.nodeSelector key %q: %s", k, msg)
 		}
