@@ -4,18 +4,39 @@ GO      ?= go
 BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
-.PHONY: build run test vet fmt-check generate bench bench-pages bench-traefik browser-test e2e tools clean
+.PHONY: build run test vet fmt-check mod-check generate bench bench-pages bench-traefik browser-test e2e tools clean
+.PHONY: image promtool
 
+# -buildvcs=false whatever GOFLAGS says: the binary depends on the source
+# alone, not on whether the checkout is a clone or a git worktree (Go stamps
+# only clones), so one commit gives one image digest. The image's labels name
+# the commit.
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/stackdome .
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/stackdome .
+
+## image: an OCI image tarball of build's binary, made without a container
+## engine by tools/image (go-containerregistry): scratch, user 65532:65532,
+## entrypoint /stackdome serve, OCI labels; timestamps from the commit, so
+## the same commit gives the same digest.
+IMAGE             ?= $(BIN)/stackdome-image.tar
+IMAGE_REPOSITORY  ?= ghcr.io/stackdome/stackdome
+VERSION           ?= $(shell git describe --tags --always --dirty)
+REVISION          ?= $(shell git rev-parse HEAD)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct)
+
+image: build
+	cd tools/image && $(GO) run . -binary $(BIN)/stackdome -out $(abspath $(IMAGE)) \
+	  -repository $(IMAGE_REPOSITORY) -version $(VERSION) -revision $(REVISION) -created $(SOURCE_DATE_EPOCH)
 
 ## run: serve hooks on :8080 and error pages on :8082 with the embedded defaults.
 run:
 	$(GO) run . serve
 
 ## test: everything CI gates on, except the browser and control-plane suites.
-test: vet fmt-check tools
+test: vet fmt-check mod-check tools promtool
 	$(GO) test -race -count=1 $(PKGS)
+	cd tools/monitoring && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd tools/image && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 vet:
 	$(GO) vet $(PKGS)
@@ -24,6 +45,18 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^e2e/tools/')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
+## mod-check: go.mod and go.sum are exactly what `go mod tidy` makes of them,
+## for the main module and tools/ (make e2e checks e2e/tools/ the same way:
+## tidying it needs the whole Kubernetes module graph, which only e2e needs).
+## An untidy module fails with the diff; `cd <module> && go mod tidy` fixes it.
+MOD_CHECK ?= . tools tools/promtool tools/monitoring tools/image
+mod-check:
+	@fail=0; for m in $(MOD_CHECK); do \
+		if ! out=$$(cd $$m && $(GO) mod tidy -diff 2>&1); then \
+			echo "mod-check: $$m/go.mod or go.sum is not tidy (cd $$m && go mod tidy):"; echo "$$out"; fail=1; \
+		fi; \
+	done; exit $$fail
+
 tools: $(BIN)/controller-gen $(BIN)/helm
 
 $(BIN)/controller-gen: tools/go.mod tools/go.sum
@@ -31,6 +64,12 @@ $(BIN)/controller-gen: tools/go.mod tools/go.sum
 
 $(BIN)/helm: tools/go.mod tools/go.sum
 	cd tools && $(GO) build -trimpath -o $(BIN)/helm helm.sh/helm/v3/cmd/helm
+
+## promtool: built from tools/promtool's pinned Prometheus into a cache
+## outside the repository (tools/promtool/build.sh), linked as bin/promtool.
+promtool:
+	@mkdir -p $(BIN)
+	@p=$$(tools/promtool/build.sh) && ln -sfn "$$p" $(BIN)/promtool
 
 ## generate: the CRD from schema's Go types, copied byte for byte into the chart.
 generate: $(BIN)/controller-gen
@@ -65,6 +104,7 @@ browser-test:
 	$(GO) test -tags browser -count=1 -run TestBrowser -v ./errorpages/
 
 e2e: tools
+	@$(MAKE) --no-print-directory mod-check MOD_CHECK=e2e/tools
 	$(GO) test -tags e2e -count=1 -timeout 60m -v ./e2e/
 
 clean:

@@ -37,6 +37,11 @@ var renderCases = map[string]install{
 	}},
 	"all flags":     {files: []string{"all-flags.yaml"}},
 	"other release": {release: "edge", namespace: "platform"},
+	"monitoring":    {files: []string{"monitoring.yaml"}},
+	"monitoring, other release, no StackResource alerts": {release: "edge", namespace: "platform", set: []string{
+		"prometheusRule.enabled=true", "prometheusRule.stackResourceAlerts=false",
+		"kubeStateMetrics.enabled=true", "grafanaDashboard.enabled=true",
+	}},
 }
 
 func ids(objs []object) []string {
@@ -82,6 +87,27 @@ func TestRenderedObjects(t *testing.T) {
 		}, errorPages),
 		"service monitor": with(base, errorPages, []string{"ServiceMonitor monitoring/stackdome"}),
 		"all flags":       with(base, errorPages),
+		"monitoring": with(base, errorPages, []string{
+			"ConfigMap grafana/stackdome-dashboard",
+			"ConfigMap kube-state-metrics/stackdome-kube-state-metrics",
+			"PrometheusRule monitoring/stackdome",
+			"ServiceMonitor monitoring/stackdome",
+		}),
+		"monitoring, other release, no StackResource alerts": with([]string{
+			crd,
+			"CompositeController platform-edge-stackdome",
+			"ConfigMap platform/edge-stackdome-dashboard",
+			"ConfigMap platform/edge-stackdome-kube-state-metrics",
+			"Deployment platform/edge-stackdome",
+			"IngressRoute platform/edge-stackdome-catch-all",
+			"Middleware platform/edge-stackdome-catch-all",
+			"NetworkPolicy platform/edge-stackdome",
+			"PodDisruptionBudget platform/edge-stackdome",
+			"PrometheusRule platform/edge-stackdome",
+			"Service platform/edge-stackdome",
+			"Service platform/edge-stackdome-error-pages",
+			"ServiceAccount platform/edge-stackdome",
+		}),
 		"other release": with([]string{
 			crd,
 			"CompositeController platform-edge-stackdome",
@@ -233,19 +259,24 @@ func TestValuesSchemaRejects(t *testing.T) {
 		set  string
 		want string
 	}{
-		"typo at the top":      {set: "replicaCont=3", want: "additional properties 'replicaCont' not allowed"},
-		"typo in config":       {set: "config.dialWorker=3", want: "additional properties 'dialWorker' not allowed"},
-		"typo two levels down": {set: "errorPages.catchAll.entrypoints={web}", want: "additional properties 'entrypoints' not allowed"},
-		"wrong type":           {set: "config.dialWorkers=lots", want: "at '/config/dialWorkers': got string, want integer"},
-		"negative replicas":    {set: "replicaCount=-1", want: "at '/replicaCount': minimum: got -1, want 1"},
-		"zero replicas":        {set: "replicaCount=0", want: "at '/replicaCount': minimum: got 0, want 1"},
-		"not a duration":       {set: "config.portCheckGrace=3 minutes", want: "at '/config/portCheckGrace'"},
-		"unparsable shutdown":  {set: "config.shutdownTimeout=1500ms", want: "at '/config/shutdownTimeout'"},
-		"unknown log format":   {set: "config.logFormat=xml", want: "value must be one of 'json', 'text'"},
-		"not a CIDR":           {set: "podCIDRs={10.0.0.0}", want: "at '/podCIDRs/0'"},
-		"port out of range":    {set: "ports.hooks=70000", want: "at '/ports/hooks': maximum"},
-		"resync not positive":  {set: "compositeController.resyncPeriodSeconds=0", want: "at '/compositeController/resyncPeriodSeconds'"},
-		"namespace not a name": {set: "networkPolicy.metacontrollerNamespace=Meta_Controller", want: "at '/networkPolicy/metacontrollerNamespace'"},
+		"typo at the top":           {set: "replicaCont=3", want: "additional properties 'replicaCont' not allowed"},
+		"typo in config":            {set: "config.dialWorker=3", want: "additional properties 'dialWorker' not allowed"},
+		"typo two levels down":      {set: "errorPages.catchAll.entrypoints={web}", want: "additional properties 'entrypoints' not allowed"},
+		"wrong type":                {set: "config.dialWorkers=lots", want: "at '/config/dialWorkers': got string, want integer"},
+		"negative replicas":         {set: "replicaCount=-1", want: "at '/replicaCount': minimum: got -1, want 1"},
+		"zero replicas":             {set: "replicaCount=0", want: "at '/replicaCount': minimum: got 0, want 1"},
+		"not a duration":            {set: "config.portCheckGrace=3 minutes", want: "at '/config/portCheckGrace'"},
+		"unparsable shutdown":       {set: "config.shutdownTimeout=1500ms", want: "at '/config/shutdownTimeout'"},
+		"unknown log format":        {set: "config.logFormat=xml", want: "value must be one of 'json', 'text'"},
+		"not a CIDR":                {set: "podCIDRs={10.0.0.0}", want: "at '/podCIDRs/0'"},
+		"port out of range":         {set: "ports.hooks=70000", want: "at '/ports/hooks': maximum"},
+		"resync not positive":       {set: "compositeController.resyncPeriodSeconds=0", want: "at '/compositeController/resyncPeriodSeconds'"},
+		"namespace not a name":      {set: "networkPolicy.metacontrollerNamespace=Meta_Controller", want: "at '/networkPolicy/metacontrollerNamespace'"},
+		"typo in prometheusRule":    {set: "prometheusRule.stalledAfter=5m", want: "additional properties 'stalledAfter' not allowed"},
+		"not a Prometheus duration": {set: "prometheusRule.stalledFor=10 minutes", want: "at '/prometheusRule/stalledFor'"},
+		"Go-only duration unit":     {set: "prometheusRule.portNotListeningFor=5m0.5s", want: "at '/prometheusRule/portNotListeningFor'"},
+		"typo in kubeStateMetrics":  {set: "kubeStateMetrics.enable=true", want: "additional properties 'enable' not allowed"},
+		"typo in grafanaDashboard":  {set: "grafanaDashboard.folder=x", want: "additional properties 'folder' not allowed"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -388,7 +419,6 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 			wantImage: "ghcr.io/stackdome/stackdome:" + chartAppVersion(t),
 			wantPull:  "IfNotPresent",
 			wantArgs: []string{
-				"serve",
 				"--listen=:8080",
 				"--error-pages-listen=:8082",
 				"--port-check-grace=3m",
@@ -405,6 +435,9 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 				"--drain-delay=5s",
 				"--shutdown-timeout=25s",
 				"--entry-points=websecure",
+				"--http-entry-point=web",
+				"--tls-cert-resolver=",
+				"--pod-security-defaults=true",
 				"--error-service-name=stackdome-error-pages",
 				"--error-service-namespace=stackdome",
 				"--error-service-port=8082",
@@ -416,7 +449,6 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 			wantImage: "registry.example/stackdome:9.9.9",
 			wantPull:  "Always",
 			wantArgs: []string{
-				"serve",
 				"--listen=:9080",
 				"--error-pages-listen=:9082",
 				"--port-check-grace=4m",
@@ -433,6 +465,9 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 				"--drain-delay=8s",
 				"--shutdown-timeout=1m30s",
 				"--entry-points=web,websecure",
+				"--http-entry-point=http",
+				"--tls-cert-resolver=letsencrypt",
+				"--pod-security-defaults=false",
 				"--error-service-name=stackdome-error-pages",
 				"--error-service-namespace=stackdome",
 				"--error-service-port=8090",
@@ -445,7 +480,6 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 			wantImage: "ghcr.io/stackdome/stackdome@sha256:" + strings.Repeat("ab", 32),
 			wantPull:  "IfNotPresent",
 			wantArgs: []string{
-				"serve",
 				"--listen=:8080",
 				"--error-pages-listen=:8082",
 				"--port-check-grace=3m",
@@ -462,6 +496,9 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 				"--drain-delay=5s",
 				"--shutdown-timeout=25s",
 				"--entry-points=websecure",
+				"--http-entry-point=web",
+				"--tls-cert-resolver=",
+				"--pod-security-defaults=true",
 				"--error-service-name=stackdome-error-pages",
 				"--error-service-namespace=stackdome",
 				"--error-service-port=8082",
@@ -698,6 +735,7 @@ func TestCompositeController(t *testing.T) {
 				{"apps/v1", "statefulsets"},
 				{"traefik.io/v1alpha1", "middlewares"},
 				{"traefik.io/v1alpha1", "ingressroutes"},
+				{"autoscaling/v2", "horizontalpodautoscalers"},
 				{"discovery.k8s.io/v1", "endpointslices"},
 			} {
 				child := ccChild{APIVersion: c.apiVersion, Resource: c.resource}

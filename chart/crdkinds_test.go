@@ -137,3 +137,23 @@ type customResourceDefinition struct {
 		} `json:"versions"`
 	} `json:"spec"`
 }
+
+type prometheusRule struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metav1.ObjectMeta `json:"metadata"`
+	Spec       struct {
+		Groups []struct {
+			Name  string      `json:"name"`
+			Rules []alertRule `json:"rules"`
+		} `json:"groups"`
+	} `json:"spec"`
+}
+
+type alertRule struct {
+	Alert       string            `json:"alert"`
+	Expr        string            `json:"expr"`
+	For         string            `json:"for"`
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+}

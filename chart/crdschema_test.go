@@ -202,14 +202,21 @@ func (c crdSchemas) load(t *testing.T, file string) {
 	}
 }
 
-// metacontrollerCRDs is Metacontroller v4.17.2's CRD file from shared/testdata
-// (beside the repository in CI and in developer checkouts).
+// metacontrollerCRDs is Metacontroller v4.17.2's CRD file from
+// shared/testdata: STACKDOME_SHARED, else shared/ beside the repository (as
+// in CI and in developer checkouts). Without it the test skips (fails when
+// CI=true).
 func metacontrollerCRDs(t *testing.T) string {
 	t.Helper()
-	file := filepath.Join(repoRoot, "..", "shared", "testdata", "metacontroller-crds-v4.17.2.yaml")
-	if _, err := os.Stat(file); err != nil {
-		missing(t, "Metacontroller CRDs: %v", err)
+	shared := os.Getenv("STACKDOME_SHARED")
+	if shared == "" {
+		shared = filepath.Join(repoRoot, "..", "shared")
 	}
+	file := filepath.Join(shared, "testdata", "metacontroller-crds-v4.17.2.yaml")
+	if _, err := os.Stat(file); err != nil {
+		missing(t, "Metacontroller CRDs (set STACKDOME_SHARED to a shared/ checkout): %v", err)
+	}
+	t.Logf("Metacontroller CRDs: the real v4.17.2 ones, %s", file)
 	return file
 }
 
@@ -218,19 +225,45 @@ func metacontrollerCRDs(t *testing.T) string {
 const traefikVersion = "v3.7.13"
 
 var traefikCRDs = sync.OnceValues(func() (string, error) {
-	cmd := exec.Command("go", "mod", "download", "-json", "github.com/traefik/traefik/v3@"+traefikVersion)
-	// Outside any module, so neither go.mod nor go.sum of ours is read or written.
+	dir, err := moduleDir("github.com/traefik/traefik/v3@" + traefikVersion)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "docs", "content", "reference", "dynamic-configuration", "kubernetes-crd-definition-v1.yml"), nil
+})
+
+// prometheusOperatorVersion is the Prometheus Operator whose CRDs the
+// ServiceMonitor and PrometheusRule are checked against.
+const prometheusOperatorVersion = "v0.85.0"
+
+var prometheusOperatorCRDs = sync.OnceValues(func() ([]string, error) {
+	dir, err := moduleDir("github.com/prometheus-operator/prometheus-operator@" + prometheusOperatorVersion)
+	if err != nil {
+		return nil, err
+	}
+	crds := filepath.Join(dir, "example", "prometheus-operator-crd")
+	return []string{
+		filepath.Join(crds, "monitoring.coreos.com_prometheusrules.yaml"),
+		filepath.Join(crds, "monitoring.coreos.com_servicemonitors.yaml"),
+	}, nil
+})
+
+// moduleDir downloads a module outside any module of ours, so neither go.mod
+// nor go.sum is read or written, and returns its directory.
+func moduleDir(modVersion string) (string, error) {
+	cmd := exec.Command("go", "mod", "download", "-json", modVersion)
 	cmd.Dir = os.TempDir()
 	cmd.Env = append(os.Environ(), "GOFLAGS=", "GO111MODULE=on")
 	out, err := cmd.Output()
 	var mod struct{ Dir, Error string }
 	if jerr := json.Unmarshal(out, &mod); jerr != nil || mod.Error != "" || err != nil {
-		return "", fmt.Errorf("go mod download traefik %s: %v %s %v", traefikVersion, err, mod.Error, jerr)
+		return "", fmt.Errorf("go mod download %s: %v %s %v", modVersion, err, mod.Error, jerr)
 	}
-	return filepath.Join(mod.Dir, "docs", "content", "reference", "dynamic-configuration", "kubernetes-crd-definition-v1.yml"), nil
-})
+	return mod.Dir, nil
+}
 
-// realSchemas loads the CompositeController and Traefik CRD schemas.
+// realSchemas loads the CompositeController, Traefik and Prometheus Operator
+// CRD schemas.
 func realSchemas(t *testing.T) crdSchemas {
 	t.Helper()
 	s := crdSchemas{}
@@ -240,10 +273,19 @@ func realSchemas(t *testing.T) crdSchemas {
 		missing(t, "Traefik CRDs: %v", err)
 	}
 	s.load(t, file)
+	files, err := prometheusOperatorCRDs()
+	if err != nil {
+		missing(t, "Prometheus Operator CRDs: %v", err)
+	}
+	for _, f := range files {
+		s.load(t, f)
+	}
 	for _, want := range []string{
 		"metacontroller.k8s.io/v1alpha1 CompositeController",
 		"traefik.io/v1alpha1 IngressRoute",
 		"traefik.io/v1alpha1 Middleware",
+		"monitoring.coreos.com/v1 PrometheusRule",
+		"monitoring.coreos.com/v1 ServiceMonitor",
 	} {
 		if s[want] == nil {
 			t.Fatalf("no CRD schema for %s", want)
@@ -253,8 +295,9 @@ func realSchemas(t *testing.T) crdSchemas {
 }
 
 // TestRenderedCustomObjectsMatchRealCRDs validates every CompositeController,
-// IngressRoute and Middleware the chart can render against the schemas the
-// real Metacontroller v4.17.2 and Traefik v3.7.13 CRDs serve.
+// IngressRoute, Middleware, ServiceMonitor and PrometheusRule the chart can
+// render against the schemas the real Metacontroller v4.17.2, Traefik v3.7.13
+// and Prometheus Operator v0.85.0 CRDs serve.
 func TestRenderedCustomObjectsMatchRealCRDs(t *testing.T) {
 	schemas := realSchemas(t)
 	for name, in := range renderCases {

@@ -144,6 +144,7 @@ var crdKinds = map[string]func() any{
 	"IngressRoute":             func() any { return new(ingressRoute) },
 	"Middleware":               func() any { return new(middleware) },
 	"ServiceMonitor":           func() any { return new(serviceMonitor) },
+	"PrometheusRule":           func() any { return new(prometheusRule) },
 	"CustomResourceDefinition": func() any { return new(customResourceDefinition) },
 }
 

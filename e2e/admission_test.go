@@ -81,6 +81,46 @@ func TestAdmission(t *testing.T) {
 			spec: with(obj{"image": nil}),
 			want: []string{"spec.image", "Required value"},
 		},
+		"replicas with autoscaling": {
+			spec: with(obj{"replicas": 2, "autoscaling": obj{"maxReplicas": 4}, "resources": obj{"requests": obj{"cpu": "100m"}}}),
+			want: []string{"replicas and autoscaling cannot be set together"},
+		},
+		"autoscaling without a cpu request": {
+			spec: with(obj{"autoscaling": obj{"maxReplicas": 4}}),
+			want: []string{"autoscaling needs resources.requests.cpu"},
+		},
+		"autoscaling min over max": {
+			spec: with(obj{"autoscaling": obj{"minReplicas": 5, "maxReplicas": 4}, "resources": obj{"requests": obj{"cpu": "100m"}}}),
+			want: []string{"autoscaling.minReplicas must not exceed maxReplicas"},
+		},
+		"tls with secretName and certResolver": {
+			spec: with(obj{"host": "a.example.com", "ports": ports(obj{"name": "http", "port": 8080, "public": true}), "tls": obj{"secretName": "s", "certResolver": "le"}}),
+			want: []string{"tls takes secretName or certResolver, not both"},
+		},
+		"tls without a public port": {
+			spec: with(obj{"tls": obj{"certResolver": "le"}}),
+			want: []string{"tls needs a public port"},
+		},
+		"a path not starting with /": {
+			spec: with(obj{"host": "a.example.com", "ports": ports(obj{"name": "http", "port": 8080, "public": true, "path": "api"})}),
+			want: []string{"spec.ports[0].path", "should match"},
+		},
+		"a file with configMap and secret": {
+			spec: with(obj{"files": []any{obj{"name": "f", "mountPath": "/etc/f", "configMap": obj{"name": "c"}, "secret": obj{"secretName": "s"}}}}),
+			want: []string{"a file takes exactly one of configMap and secret"},
+		},
+		"two files at one path": {
+			spec: with(obj{"files": []any{obj{"name": "a", "mountPath": "/etc/f", "configMap": obj{"name": "c"}}, obj{"name": "b", "mountPath": "/etc/f", "secret": obj{"secretName": "s"}}}}),
+			want: []string{"file mountPaths must be unique"},
+		},
+		"a pod label stackdome selects by": {
+			spec: with(obj{"podLabels": obj{"app.kubernetes.io/instance": "other"}}),
+			want: []string{"podLabels cannot set app.kubernetes.io/name, app.kubernetes.io/instance"},
+		},
+		"the revision annotation": {
+			spec: with(obj{"podAnnotations": obj{"stackdome.io/revision": "x"}}),
+			want: []string{"podAnnotations cannot set stackdome.io/revision"},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -89,24 +129,55 @@ func TestAdmission(t *testing.T) {
 				"metadata": obj{"name": "bad"},
 				"spec":     tc.spec,
 			})
-			if len(tc.want) == 0 {
+			checkRefusal(t, err, tc.want)
+		})
+	}
+	names := map[string][]string{
+		"shop":                  nil,
+		"my.app":                {"metadata.name must be a DNS label of at most 51 characters"},
+		"9lives":                {"metadata.name must be a DNS label"},
+		strings.Repeat("a", 52): {"at most 51 characters"},
+		"db-headless":           {"metadata.name cannot end in -headless, -error-pages or -redirect"},
+		"shop-error-pages":      {"metadata.name cannot end in"},
+		"shop-redirect":         {"metadata.name cannot end in"},
+		"headless-" + "db":      nil,
+		strings.Repeat("a", 51): nil,
+	}
+	for name, want := range names {
+		t.Run("name "+name, func(t *testing.T) {
+			_, err := k.create(t.Context(), path, obj{
+				"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
+				"metadata": obj{"name": name}, "spec": valid(),
+			})
+			checkRefusal(t, err, want)
+		})
+	}
+}
+
+// checkRefusal fails unless err is the API server's 422 Invalid whose message
+// holds every fragment of want, or, with want empty, unless err is nil.
+func checkRefusal(t *testing.T, err error, want []string) {
+	t.Helper()
+	{
+		{
+			if len(want) == 0 {
 				if err != nil {
-					t.Fatalf("valid spec rejected: %v", err)
+					t.Fatalf("valid object rejected: %v", err)
 				}
 				return
 			}
 			var ae *apiError
 			if !errors.As(err, &ae) {
-				t.Fatalf("accepted, want rejection mentioning %q (err %v)", tc.want, err)
+				t.Fatalf("accepted, want rejection mentioning %q (err %v)", want, err)
 			}
 			if ae.Code != http.StatusUnprocessableEntity || ae.Reason != "Invalid" {
 				t.Errorf("rejected with %d %s, want 422 Invalid", ae.Code, ae.Reason)
 			}
-			for _, frag := range tc.want {
+			for _, frag := range want {
 				if !strings.Contains(ae.Message, frag) {
 					t.Errorf("message %q lacks %q", ae.Message, frag)
 				}
 			}
-		})
+		}
 	}
 }

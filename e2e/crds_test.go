@@ -95,11 +95,12 @@ func traefikCRDs(scratch string) (string, error) {
 }
 
 // installPrerequisiteCRDs installs what a cluster running stackdome already
-// has before the chart: Metacontroller's CRDs and Traefik's.
+// has before the chart: Metacontroller's CRDs (the real ones when shared/ is
+// there, else the CompositeController CRD written for this suite, see
+// suite.mcCRDs) and Traefik's.
 func installPrerequisiteCRDs(ctx context.Context, k *kube) error {
-	mc := filepath.Join(suite.shared, "testdata", "metacontroller-crds-v4.17.2.yaml")
-	if _, err := installCRDFile(ctx, k, mc); err != nil {
-		return fmt.Errorf("installing Metacontroller CRDs: %w", err)
+	if _, err := installCRDFile(ctx, k, suite.mcCRDs.path); err != nil {
+		return fmt.Errorf("installing Metacontroller CRDs from %s: %w", suite.mcCRDs.path, err)
 	}
 	tf, err := traefikCRDs(suite.tmp)
 	if err != nil {

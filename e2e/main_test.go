@@ -29,7 +29,8 @@ import (
 // suite is what TestMain sets up for every test of the package.
 var suite struct {
 	root    string // repository root
-	shared  string // <root>/../shared (STACKDOME_SHARED overrides)
+	shared  string // <root>/../shared (STACKDOME_SHARED overrides); may not exist
+	mcCRDs  metacontrollerCRDs
 	binDir  string // cached control-plane binaries
 	tmp     string // per-run scratch, removed at exit
 	cluster *cluster
@@ -69,10 +70,9 @@ func runMain(m *testing.M) (code int) {
 		return fail(err)
 	}
 	suite.root = root
-	suite.shared = os.Getenv("STACKDOME_SHARED")
-	if suite.shared == "" {
-		suite.shared = filepath.Join(root, "..", "shared")
-	}
+	suite.shared = sharedDir(root)
+	suite.mcCRDs = findMetacontrollerCRDs(root, suite.shared)
+	fmt.Fprintf(os.Stderr, "e2e: %s\n", suite.mcCRDs)
 
 	start := time.Now()
 	suite.binDir, err = buildControlPlane(root)

@@ -17,6 +17,7 @@ var childKinds = []struct{ apiVersion, kind string }{
 	{"apps/v1", "StatefulSet"},
 	{"traefik.io/v1alpha1", "Middleware"},
 	{"traefik.io/v1alpha1", "IngressRoute"},
+	{"autoscaling/v2", "HorizontalPodAutoscaler"},
 	{"discovery.k8s.io/v1", "EndpointSlice"},
 }
 
@@ -34,6 +35,7 @@ var controllerObject = obj{
 			obj{"apiVersion": "apps/v1", "resource": "statefulsets", "updateStrategy": obj{"method": "InPlace"}},
 			obj{"apiVersion": "traefik.io/v1alpha1", "resource": "middlewares", "updateStrategy": obj{"method": "InPlace"}},
 			obj{"apiVersion": "traefik.io/v1alpha1", "resource": "ingressroutes", "updateStrategy": obj{"method": "InPlace"}},
+			obj{"apiVersion": "autoscaling/v2", "resource": "horizontalpodautoscalers", "updateStrategy": obj{"method": "InPlace"}},
 			obj{"apiVersion": "discovery.k8s.io/v1", "resource": "endpointslices", "updateStrategy": obj{"method": "InPlace"}},
 		},
 		"hooks": obj{
@@ -58,7 +60,7 @@ var controllerObject = obj{
 // delete and apply, to prove that no state in between breaks an invariant.
 type metacontroller struct {
 	kube       *kube
-	hook       *stackdomeServer
+	hook       hookServer
 	afterWrite func(ctx context.Context) error
 }
 

@@ -30,8 +30,13 @@ type builtChildren struct {
 const maxCachedBytes = 8 << 20
 
 // get returns the children of name and spec (the defaulted decoding of
-// rawSpec), building and caching them when not held.
-func (c *childCache) get(cfg Config, name string, rawSpec []byte, spec schema.Spec) (*builtChildren, error) {
+// rawSpec) with claim templates cl, building and caching them when not held.
+// Children that keep observed claim templates depend on more than the spec:
+// they are built every time, never cached.
+func (c *childCache) get(cfg Config, name string, rawSpec []byte, spec schema.Spec, cl claims) (*builtChildren, error) {
+	if cl.kept != nil {
+		return build(cfg, name, spec, cl)
+	}
 	key := name + "\x00" + string(rawSpec)
 	c.mu.Lock()
 	b := c.entries[key]
@@ -39,16 +44,11 @@ func (c *childCache) get(cfg Config, name string, rawSpec []byte, spec schema.Sp
 	if b != nil {
 		return b, nil
 	}
-	want, err := buildChildren(cfg, name, spec)
+	b, err := build(cfg, name, spec, cl)
 	if err != nil {
 		return nil, err
 	}
-	j, err := json.Marshal(nonNil(want.children))
-	if err != nil {
-		return nil, fmt.Errorf("encoding children: %w", err)
-	}
-	b = &builtChildren{revision: want.revision, json: j}
-	n := len(key) + len(j)
+	n := len(key) + len(b.json)
 	if n > maxCachedBytes/64 {
 		return b, nil // one huge spec must not flush the cache
 	}
@@ -70,4 +70,17 @@ func (c *childCache) get(cfg Config, name string, rawSpec []byte, spec schema.Sp
 	c.entries[key] = b
 	c.size += n
 	return b, nil
+}
+
+// build makes and encodes the children of name and spec.
+func build(cfg Config, name string, spec schema.Spec, cl claims) (*builtChildren, error) {
+	want, err := buildChildren(cfg, name, spec, cl)
+	if err != nil {
+		return nil, err
+	}
+	j, err := json.Marshal(nonNil(want.children))
+	if err != nil {
+		return nil, fmt.Errorf("encoding children: %w", err)
+	}
+	return &builtChildren{revision: want.revision, json: j}, nil
 }

@@ -23,12 +23,12 @@ func TestChildCacheAnswersAsBuildChildren(t *testing.T) {
 		var spec schema.Spec
 		require.NoError(t, json.Unmarshal(raw, &spec))
 		spec = schema.Default(spec)
-		want, err := buildChildren(cfg, name, spec)
+		want, err := buildChildren(cfg, name, spec, claims{})
 		require.NoError(t, err)
 		wantJSON, err := json.Marshal(want.children)
 		require.NoError(t, err)
 		for range 2 { // a miss, then a hit
-			got, err := c.get(cfg, name, raw, spec)
+			got, err := c.get(cfg, name, raw, spec, claims{})
 			require.NoError(t, err)
 			if diff := cmp.Diff(string(wantJSON), string(got.json)); diff != "" {
 				t.Fatalf("%s: cached children differ (-want +got):\n%s", name, diff)
@@ -47,7 +47,7 @@ func TestChildCacheIsBounded(t *testing.T) {
 	spec := schema.Default(schema.Spec{Type: schema.TypeService, Image: "x"})
 	for i := range 20000 {
 		raw := fmt.Appendf(nil, `{"type":"Service","image":"x","n":%d}`, i)
-		_, err := c.get(cfg, fmt.Sprintf("app-%d", i), raw, spec)
+		_, err := c.get(cfg, fmt.Sprintf("app-%d", i), raw, spec, claims{})
 		require.NoError(t, err)
 		require.LessOrEqual(t, c.size, maxCachedBytes, "after %d specs", i+1)
 	}
@@ -59,7 +59,7 @@ func TestChildCacheIsBounded(t *testing.T) {
 
 	huge := []byte(`{"type":"Service","image":"x","pad":"` + strings.Repeat("p", maxCachedBytes/64) + `"}`)
 	n := len(c.entries)
-	_, err := c.get(cfg, "huge", huge, spec)
+	_, err := c.get(cfg, "huge", huge, spec, claims{})
 	require.NoError(t, err)
 	require.Len(t, c.entries, n, "a huge spec is not cached")
 }

@@ -43,6 +43,7 @@ var ChildResources = []ChildResource{
 	{APIVersion: "apps/v1", Resource: "statefulsets", Kind: "StatefulSet"},
 	{APIVersion: "traefik.io/v1alpha1", Resource: "middlewares", Kind: "Middleware"},
 	{APIVersion: "traefik.io/v1alpha1", Resource: "ingressroutes", Kind: "IngressRoute"},
+	{APIVersion: "autoscaling/v2", Resource: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler"},
 	{APIVersion: "discovery.k8s.io/v1", Resource: "endpointslices", Kind: "EndpointSlice"},
 }
 
@@ -71,16 +72,21 @@ type desired struct {
 }
 
 // buildChildren computes the children of a valid, defaulted spec that depend
-// on the spec alone: the Services, then the workload. The routing children,
-// which also depend on what the request observed, follow them
-// (wiringChildren).
-func buildChildren(cfg Config, name string, spec schema.Spec) (desired, error) {
-	tmpl := podTemplate(name, spec)
+// on the spec alone — the Services, the workload, the autoscaler — with the
+// StatefulSet's claim templates as cl decides (the zero claims: the spec's).
+// The routing children, which also depend on what the request observed,
+// follow them (wiringChildren).
+func buildChildren(cfg Config, name string, spec schema.Spec, cl claims) (desired, error) {
+	mount := spec.Storage != nil
+	if cl.kept != nil {
+		mount = cl.mount
+	}
+	tmpl := podTemplate(cfg, name, spec, mount)
 	rev, err := revision(tmpl)
 	if err != nil {
 		return desired{}, err
 	}
-	tmpl.Annotations = map[string]string{AnnotationRevision: rev}
+	tmpl.Annotations = withRevision(tmpl.Annotations, rev)
 
 	var typed []any
 	if len(spec.Ports) > 0 {
@@ -91,11 +97,17 @@ func buildChildren(cfg Config, name string, spec schema.Spec) (desired, error) {
 	} else {
 		typed = append(typed, deployment(name, spec, tmpl))
 	}
+	if spec.Autoscaling != nil {
+		typed = append(typed, autoscaler(name, spec))
+	}
 	out := desired{revision: rev}
 	for _, t := range typed {
 		m, err := canonical(t)
 		if err != nil {
 			return desired{}, err
+		}
+		if _, ok := t.(*appsv1.StatefulSet); ok && cl.kept != nil {
+			keepClaims(m, cl.kept)
 		}
 		out.children = append(out.children, m)
 	}
@@ -116,41 +128,6 @@ func revision(tmpl corev1.PodTemplateSpec) (string, error) {
 	return hex.EncodeToString(sum[:5]), nil
 }
 
-// podTemplate is the pod of a spec, without its revision annotation.
-func podTemplate(name string, spec schema.Spec) corev1.PodTemplateSpec {
-	c := corev1.Container{
-		Name:    containerName,
-		Image:   spec.Image,
-		Command: spec.Command,
-		Args:    spec.Args,
-		Env:     spec.Env,
-	}
-	if spec.Resources != nil {
-		c.Resources = *spec.Resources
-	}
-	for _, p := range spec.Ports {
-		c.Ports = append(c.Ports, corev1.ContainerPort{Name: p.Name, ContainerPort: p.Port, Protocol: corev1.ProtocolTCP})
-	}
-	if hc := spec.HealthChecks; hc != nil {
-		c.ReadinessProbe, c.LivenessProbe, c.StartupProbe = hc.Readiness, hc.Liveness, hc.Startup
-	}
-	// An explicit readiness probe always wins. Otherwise a TCP probe on the
-	// primary port with the kubelet's default timing; never a synthesized
-	// liveness or startup probe, which would restart-loop a slow starter.
-	if primary, ok := spec.PrimaryPort(); ok && c.ReadinessProbe == nil {
-		c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
-			TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(primary.Port)},
-		}}
-	}
-	if spec.Storage != nil {
-		c.VolumeMounts = []corev1.VolumeMount{{Name: dataVolume, MountPath: spec.Storage.MountPath}}
-	}
-	return corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: labels(name)},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{c}},
-	}
-}
-
 func objectMeta(name, instance string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Labels: labels(instance)}
 }
@@ -164,6 +141,16 @@ func deployment(name string, spec schema.Spec, tmpl corev1.PodTemplateSpec) *app
 			Selector: &metav1.LabelSelector{MatchLabels: selector(name)},
 			Template: tmpl,
 		},
+	}
+}
+
+// keepClaims replaces the canonical StatefulSet's claim templates with the
+// observed ones it must keep.
+func keepClaims(ss object, kept []any) {
+	spec := ss["spec"].(object)
+	delete(spec, "volumeClaimTemplates")
+	if len(kept) > 0 {
+		spec["volumeClaimTemplates"] = kept
 	}
 }
 
@@ -234,39 +221,6 @@ func childMeta(name, instance string) object {
 		l[k] = v
 	}
 	return object{"name": name, "labels": l}
-}
-
-// ingressRoute routes Host(host) to the primary public port, and each
-// further public port at Host(host) && PathPrefix(/<port name>): one route
-// per port, because a route with several services balances across them.
-// The routes use the errors Middleware when refer says so.
-func ingressRoute(cfg Config, name, host string, public []schema.Port, refer bool) object {
-	routes := make([]any, 0, len(public))
-	for i, p := range public {
-		match := "Host(`" + host + "`)"
-		if i > 0 {
-			match += " && PathPrefix(`/" + p.Name + "`)"
-		}
-		route := object{
-			"kind":     "Rule",
-			"match":    match,
-			"services": []any{object{"name": name, "port": json.Number(itoa(p.Port))}},
-		}
-		if refer {
-			route["middlewares"] = []any{object{"name": middlewareName(name)}}
-		}
-		routes = append(routes, route)
-	}
-	eps := make([]any, len(cfg.EntryPoints))
-	for i, e := range cfg.EntryPoints {
-		eps[i] = e
-	}
-	return object{
-		"apiVersion": "traefik.io/v1alpha1",
-		"kind":       "IngressRoute",
-		"metadata":   childMeta(name, name),
-		"spec":       object{"entryPoints": eps, "routes": routes},
-	}
 }
 
 func itoa(n int32) string { return strconv.Itoa(int(n)) }

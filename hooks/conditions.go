@@ -23,19 +23,23 @@ type Reason string
 
 // Reasons.
 const (
-	ReasonServing          Reason = "Serving"          // every declared port answered
-	ReasonVerifyingPorts   Reason = "VerifyingPorts"   // serving, the verdict is not known yet
-	ReasonPortsUnverified  Reason = "PortsUnverified"  // serving, dials were inconclusive
-	ReasonPortCheckFailing Reason = "PortCheckFailing" // serving, a port refused, inside the grace window
-	ReasonPortNotListening Reason = "PortNotListening" // a declared port refused connections
-	ReasonProgressing      Reason = "Progressing"      // workload missing, rolling out or booting
-	ReasonNotReady         Reason = "NotReady"         // running, not ready past the boot grace
-	ReasonCrashLooping     Reason = "CrashLooping"     // a container crashes, is OOMKilled or exits
-	ReasonImagePullFailed  Reason = "ImagePullFailed"  // the image cannot be pulled
-	ReasonConfigError      Reason = "ContainerConfigError"
-	ReasonDeadlineExceeded Reason = "ProgressDeadlineExceeded"
-	ReasonScaledToZero     Reason = "ScaledToZero"
-	ReasonInvalidSpec      Reason = "InvalidSpec"
+	ReasonServing           Reason = "Serving"          // every declared port answered
+	ReasonVerifyingPorts    Reason = "VerifyingPorts"   // serving, the verdict is not known yet
+	ReasonPortsUnverified   Reason = "PortsUnverified"  // serving, dials were inconclusive
+	ReasonPortCheckFailing  Reason = "PortCheckFailing" // serving, a port refused, inside the grace window
+	ReasonPortNotListening  Reason = "PortNotListening" // a declared port refused connections
+	ReasonProgressing       Reason = "Progressing"      // workload missing, rolling out or booting
+	ReasonNotReady          Reason = "NotReady"         // running, not ready past the boot grace
+	ReasonCrashLooping      Reason = "CrashLooping"     // a container crashes, is OOMKilled or exits
+	ReasonImagePullFailed   Reason = "ImagePullFailed"  // the image cannot be pulled
+	ReasonConfigError       Reason = "ContainerConfigError"
+	ReasonDeadlineExceeded  Reason = "ProgressDeadlineExceeded"
+	ReasonScaledToZero      Reason = "ScaledToZero"
+	ReasonInvalidSpec       Reason = "InvalidSpec"
+	ReasonUnschedulable     Reason = "Unschedulable"     // a pod of the revision cannot be scheduled
+	ReasonCreateFailed      Reason = "CreateFailed"      // the Deployment's ReplicaSet cannot create pods
+	ReasonRolloutBlocked    Reason = "RolloutBlocked"    // a StatefulSet rollout waits on a broken pod of the old revision
+	ReasonStorageNotApplied Reason = "StorageNotApplied" // the StatefulSet keeps volume claim templates the spec changed
 )
 
 // verdict is where the state table lands for one sync: whether the app is

@@ -23,6 +23,17 @@ type Config struct {
 	// BootGrace is how long a running pod may stay not ready before it is
 	// reported failing; default 5m.
 	BootGrace time.Duration
+	// NoPodSecurityDefaults leaves the pods' security contexts as the spec
+	// says; by default they meet Pod Security "restricted" unless the spec
+	// relaxes a field.
+	NoPodSecurityDefaults bool
+	// DefaultCertResolver is the Traefik certificate resolver of a spec
+	// whose tls names neither a Secret nor a resolver; empty: the entry
+	// point's default certificate.
+	DefaultCertResolver string
+	// HTTPEntryPoint is the plain-HTTP entry point whose requests to a TLS
+	// host are redirected to HTTPS; default web.
+	HTTPEntryPoint string
 }
 
 // ErrorService names the chart's Service behind the branded error pages.
@@ -49,6 +60,7 @@ func DefaultConfig() Config {
 		PortCheckGrace: 3 * time.Minute,
 		VerdictRequeue: 10 * time.Second,
 		BootGrace:      5 * time.Minute,
+		HTTPEntryPoint: "web",
 	}
 }
 
@@ -75,6 +87,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.BootGrace == 0 {
 		c.BootGrace = d.BootGrace
+	}
+	if c.HTTPEntryPoint == "" {
+		c.HTTPEntryPoint = d.HTTPEntryPoint
 	}
 	return c
 }

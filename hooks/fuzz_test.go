@@ -206,6 +206,7 @@ func badInputs(tb testing.TB) map[string]badInput {
 		"negative replicas":        in(minimal(`{"type":"Service","image":"i","replicas":-1}`)+`}`, 200, "spec.replicas -1 must not be negative"),
 		"replicas overflow":        in(minimal(`{"type":"Service","image":"i","replicas":4294967296}`)+`}`, 200, "field replicas: cannot use a JSON number 4294967296 as int32"),
 		"spec wrong type":          in(minimal(`"Service"`)+`}`, 200, "cannot use a JSON string as schema.Spec"),
+		"name not a DNS label":     in(`{"parent":{"kind":"StackResource","metadata":{"name":"my.app"},"spec":`+valid+`}}`, 200, `invalid name \"my.app\"`),
 		"spec missing":             in(`{"parent":{"kind":"StackResource","metadata":{"name":"t"}}}`, 200, "spec is missing"),
 		"bad quantity":             in(minimal(`{"type":"StatefulService","image":"i","storage":{"size":"lots","mountPath":"/d"}}`)+`}`, 200, "quantities must match"),
 		"every spec rule broken":   in(minimal(`{"type":"Job","image":" ","ports":[{"name":"HTTP_1","port":0,"public":true},{"name":"HTTP_1","port":0}],"host":"-x-","storage":{"size":"0","mountPath":"d"}}`)+`}`, 200, "spec.image is required"),
@@ -227,6 +228,92 @@ func seedSync(f *testing.F) {
 	}
 	for _, b := range badInputs(f) {
 		f.Add(b.body)
+	}
+	for _, o := range oddShapes(f) {
+		f.Add(o.body)
+	}
+}
+
+// oddShape is a golden request with a pod's or workload's conditions or
+// statuses in a shape the state table does not expect, and the golden
+// request it was made from.
+type oddShape struct {
+	body, from []byte
+}
+
+// oddShapes are the golden requests of the rows that read pod and workload
+// conditions, each bent out of the shape those rows expect: unknown
+// statuses, missing reasons and messages, unknown types, other policies.
+func oddShapes(tb testing.TB) map[string]oddShape {
+	out := map[string]oddShape{}
+	bend := func(name, fixture string, pairs ...string) {
+		from := readFile(tb, filepath.Join("..", "testdata", "sync", fixture+".request.json"))
+		body := from
+		for i := 0; i < len(pairs); i += 2 {
+			next := bytes.ReplaceAll(body, []byte(pairs[i]), []byte(pairs[i+1]))
+			if bytes.Equal(body, next) {
+				tb.Fatalf("%s: %q is not in %s", name, pairs[i], fixture)
+			}
+			body = next
+		}
+		out[name] = oddShape{body: body, from: from}
+	}
+	bend("PodScheduled Unknown", "unschedulable", `"status": "False",
+       "type": "PodScheduled"`, `"status": "Unknown",
+       "type": "PodScheduled"`)
+	bend("Unschedulable without message or time", "unschedulable", `"message": "0/3 nodes`, `"x-message": "0/3 nodes`, `"lastTransitionTime": "2026-11-29T11:40:00Z",
+       "status": "False"`, `"status": "False"`)
+	bend("PodScheduled gated", "unschedulable", `"reason": "Unschedulable"`, `"reason": "SchedulingGated"`)
+	bend("pod phase unknown", "unschedulable", `"phase": "Pending"`, `"phase": "Unknown"`)
+	bend("ReplicaFailure False", "create-failed", `"status": "True",
+       "type": "ReplicaFailure"`, `"status": "False",
+       "type": "ReplicaFailure"`)
+	bend("ReplicaFailure without reason or message", "create-failed", `"reason": "FailedCreate",`, ``, `"message": "pods \"exporter`, `"x": "pods \"exporter`)
+	bend("condition of an unknown type", "create-failed", `"type": "ReplicaFailure"`, `"type": "ReplicaFailureV2"`)
+	bend("StatefulSet without currentRevision", "rollout-blocked", `"currentRevision": "zk-7c8d9f6b5"`, `"currentRevision": ""`)
+	bend("StatefulSet Parallel", "rollout-blocked", `"podManagementPolicy": "OrderedReady"`, `"podManagementPolicy": "Parallel"`)
+	bend("pod without revision label", "rollout-blocked", `"controller-revision-hash": "zk-7c8d9f6b5"`, `"x-hash": "zk-7c8d9f6b5"`)
+	bend("Ready condition Unknown", "rollout-blocked", `"status": "False",
+       "type": "Ready"`, `"status": "Unknown",
+       "type": "Ready"`)
+	bend("claim template without size", "storage-not-applied", `"storage": "20Gi"`, `"storage-x": "20Gi"`)
+	bend("claim template of another name", "storage-not-applied", `"metadata": {
+        "name": "data"`, `"metadata": {
+        "name": "pgdata"`)
+	bend("container state empty", "crash-looping", `"state": {
+        "waiting": {`, `"state": {}, "x": {
+        "waiting": {`)
+	return out
+}
+
+// TestOddShapesChangeNothingElse: a pod or workload whose conditions or
+// statuses have a shape the rows do not expect is answered 200 like any
+// other, by the same code path as Sync, and changes nothing but the status:
+// the children are those of the request it was bent from (only a claim
+// template that differs from the spec's is kept as observed).
+func TestOddShapesChangeNothingElse(t *testing.T) {
+	h := fuzzHandler()
+	router := Router(h, nil, nil)
+	for name, o := range oddShapes(t) {
+		t.Run(name, func(t *testing.T) {
+			w := requireSameAsSync(t, h, router, o.body)
+			checkAnswer(t, "/sync", w)
+			require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+			if strings.HasPrefix(name, "claim template") {
+				return
+			}
+			was := requireSameAsSync(t, h, router, o.from)
+			var got, want struct {
+				Children json.RawMessage `json:"children"`
+				Status   struct {
+					Conditions []json.RawMessage `json:"conditions"`
+				} `json:"status"`
+			}
+			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &got))
+			require.NoError(t, json.Unmarshal(was.Body.Bytes(), &want))
+			require.JSONEq(t, string(want.Children), string(got.Children))
+			require.Len(t, got.Status.Conditions, 4)
+		})
 	}
 }
 
@@ -259,7 +346,18 @@ func FuzzSyncSpec(f *testing.F) {
 	for _, s := range []string{`null`, `5`, `"Service"`, `[]`, `{}`, `{"type":"Service"}`, `{"type":"Service","image":"i","ports":[{"name":"http","port":0}]}`,
 		`{"type":"Service","image":"i","ports":[{"name":"a","port":1,"public":true}]}`, `{"type":"StatefulService","image":"i","storage":{"size":"1Gi","mountPath":"/d"}}`,
 		`{"type":"Service","image":"i","replicas":1e3}`, `{"type":"Service","image":"i","resources":{"limits":{"cpu":"1e9999"}}}`,
-		`{"type":"Service","image":"i","healthChecks":{"readiness":{"httpGet":{"port":"http"}}}}`} {
+		`{"type":"Service","image":"i","healthChecks":{"readiness":{"httpGet":{"port":"http"}}}}`,
+		// The fields of a real app, each slipped past admission wrong:
+		// InvalidSpec, the children kept as last applied.
+		`{"type":"Service","image":"i","replicas":2,"autoscaling":{"maxReplicas":3}}`, `{"type":"Service","image":"i","autoscaling":{"maxReplicas":0}}`,
+		`{"type":"Service","image":"i","tls":{"secretName":"a","certResolver":"b"}}`, `{"type":"Service","image":"i","tls":{}}`,
+		`{"type":"Service","image":"i","host":"h","ports":[{"name":"a","port":1,"public":true,"path":"/x"},{"name":"b","port":2,"public":true,"path":"/x"}]}`,
+		`{"type":"Service","image":"i","files":[{"name":"x","mountPath":"/x"}]}`, `{"type":"Service","image":"i","files":[{"name":"x","mountPath":"x","configMap":{"name":"c"}}]}`,
+		`{"type":"Service","image":"i","podLabels":{"app.kubernetes.io/instance":"other"}}`, `{"type":"Service","image":"i","podAnnotations":{"stackdome.io/revision":"x"}}`,
+		`{"type":"Service","image":"i","serviceAccountName":"Bad_Name","imagePullSecrets":[{}]}`, `{"type":"Service","image":"i","nodeSelector":{"k":"v v"}}`,
+		`{"type":"Service","image":"i","tolerations":[{"operator":"Maybe"}]}`, `{"type":"Service","image":"i","topologySpreadConstraints":[{"maxSkew":0}]}`,
+		`{"type":"Service","image":"i","podSecurityContext":{"runAsUser":"root"}}`, `{"type":"Service","image":"i","securityContext":{"capabilities":{"add":["ALL"]}}}`,
+		`{"type":"Service","image":"i","affinity":{"nodeAffinity":{}},"envFrom":[{}]}`} {
 		f.Add([]byte(s))
 	}
 	h := fuzzHandler()

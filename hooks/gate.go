@@ -5,7 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stackdome/stackdome/portcheck"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/stackdome/stackdome/schema"
 )
 
@@ -22,23 +23,23 @@ func (f *facts) servingGate() row {
 	if rep == nil {
 		return waitingForReadyPod(f)
 	}
-	res, ok := f.result(rep)
+	ev, ok := f.evidenceFor(rep)
 	switch {
 	case !ok:
 		return verifying(f, rep)
-	case len(res.ClosedPorts()) > 0:
-		pc := f.prev.portCheck
-		if pc == nil {
-			pc = &schema.PortCheck{Revision: f.rev, FailingSince: f.now}
+	case len(ev.res.ClosedPorts()) > 0:
+		since := f.prev.failingSince
+		if since == nil {
+			since = &f.now
 		}
-		if !res.CheckedAt.Before(pc.FailingSince.Add(f.cfg.PortCheckGrace)) {
-			return condemned(f, rep, res, pc)
+		if !ev.res.CheckedAt.Before(since.Add(f.cfg.PortCheckGrace)) {
+			return condemned(f, rep, ev, since)
 		}
-		return windowOpen(f, rep, res, pc)
-	case res.AllOpen():
-		return servingOpen(f, rep, res)
+		return windowOpen(f, rep, ev, since)
+	case ev.res.AllOpen():
+		return servingOpen(f, rep, ev)
 	}
-	return unverified(f, rep, res)
+	return unverified(f, rep, ev)
 }
 
 // servingNoPorts is the row "serving, all ports open" when none are
@@ -48,14 +49,15 @@ func servingNoPorts() row {
 }
 
 // condemnedKept is the row "serving, a port closed past grace" once the
-// status says so: terminal for this revision, no more dials, no requeue.
+// status says so: terminal for this workload revision, no more dials, no
+// requeue, whatever this replica's verifier holds.
 func condemnedKept(f *facts) row {
-	details := f.prev.of(schema.ReadinessFailure)
+	details := f.prev.of(schema.ReadinessFailure, f.wrev)
 	return row{
-		verdict:   verdict{stalled: true, reason: ReasonPortNotListening, message: condemnation(details, f.prev.portCheck, f.cfg.PortCheckGrace)},
-		details:   details,
-		ports:     f.prev.ports,
-		portCheck: f.prev.portCheck,
+		verdict:      verdict{stalled: true, reason: ReasonPortNotListening, message: f.condemnation(details, f.prev.failingSince)},
+		details:      details,
+		ports:        f.prev.ports,
+		failingSince: f.prev.failingSince,
 	}
 }
 
@@ -64,17 +66,19 @@ func condemnedKept(f *facts) row {
 // so the pod event is on its way.
 func waitingForReadyPod(f *facts) row {
 	return row{
-		verdict:   verdict{available: true, reason: ReasonVerifyingPorts, message: "all replicas are ready; waiting for a ready pod of revision " + f.rev},
-		portCheck: f.prev.portCheck,
+		verdict:      verdict{available: true, reason: ReasonVerifyingPorts, message: "all replicas are ready; waiting for a ready pod of revision " + f.wrev},
+		ports:        f.prev.ports,
+		failingSince: f.prev.failingSince,
 	}
 }
 
-// verifying is the row "serving, verdict not yet known": the pod is dialed;
-// an open window stays open and the port table stands.
+// verifying is the row "serving, verdict not yet known": neither this
+// replica nor the status has a verdict; the pod is dialed.
 func verifying(f *facts, rep *pod) row {
-	r := row{ports: f.prev.ports, portCheck: f.prev.portCheck, jobs: f.dial(rep, false), requeue: true}
-	if pc := f.prev.portCheck; pc != nil {
-		r.verdict = verdict{available: true, reason: ReasonPortCheckFailing, message: windowMessage(pc, f.cfg.PortCheckGrace, "a declared port refused connections")}
+	r := row{ports: f.prev.ports, failingSince: f.prev.failingSince}
+	r.jobs, r.requeue = f.dialsFor(rep, nil, dialAgain)
+	if since := f.prev.failingSince; since != nil {
+		r.verdict = verdict{available: true, reason: ReasonPortCheckFailing, message: f.windowMessage(since, "a declared port refused connections")}
 	} else {
 		r.verdict = verdict{available: true, reason: ReasonVerifyingPorts, message: fmt.Sprintf("all replicas are ready; verifying %s on pod %s", portList(f.spec.Ports), rep.Metadata.Name)}
 	}
@@ -82,69 +86,86 @@ func verifying(f *facts, rep *pod) row {
 }
 
 // condemned is the row "serving, a port closed past grace": refused by a
-// dial made after failingSince + grace, so believed.
-func condemned(f *facts, rep *pod, res portcheck.Result, pc *schema.PortCheck) row {
-	details := portFailures(res.ClosedPorts(), rep.Metadata.Name, f.rev)
+// dial made after failingSince + grace, so believed. Terminal for this
+// workload revision: no more dials.
+func condemned(f *facts, rep *pod, ev evidence, since *metav1.Time) row {
+	details := portFailures(ev.res.ClosedPorts(), rep.Metadata.Name, f.wrev)
 	return row{
-		verdict:   verdict{stalled: true, reason: ReasonPortNotListening, message: condemnation(details, pc, f.cfg.PortCheckGrace)},
-		details:   details,
-		ports:     portsOf(res),
-		portCheck: pc,
+		verdict:      verdict{stalled: true, reason: ReasonPortNotListening, message: f.condemnation(details, since)},
+		details:      details,
+		ports:        portsOf(ev.res),
+		failingSince: since,
+		evidence:     &ev,
 	}
 }
 
 // windowOpen is the row "serving, a port closed, inside grace": the refusal
 // is not believed yet — the app may still be binding — so the verdict is
 // dropped and the pod dialed again.
-func windowOpen(f *facts, rep *pod, res portcheck.Result, pc *schema.PortCheck) row {
-	return row{
-		verdict:   verdict{available: true, reason: ReasonPortCheckFailing, message: windowMessage(pc, f.cfg.PortCheckGrace, res.Message())},
-		ports:     portsOf(res),
-		portCheck: pc,
-		jobs:      f.dial(rep, true),
-		requeue:   true,
+func windowOpen(f *facts, rep *pod, ev evidence, since *metav1.Time) row {
+	r := row{
+		verdict:      verdict{available: true, reason: ReasonPortCheckFailing, message: f.windowMessage(since, ev.res.Message())},
+		ports:        portsOf(ev.res),
+		failingSince: since,
+		evidence:     &ev,
 	}
+	r.jobs, r.requeue = f.dialsFor(rep, &ev, forgetAndDial)
+	return r
 }
 
 // servingOpen is the row "serving, all ports open": the window is cleared; a
 // stale verdict still counts while it is dialed again.
-func servingOpen(f *facts, rep *pod, res portcheck.Result) row {
+func servingOpen(f *facts, rep *pod, ev evidence) row {
 	r := row{
-		verdict: verdict{available: true, converged: true, reason: ReasonServing, message: fmt.Sprintf("%s serves: %s open", f.name, portList(f.spec.Ports))},
-		ports:   portsOf(res),
+		verdict:  verdict{available: true, converged: true, reason: ReasonServing, message: fmt.Sprintf("%s serves: %s open", f.name, portList(f.spec.Ports))},
+		ports:    portsOf(ev.res),
+		evidence: &ev,
 	}
-	if res.Stale {
-		r.jobs, r.requeue = f.dial(rep, false), true
+	want := noRedial
+	if ev.res.Stale {
+		want = dialAgain
 	}
+	r.jobs, r.requeue = f.dialsFor(rep, &ev, want)
 	return r
 }
 
 // unverified is the row of a serving app whose dials were inconclusive:
 // never condemned, dialed again.
-func unverified(f *facts, rep *pod, res portcheck.Result) row {
-	return row{
-		verdict:   verdict{available: true, reason: ReasonPortsUnverified, message: res.Message()},
-		ports:     portsOf(res),
-		portCheck: f.prev.portCheck,
-		jobs:      f.dial(rep, false),
-		requeue:   true,
+func unverified(f *facts, rep *pod, ev evidence) row {
+	r := row{
+		verdict:      verdict{available: true, reason: ReasonPortsUnverified, message: ev.res.Message()},
+		ports:        portsOf(ev.res),
+		failingSince: f.prev.failingSince,
+		evidence:     &ev,
 	}
+	r.jobs, r.requeue = f.dialsFor(rep, &ev, dialAgain)
+	return r
 }
 
 // windowMessage says why the window is open and until when.
-func windowMessage(pc *schema.PortCheck, grace time.Duration, cause string) string {
-	deadline := pc.FailingSince.Add(grace).UTC().Format(time.RFC3339)
-	return fmt.Sprintf("%s; failing since %s, verifying again until %s", cause, pc.FailingSince.UTC().Format(time.RFC3339), deadline)
+func (f *facts) windowMessage(since *metav1.Time, cause string) string {
+	deadline := since.Add(f.cfg.PortCheckGrace).UTC().Format(time.RFC3339)
+	return fmt.Sprintf("%s; failing since %s, verifying again until %s", cause, since.UTC().Format(time.RFC3339), deadline)
 }
 
-// condemnation names every refused port of details and since when.
-func condemnation(details []schema.FailureDetail, pc *schema.PortCheck, grace time.Duration) string {
+// condemnation names every refused port of details, since when, and what
+// the user does about it: the same pods stay condemned; new pods — a rollout
+// restart, a new spec — are verified from scratch.
+func (f *facts) condemnation(details []schema.FailureDetail, since *metav1.Time) string {
 	var names []string
 	for _, d := range details {
 		if d.Port != 0 {
 			names = append(names, d.Message)
 		}
 	}
-	return fmt.Sprintf("%s since %s (past the %s grace); roll out a fix to check again", strings.Join(names, "; "),
-		pc.FailingSince.UTC().Format(time.RFC3339), grace)
+	kind := "deployment"
+	if f.spec.Type == schema.TypeStatefulService {
+		kind = "statefulset"
+	}
+	from := "an unknown time"
+	if since != nil {
+		from = since.UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("%s since %s (past the %s grace). Fix the app or its declared ports, then run kubectl rollout restart %s/%s -n %s: new pods are verified from scratch",
+		strings.Join(names, "; "), from, f.cfg.PortCheckGrace, kind, f.name, f.namespace)
 }

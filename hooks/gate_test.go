@@ -93,7 +93,8 @@ func TestGateEndToEnd(t *testing.T) {
 			require.Equal(t, schema.ReadinessFailure, d.Type)
 			require.Equal(t, int32(deadPort), d.Port)
 			require.Contains(t, d.Message, "port "+strconv.Itoa(deadPort)+" (metrics) refused connection")
-			require.Equal(t, []schema.PortStatus{{Name: "http", Port: int32(livePort), State: schema.PortOpen}, {Name: "metrics", Port: int32(deadPort), State: schema.PortClosed}}, st.Ports)
+			require.Equal(t, []schema.PortStatus{{Name: "http", Port: int32(livePort), State: schema.PortOpen},
+				{Name: "metrics", Port: int32(deadPort), State: schema.PortClosed, Message: "dial tcp 127.0.0.1:" + strconv.Itoa(deadPort) + ": connect: connection refused"}}, st.Ports)
 			break
 		}
 		require.Equal(t, "True", string(find(st.Conditions, CondAvailable).Status), "available until condemned (sync %d)", i)
@@ -119,7 +120,9 @@ func TestGateEndToEnd(t *testing.T) {
 	require.Equal(t, string(ReasonServing), find(st.Conditions, CondAvailable).Reason, "%+v", st.Conditions)
 	require.Equal(t, "True", string(find(st.Conditions, CondAvailable).Status))
 	require.Equal(t, "True", string(find(st.Conditions, CondConverged).Status))
-	require.Nil(t, st.PortCheck)
+	require.NotNil(t, st.PortCheck)
+	require.Nil(t, st.PortCheck.FailingSince, "the window is closed")
+	require.Equal(t, st.Revision, st.PortCheck.Revision, "the verdict of the new pods")
 	require.Empty(t, st.LastFailureDetails)
 }
 
@@ -140,8 +143,8 @@ func gateRequest(t *testing.T, cfg Config, spec, status map[string]any, now time
 	req := map[string]any{
 		"parent":   parent,
 		"children": map[string]any{groupDeployment: map[string]any{"app": scenarioWorkload(t, "serving", dep, nil)}, groupService: map[string]any{}},
-		"related": map[string]any{groupPod: map[string]any{"app-" + rev + "-abcde": scenarioPodObject("app-"+rev+"-abcde", rev,
-			scenarioPod{IP: "127.0.0.1", Ready: true})}},
+		"related": map[string]any{groupPod: map[string]any{"app-" + rev + "-abcde": scenarioPodObject("app-"+rev+"-abcde", rev, "Deployment",
+			scenarioPod{IP: "127.0.0.1", Ready: true, Hash: rev})}},
 	}
 	return mustJSON(t, req)
 }

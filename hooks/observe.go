@@ -25,6 +25,7 @@ type meta struct {
 	Generation        int64             `json:"generation,omitempty"`
 	Labels            map[string]string `json:"labels,omitempty"`
 	Annotations       map[string]string `json:"annotations,omitempty"`
+	CreationTimestamp metav1.Time       `json:"creationTimestamp,omitempty"`
 	DeletionTimestamp *metav1.Time      `json:"deletionTimestamp,omitempty"`
 }
 
@@ -55,7 +56,10 @@ type workload struct {
 				Annotations map[string]string `json:"annotations"`
 			} `json:"metadata"`
 		} `json:"template"`
-		Routes []struct {
+		// StatefulSet only.
+		PodManagementPolicy  string            `json:"podManagementPolicy"`
+		VolumeClaimTemplates []json.RawMessage `json:"volumeClaimTemplates"`
+		Routes               []struct {
 			Middlewares []struct {
 				Name      string `json:"name"`
 				Namespace string `json:"namespace"`
@@ -64,6 +68,10 @@ type workload struct {
 		Errors *struct {
 			Service serviceRef `json:"service"`
 		} `json:"errors"`
+		// Middleware stripPrefix only.
+		StripPrefix *struct {
+			Prefixes []string `json:"prefixes"`
+		} `json:"stripPrefix"`
 	} `json:"spec"`
 	Endpoints []struct {
 		Addresses []string `json:"addresses"`

@@ -8,19 +8,10 @@ import (
 	"github.com/stackdome/stackdome/schema"
 )
 
-// key is the verifier key of the current revision.
+// key is the verifier key of the workload revision: a verdict on pods of
+// another ReplicaSet or ControllerRevision is never read.
 func (f *facts) key() portcheck.Key {
-	return portcheck.Key{Namespace: f.namespace, Name: f.name, Revision: f.rev}
-}
-
-// result returns the verifier's verdict on this pod; one about another pod
-// of the revision (since replaced) says nothing about this one.
-func (f *facts) result(rep *pod) (portcheck.Result, bool) {
-	res, ok := f.verdicts.Get(f.key())
-	if !ok || res.IP != rep.Status.PodIP {
-		return portcheck.Result{}, false
-	}
-	return res, true
+	return portcheck.Key{Namespace: f.namespace, Name: f.name, Revision: f.wrev}
 }
 
 // dial returns the job that dials every declared port of the pod, or none
@@ -37,18 +28,22 @@ func (f *facts) dial(rep *pod, forget bool) []DialJob {
 	return []DialJob{{Job: portcheck.Job{Key: f.key(), IP: rep.Status.PodIP, Ports: ports}, Forget: forget}}
 }
 
-// portsOf is the per-port table a verdict gives.
+// portsOf is the per-port table a verdict gives: its state and, when not
+// Open, what the dial saw (so that the table read back is the same verdict).
 func portsOf(res portcheck.Result) []schema.PortStatus {
 	out := make([]schema.PortStatus, 0, len(res.Ports))
 	for _, p := range res.Ports {
-		st := schema.PortUnknown
+		ps := schema.PortStatus{Name: p.Name, Port: p.Port, State: schema.PortUnknown}
 		switch p.State {
 		case portcheck.Open:
-			st = schema.PortOpen
+			ps.State = schema.PortOpen
 		case portcheck.Closed:
-			st = schema.PortClosed
+			ps.State = schema.PortClosed
 		}
-		out = append(out, schema.PortStatus{Name: p.Name, Port: p.Port, State: st})
+		if p.State != portcheck.Open {
+			ps.Message = clip(p.Err)
+		}
+		out = append(out, ps)
 	}
 	return out
 }
@@ -56,17 +51,17 @@ func portsOf(res portcheck.Result) []schema.PortStatus {
 // portTable is the per-port status: one row per declared port, in order,
 // with its state from known (by number), Unknown when known lacks it.
 func portTable(declared []schema.Port, known []schema.PortStatus) []schema.PortStatus {
-	states := map[int32]schema.PortState{}
+	byPort := map[int32]schema.PortStatus{}
 	for _, p := range known {
-		states[p.Port] = p.State
+		byPort[p.Port] = p
 	}
 	out := make([]schema.PortStatus, 0, len(declared))
 	for _, p := range declared {
-		st, ok := states[p.Port]
-		if !ok {
-			st = schema.PortUnknown
+		ps := schema.PortStatus{Name: p.Name, Port: p.Port, State: schema.PortUnknown}
+		if k, ok := byPort[p.Port]; ok {
+			ps.State, ps.Message = k.State, k.Message
 		}
-		out = append(out, schema.PortStatus{Name: p.Name, Port: p.Port, State: st})
+		out = append(out, ps)
 	}
 	if len(out) == 0 {
 		return nil

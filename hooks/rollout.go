@@ -6,16 +6,15 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/stackdome/stackdome/portcheck"
 	"github.com/stackdome/stackdome/schema"
 )
 
 // probe is what the rows before serving know of the ports: the pod they
-// dial, its verdict if any, the port table and the dial they ask for.
+// dial, the verdict read on it if any, the port table and the dial they ask
+// for.
 type probe struct {
 	rep     *pod
-	res     portcheck.Result
-	ok      bool // res is a verdict on rep
+	ev      *evidence
 	ports   []schema.PortStatus
 	jobs    []DialJob
 	requeue bool
@@ -29,21 +28,25 @@ func (f *facts) probeNotServing() probe {
 	if pr.rep == nil || len(f.spec.Ports) == 0 {
 		return pr
 	}
-	pr.res, pr.ok = f.result(pr.rep)
-	if !pr.ok || !pr.res.AllOpen() || pr.res.Stale {
-		pr.jobs, pr.requeue = f.dial(pr.rep, false), true
+	want := dialAgain
+	if ev, ok := f.evidenceFor(pr.rep); ok {
+		pr.ev, pr.ports = &ev, portsOf(ev.res)
+		if ev.res.AllOpen() && !ev.res.Stale {
+			want = noRedial
+		}
 	}
-	if pr.ok {
-		pr.ports = portsOf(pr.res)
-	}
+	pr.jobs, pr.requeue = f.dialsFor(pr.rep, pr.ev, want)
 	return pr
 }
+
+// closed reports whether the probe's verdict proves a declared port closed.
+func (pr probe) closed() bool { return pr.ev != nil && len(pr.ev.res.ClosedPorts()) > 0 }
 
 // notServing is the rows before every replica is ready: missing workload,
 // rollout, boot, and the provisional diagnosis of a closed port.
 func (f *facts) notServing() row {
 	pr := f.probeNotServing()
-	if pr.ok && len(pr.res.ClosedPorts()) > 0 {
+	if pr.closed() {
 		return provisionalClosed(f, pr)
 	}
 	if w := f.workload; w != nil && w.Kind != "StatefulSet" {
@@ -63,55 +66,39 @@ func (f *facts) notServing() row {
 	return progressing(f, pr)
 }
 
+// base is a row before serving: the probe's port table, dials and verdict,
+// and the window as it was.
+func (f *facts) base(pr probe, v verdict) row {
+	return row{verdict: v, ports: pr.ports, failingSince: f.prev.failingSince, evidence: pr.ev, jobs: pr.jobs, requeue: pr.requeue}
+}
+
 // provisionalClosed is the row "running, not ready, a declared port proven
 // closed": not believed enough to stall, but named at once.
 func provisionalClosed(f *facts, pr probe) row {
-	return row{
-		verdict:   verdict{reason: ReasonPortNotListening, message: "provisional: pod " + pr.rep.Metadata.Name + " is not ready and " + pr.res.Message()},
-		details:   portFailures(pr.res.ClosedPorts(), pr.rep.Metadata.Name, f.rev),
-		ports:     pr.ports,
-		portCheck: f.prev.portCheck,
-		jobs:      pr.jobs,
-		requeue:   pr.requeue,
-	}
+	r := f.base(pr, verdict{reason: ReasonPortNotListening, message: "provisional: pod " + pr.rep.Metadata.Name + " is not ready and " + pr.ev.res.Message()})
+	r.details = portFailures(pr.ev.res.ClosedPorts(), pr.rep.Metadata.Name, f.wrev)
+	return r
 }
 
 // deadlineExceeded is the row of a Deployment whose rollout passed its
 // progress deadline: a human must act.
 func deadlineExceeded(f *facts, pr probe, msg string) row {
-	return row{
-		verdict:   verdict{stalled: true, reason: ReasonDeadlineExceeded, message: clip("Deployment " + f.name + ": " + msg)},
-		ports:     pr.ports,
-		portCheck: f.prev.portCheck,
-		jobs:      pr.jobs,
-		requeue:   pr.requeue,
-	}
+	return f.base(pr, verdict{stalled: true, reason: ReasonDeadlineExceeded, message: clip("Deployment " + f.name + ": " + msg)})
 }
 
 // notReady is the row of a pod running but not ready past the boot grace,
 // with no proof of a closed port.
 func notReady(f *facts, pr probe, since metav1.Time) row {
 	msg := fmt.Sprintf("pod %s has been running but not ready since %s", pr.rep.Metadata.Name, since.UTC().Format(time.RFC3339))
-	return row{
-		verdict:   verdict{reason: ReasonNotReady, message: msg},
-		details:   []schema.FailureDetail{{Type: schema.ReadinessFailure, Reason: string(ReasonNotReady), Message: msg, Container: containerName, Revision: f.rev}},
-		ports:     pr.ports,
-		portCheck: f.prev.portCheck,
-		jobs:      pr.jobs,
-		requeue:   pr.requeue,
-	}
+	r := f.base(pr, verdict{reason: ReasonNotReady, message: msg})
+	r.details = []schema.FailureDetail{{Type: schema.ReadinessFailure, Reason: string(ReasonNotReady), Message: msg, Container: containerName, Revision: f.wrev}}
+	return r
 }
 
 // progressing is the row "workload missing / rolling out": what the
 // workload is waiting for.
 func progressing(f *facts, pr probe) row {
-	return row{
-		verdict:   verdict{reason: ReasonProgressing, message: rollout(f.workload, f.name, f.rev, *f.spec.Replicas)},
-		ports:     pr.ports,
-		portCheck: f.prev.portCheck,
-		jobs:      pr.jobs,
-		requeue:   pr.requeue,
-	}
+	return f.base(pr, verdict{reason: ReasonProgressing, message: rollout(f.workload, f.name, f.rev, f.replicas())})
 }
 
 // rollout says what the workload is waiting for.

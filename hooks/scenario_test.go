@@ -36,23 +36,33 @@ type scenario struct {
 }
 
 type step struct {
-	At       duration        `json:"at"`
-	Note     string          `json:"note"`
-	Spec     json.RawMessage `json:"spec"`     // a new spec (a new revision) from this step on
-	Workload string          `json:"workload"` // serving | rolling | previous | missing
-	Pod      *scenarioPod    `json:"pod"`      // the app's one pod, nil for none
-	Verdict  *scenarioResult `json:"verdict"`  // what the verifier holds for the current revision
-	Pending  bool            `json:"pending"`  // a dial is queued or in flight
-	Want     summary         `json:"want"`
+	At            duration        `json:"at"`
+	Note          string          `json:"note"`
+	Replica       string          `json:"replica"`       // which stackdome replica answers (documentation: each has its own verdicts)
+	Spec          json.RawMessage `json:"spec"`          // a new spec (a new revision) from this step on
+	Workload      string          `json:"workload"`      // serving | rolling | previous | missing
+	WorkloadPatch json.RawMessage `json:"workloadPatch"` // a JSON merge patch over the observed workload
+	Pod           *scenarioPod    `json:"pod"`           // the app's one pod, nil for none
+	Pods          []scenarioPod   `json:"pods"`          // or several
+	Verdict       *scenarioResult `json:"verdict"`       // what the answering replica's verifier holds for the workload revision
+	Pending       bool            `json:"pending"`       // a dial is queued or in flight
+	Want          summary         `json:"want"`
+	// Unchanged asserts the answer's status is exactly the status the step
+	// was given: the replica changed nothing, so Metacontroller writes nothing.
+	Unchanged bool `json:"unchanged"`
 }
 
 type scenarioPod struct {
+	Name       string          `json:"name"` // default <name>-<hash>-abcde
 	IP         string          `json:"ip"`
 	Phase      string          `json:"phase"` // default Running
 	Ready      bool            `json:"ready"`
 	ReadySince duration        `json:"readySince"`
-	Revision   string          `json:"revision"` // current (default) | previous
+	Revision   string          `json:"revision"` // current (default) | previous: the spec revision it was made from
+	Hash       string          `json:"hash"`     // its workload revision label; default the spec revision
+	Created    duration        `json:"created"`  // creationTimestamp offset
 	Container  json.RawMessage `json:"container"`
+	Patch      json.RawMessage `json:"patch"` // a JSON merge patch over the pod
 }
 
 type scenarioResult struct {
@@ -70,6 +80,7 @@ type summary struct {
 	KStatus   string   `json:"kstatus"`   // Current | InProgress | Failed
 	Details   []string `json:"details"`   // "<type> <reason> [port]"
 	PortCheck string   `json:"portCheck"` // failingSince as an offset, "" when unset
+	CheckedAt string   `json:"checkedAt"` // portCheck.checkedAt as an offset, "" when unset
 	Ports     string   `json:"ports"`     // "http=Open metrics=Closed"
 	Dials     []string `json:"dials"`     // "dial" | "forget+dial" per job
 	Resync    float64  `json:"resync"`
@@ -191,20 +202,40 @@ func runScenario(t *testing.T, sc scenario) []goldenStep {
 		for _, g := range []string{groupService, groupDeployment, groupStatefulSet, groupMiddleware, groupIngressRoute} {
 			req.Children[g] = map[string]json.RawMessage{}
 		}
+		kind := w["kind"].(string)
 		if obj := scenarioWorkload(t, st.Workload, w, prevWorkload); obj != nil {
-			req.Children[metacontroller.GroupKey(obj["kind"].(string), "apps/v1")][sc.Name] = mustJSON(t, obj)
+			if st.WorkloadPatch != nil {
+				obj = mergePatch(t, obj, st.WorkloadPatch)
+			}
+			req.Children[metacontroller.GroupKey(kind, "apps/v1")][sc.Name] = mustJSON(t, obj)
 		}
-		podIP := ""
+		pods := st.Pods
 		if st.Pod != nil {
+			pods = append([]scenarioPod{*st.Pod}, pods...)
+		}
+		podIP, hash := "", rev
+		for i, sp := range pods {
 			podRev := rev
-			if st.Pod.Revision == "previous" {
+			if sp.Revision == "previous" {
 				podRev = prevRev
 			}
-			podIP = st.Pod.IP
-			pname := sc.Name + "-" + podRev + "-abcde"
-			req.Related[groupPod][pname] = mustJSON(t, scenarioPodObject(pname, podRev, *st.Pod))
+			if sp.Hash == "" {
+				sp.Hash = podRev
+			}
+			if sp.Name == "" {
+				sp.Name = sc.Name + "-" + sp.Hash + "-abcde"
+			}
+			if i == 0 {
+				podIP, hash = sp.IP, sp.Hash
+			}
+			obj := scenarioPodObject(sp.Name, podRev, kind, sp)
+			if sp.Patch != nil {
+				obj = mergePatch(t, obj, sp.Patch)
+			}
+			req.Related[groupPod][sp.Name] = mustJSON(t, obj)
 		}
-		verdicts := scriptedVerdicts{key: portcheck.Key{Namespace: "scenario", Name: sc.Name, Revision: rev}, pending: st.Pending}
+		// The verdict belongs to the workload revision of the first pod.
+		verdicts := scriptedVerdicts{key: portcheck.Key{Namespace: "scenario", Name: sc.Name, Revision: hash}, pending: st.Pending}
 		if st.Verdict != nil {
 			verdicts.result = scenarioVerdict(t, spec, *st.Verdict, podIP)
 		}
@@ -215,7 +246,13 @@ func runScenario(t *testing.T, sc scenario) []goldenStep {
 		if diff := cmp.Diff(st.Want, got); diff != "" {
 			t.Fatalf("%s: status differs (-want +got):\n%s\nstatus: %s", name, diff, indent(t, resp.Status))
 		}
+		if st.Unchanged {
+			if diff := cmp.Diff(string(indent(t, status)), string(indent(t, roundTrip(t, resp.Status)))); diff != "" {
+				t.Fatalf("%s: the replica changed the status (-given +answered):\n%s", name, diff)
+			}
+		}
 		requireFixpointWith(t, cfg, req, resp, verdicts, now)
+		requireFreshReplicaAgrees(t, cfg, req, resp, verdicts, now)
 		status = roundTrip(t, resp.Status)
 		steps = append(steps, goldenStep{At: time.Duration(st.At).String(), Note: st.Note,
 			Request: map[string]any{"parent": roundTrip(t, json.RawMessage(rawParent))}, Response: resp})
@@ -223,15 +260,22 @@ func runScenario(t *testing.T, sc scenario) []goldenStep {
 	return steps
 }
 
+// withStatus is req with status as the parent's status, as Metacontroller
+// sends the next sync after writing it.
+func withStatus(t testing.TB, req *metacontroller.SyncRequest, status any) *metacontroller.SyncRequest {
+	var p map[string]any
+	require.NoError(t, json.Unmarshal(req.Parent, &p))
+	p["status"] = roundTrip(t, status)
+	again := *req
+	again.Parent = mustJSON(t, p)
+	return &again
+}
+
 // requireFixpointWith is requireFixpoint for a Config.
 func requireFixpointWith(t *testing.T, cfg Config, req *metacontroller.SyncRequest, resp *metacontroller.SyncResponse, v Verdicts, now time.Time) {
 	t.Helper()
-	var p map[string]any
-	require.NoError(t, json.Unmarshal(req.Parent, &p))
-	p["status"] = roundTrip(t, resp.Status)
-	again := *req
-	again.Parent = mustJSON(t, p)
-	second, _, err := cfg.Sync(&again, v, now)
+	again := withStatus(t, req, resp.Status)
+	second, _, err := cfg.Sync(again, v, now)
 	require.NoError(t, err)
 	if diff := cmp.Diff(string(indent(t, resp.Status)), string(indent(t, second.Status))); diff != "" {
 		t.Fatalf("status fed back is not a fixpoint (-first +second):\n%s", diff)
@@ -262,7 +306,7 @@ func scenarioWorkload(t *testing.T, state string, current, previous map[string]a
 	return w
 }
 
-func scenarioPodObject(name, rev string, p scenarioPod) map[string]any {
+func scenarioPodObject(name, rev, kind string, p scenarioPod) map[string]any {
 	phase := p.Phase
 	if phase == "" {
 		phase = "Running"
@@ -276,9 +320,15 @@ func scenarioPodObject(name, rev string, p scenarioPod) map[string]any {
 	if p.Container != nil {
 		container = p.Container
 	}
+	label := labelPodTemplateHash
+	if kind == "StatefulSet" {
+		label = labelControllerRevisionHash
+	}
 	return map[string]any{
 		"apiVersion": "v1", "kind": "Pod",
-		"metadata": map[string]any{"name": name, "namespace": "scenario", "annotations": map[string]any{AnnotationRevision: rev}},
+		"metadata": map[string]any{"name": name, "namespace": "scenario", "annotations": map[string]any{AnnotationRevision: rev},
+			"labels":            map[string]any{label: p.Hash},
+			"creationTimestamp": testNow.Add(time.Duration(p.Created)).Format(time.RFC3339)},
 		"status": map[string]any{
 			"phase": phase, "podIP": p.IP, "startTime": testNow.Format(time.RFC3339),
 			"conditions":        []any{map[string]any{"type": "Ready", "status": ready, "lastTransitionTime": since}},
@@ -333,8 +383,13 @@ func summarize(t *testing.T, resp *metacontroller.SyncResponse, jobs []DialJob, 
 		}
 		s.Details = append(s.Details, e)
 	}
-	if st.PortCheck != nil {
-		s.PortCheck = st.PortCheck.FailingSince.Sub(testNow).String()
+	if pc := st.PortCheck; pc != nil {
+		if pc.FailingSince != nil {
+			s.PortCheck = pc.FailingSince.Sub(testNow).String()
+		}
+		if pc.CheckedAt != nil {
+			s.CheckedAt = pc.CheckedAt.Sub(testNow).String()
+		}
 	}
 	var ports []string
 	for _, p := range st.Ports {
@@ -372,4 +427,83 @@ func mustJSON(t testing.TB, v any) json.RawMessage {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return b
+}
+
+// mergePatch applies a JSON merge patch (RFC 7386) to obj.
+func mergePatch(t testing.TB, obj map[string]any, patch json.RawMessage) map[string]any {
+	var p any
+	require.NoError(t, json.Unmarshal(patch, &p))
+	out, _ := merge(roundTrip(t, obj), p).(map[string]any)
+	require.NotNil(t, out, "a merge patch over an object must be an object")
+	return out
+}
+
+func merge(dst, patch any) any {
+	pm, ok := patch.(map[string]any)
+	if !ok {
+		return patch
+	}
+	dm, ok := dst.(map[string]any)
+	if !ok {
+		dm = map[string]any{}
+	}
+	for k, v := range pm {
+		if v == nil {
+			delete(dm, k)
+			continue
+		}
+		dm[k] = merge(dm[k], v)
+	}
+	return dm
+}
+
+// requireFreshReplicaAgrees: N replicas answer like one. With the answer's
+// status fed back, a replica whose verifier knows nothing (restarted, fresh,
+// its cache evicted) answers the same conditions and port table as the warm
+// replica that answered, now and at later times, and schedules its own dial
+// whenever the status holds a verdict that is not final.
+func requireFreshReplicaAgrees(t *testing.T, cfg Config, req *metacontroller.SyncRequest, resp *metacontroller.SyncResponse, warm Verdicts, now time.Time) {
+	t.Helper()
+	again := withStatus(t, req, resp.Status)
+	st := resp.Status.(schema.Status)
+	for _, later := range []time.Duration{0, time.Second, cfg.withDefaults().VerdictRequeue, time.Hour, 400 * 24 * time.Hour} {
+		at := now.Add(later)
+		fresh, jobs, err := cfg.Sync(again, nil, at)
+		require.NoError(t, err)
+		want := resp
+		if later > 0 {
+			want, _, err = cfg.Sync(again, warm, at)
+			require.NoError(t, err)
+		}
+		if diff := cmp.Diff(gateView(want), gateView(fresh)); diff != "" {
+			t.Fatalf("+%s: a replica without verdicts answers otherwise (-warm +fresh):\n%s", later, diff)
+		}
+		if holdsVerdict(st) && len(jobs) == 0 {
+			t.Fatalf("+%s: a replica without verdicts schedules no dial of its own; status: %s", later, indent(t, st))
+		}
+	}
+}
+
+// gateView is what replicas must agree on: the conditions (status, reason,
+// message, lastTransitionTime) and the port table.
+func gateView(resp *metacontroller.SyncResponse) map[string]any {
+	st := resp.Status.(schema.Status)
+	return map[string]any{"conditions": st.Conditions, "ports": st.Ports}
+}
+
+// holdsVerdict reports whether st carries a port verdict that more dials may
+// still change: some port was dialed, and the gate did not condemn.
+func holdsVerdict(st schema.Status) bool {
+	if c := find(st.Conditions, CondStalled); c != nil && c.Status == "True" && c.Reason == string(ReasonPortNotListening) {
+		return false
+	}
+	if c := find(st.Conditions, CondAvailable); c == nil || !verdictReasons[c.Reason] {
+		return false
+	}
+	for _, p := range st.Ports {
+		if p.State != schema.PortUnknown {
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"encoding/json"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,10 +12,13 @@ import (
 
 // The status of a valid spec is decided in stages, each in its own file:
 // this one reads the facts once and walks the state table of
-// docs/design.md (decide); gate.go is the serving rows (the grace window,
-// condemnation); rollout.go the rows before the app serves; ports.go the
-// port table and the dials. Every row is a small constructor returning a
-// whole row; none changes what another reads.
+// docs/design.md (decide); start.go is the rows of pods that cannot start;
+// gate.go the serving rows (the grace window, condemnation); rollout.go the
+// rows before the app serves; evidence.go which verdict a row reads (this
+// replica's own, or the one the status was built from) and the dials it
+// owes; ports.go the port table; claims.go the storage a StatefulSet keeps.
+// Every row is a small constructor returning a whole row; none changes what
+// another reads.
 
 // Verdicts is the read-only view of the port verifier Sync reads. It never
 // blocks; *portcheck.Verifier implements it.
@@ -45,32 +49,27 @@ type facts struct {
 	name      string
 	namespace string
 	spec      schema.Spec
-	rev       string
+	rev       string    // the spec revision: the hash of the desired pod template
+	wrev      string    // the workload revision the pods run (see workloadRevision)
 	workload  *workload // nil when missing
-	pods      []*pod    // the related pods of the current revision, by name
+	pods      []*pod    // the pods of the spec and workload revision, by name
+	all       []pod     // every live related pod, any revision, by name
 	verdicts  Verdicts
 	now       metav1.Time
 	prev      carried
-}
-
-// carried is what the previous status says about the current revision;
-// a new revision starts from nothing.
-type carried struct {
-	portCheck *schema.PortCheck
-	details   []schema.FailureDetail
-	ports     []schema.PortStatus
-	condemned bool // the previous status already condemned this revision
+	claims    claims // the storage the StatefulSet keeps, when not the spec's
 }
 
 // row is where one sync lands in the state table: the verdict and every
 // part of the status that goes with it, and the dials it asks for.
 type row struct {
 	verdict
-	details   []schema.FailureDetail
-	ports     []schema.PortStatus // the port table's source; absent ports read Unknown
-	portCheck *schema.PortCheck
-	jobs      []DialJob
-	requeue   bool // an answer can arrive: ask to be called back
+	details      []schema.FailureDetail
+	ports        []schema.PortStatus // the port table's source; absent ports read Unknown
+	failingSince *metav1.Time        // the open grace window, if any
+	evidence     *evidence           // the verdict the row was decided from, if any
+	jobs         []DialJob
+	requeue      bool // an answer can arrive: ask to be called back
 }
 
 // outcome is the status of one sync, the dials it wants and whether it asks
@@ -82,11 +81,13 @@ type outcome struct {
 }
 
 // decide walks the state table of docs/design.md for a valid spec.
-func decide(cfg Config, p *parent, spec schema.Spec, rev string, obs observed, verdicts Verdicts, now metav1.Time) outcome {
+func decide(cfg Config, p *parent, spec schema.Spec, rev string, obs observed, cl claims, verdicts Verdicts, now metav1.Time) outcome {
+	current := currentPods(obs.pods, rev)
+	wrev := workloadRevision(obs.workload, current, rev)
 	f := &facts{
-		cfg: cfg, name: p.Metadata.Name, namespace: p.Metadata.Namespace, spec: spec, rev: rev,
-		workload: obs.workload, pods: currentPods(obs.pods, rev), verdicts: verdicts, now: now,
-		prev: carry(p.Status, rev),
+		cfg: cfg, name: p.Metadata.Name, namespace: p.Metadata.Namespace, spec: spec, rev: rev, wrev: wrev,
+		workload: obs.workload, pods: ofRevision(current, obs.workload, wrev), all: obs.pods, verdicts: verdicts, now: now,
+		prev: carry(p.Status, rev, wrev), claims: cl,
 	}
 	r := f.walk()
 	st := schema.Status{
@@ -94,12 +95,12 @@ func decide(cfg Config, p *parent, spec schema.Spec, rev string, obs observed, v
 		Revision:           rev,
 		Conditions:         conditions(r.verdict, p.Status.Conditions, p.Metadata.Generation, now),
 		LastFailureDetails: stamp(r.details, f.prev.details, now),
-		PortCheck:          r.portCheck,
 		Ports:              portTable(spec.Ports, r.ports),
 	}
 	if spec.Host != "" && len(spec.PublicPorts()) > 0 {
 		st.URL = "https://" + spec.Host
 	}
+	st.PortCheck = f.portCheck(r, p.Status, st)
 	out := outcome{status: st, jobs: r.jobs}
 	if r.requeue {
 		out.resync = cfg.VerdictRequeue
@@ -107,71 +108,81 @@ func decide(cfg Config, p *parent, spec schema.Spec, rev string, obs observed, v
 	return out
 }
 
-// carry reads what the previous status knew of revision rev.
-func carry(prev schema.Status, rev string) carried {
-	var c carried
-	if prev.Revision != rev {
-		return c // a new revision resets the window, the verdicts and the port table
-	}
-	if prev.PortCheck != nil && prev.PortCheck.Revision == rev {
-		pc := *prev.PortCheck
-		c.portCheck = &pc
-	}
-	for _, d := range prev.LastFailureDetails {
-		if d.Revision == rev {
-			c.details = append(c.details, d)
+// portCheck is the gate's memory in the new status st: the workload
+// revision, the grace window, and when the dial was made whose verdict last
+// changed the status. A verdict of this replica that leaves everything else
+// as it was changes nothing, not even that time: a status changes only when
+// a verdict dialed later than the one it was built from says something new.
+func (f *facts) portCheck(r row, prev, st schema.Status) *schema.PortCheck {
+	pc := &schema.PortCheck{Revision: f.wrev, FailingSince: r.failingSince, CheckedAt: f.prev.checkedAt}
+	if ev := r.evidence; ev != nil && !ev.fromStatus {
+		at := metav1.NewMicroTime(ev.res.CheckedAt.UTC().Truncate(time.Microsecond))
+		pc.CheckedAt = &at
+		if f.prev.checkedAt != nil || f.prev.legacy {
+			// Would the status be the same without this verdict's time?
+			same := st
+			same.PortCheck = &schema.PortCheck{Revision: f.wrev, FailingSince: r.failingSince, CheckedAt: f.prev.checkedAt}
+			if equalStatus(same, prev) {
+				pc.CheckedAt = f.prev.checkedAt
+			}
 		}
 	}
-	c.ports = prev.Ports
-	if s := find(prev.Conditions, CondStalled); s != nil && s.Status == metav1.ConditionTrue && s.Reason == string(ReasonPortNotListening) && c.portCheck != nil {
-		c.condemned = true
+	if pc.CheckedAt == nil && pc.FailingSince == nil {
+		return nil
 	}
-	return c
+	return pc
 }
 
-// of returns the carried details of type t, as a new slice.
-func (c carried) of(t schema.FailureType) []schema.FailureDetail {
-	var out []schema.FailureDetail
-	for _, d := range c.details {
-		if d.Type == t {
-			out = append(out, d)
-		}
-	}
-	return out
+// equalStatus compares two statuses as the API server stores them.
+func equalStatus(a, b schema.Status) bool {
+	b.ObservedGeneration = a.ObservedGeneration // Metacontroller sets it
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(ja) == string(jb)
 }
 
 // walk is the state table, row by row, most specific cause first.
 func (f *facts) walk() row {
-	if crashes := crashDetails(f.pods, f.rev); len(crashes) > 0 {
-		return crashing(f, crashes, nil)
+	if crashes := crashDetails(f.pods, f.wrev); len(crashes) > 0 {
+		return crashing(f, crashes)
 	}
 	serving := f.serving()
 	if !serving {
 		// A crash seen before is kept while the app is not serving: a
 		// crash-looping container is Running between restarts, and a port
 		// verdict taken then must not overwrite the real cause.
-		if kept := f.prev.of(schema.RuntimeCrash); len(kept) > 0 {
-			return crashing(f, kept, f.prev.portCheck)
+		if kept := f.prev.of(schema.RuntimeCrash, f.wrev); len(kept) > 0 {
+			return crashing(f, kept)
+		}
+		if r, ok := f.cannotStart(); ok {
+			return r
 		}
 	}
-	if w := f.workload; *f.spec.Replicas == 0 && w != nil && w.Status.Replicas == 0 {
-		return scaledToZero(f)
+	var r row
+	switch w := f.workload; {
+	case f.replicas() == 0 && w != nil && w.Status.Replicas == 0:
+		r = scaledToZero(f)
+	case serving:
+		r = f.servingGate()
+	default:
+		r = f.notServing()
 	}
-	if serving {
-		return f.servingGate()
+	if f.claims.notApplied != "" && r.converged {
+		return storageNotApplied(f, r)
 	}
-	return f.notServing()
+	return r
 }
 
 // crashing is the row "container crash-looping / OOMKilled / exiting" (and
 // the image-pull and container-config failures that stop it the same way):
-// the first crash names the reason; the port table stands as it was.
-func crashing(f *facts, crashes []schema.FailureDetail, pc *schema.PortCheck) row {
+// the first crash names the reason; the port table and the window stand as
+// they were.
+func crashing(f *facts, crashes []schema.FailureDetail) row {
 	return row{
-		verdict:   verdict{reason: crashReason(crashes[0]), message: crashes[0].Message},
-		details:   crashes,
-		ports:     f.prev.ports,
-		portCheck: pc,
+		verdict:      verdict{reason: crashReason(crashes[0]), message: crashes[0].Message},
+		details:      crashes,
+		ports:        f.prev.ports,
+		failingSince: f.prev.failingSince,
 	}
 }
 
@@ -182,7 +193,14 @@ func scaledToZero(f *facts) row {
 		message: f.workload.Kind + " " + f.name + " is scaled to zero: nothing serves"}}
 }
 
-// currentPods are the pods of revision rev, in the order given (by name).
+// storageNotApplied is the row "a spec change the workload cannot take":
+// the app is what r says it is, but a human must act to apply the change.
+func storageNotApplied(f *facts, r row) row {
+	r.verdict = verdict{available: r.available, stalled: true, reason: ReasonStorageNotApplied, message: f.claims.notApplied}
+	return r
+}
+
+// currentPods are the pods of spec revision rev, in the order given (by name).
 func currentPods(pods []pod, rev string) []*pod {
 	var out []*pod
 	for i := range pods {
@@ -193,10 +211,80 @@ func currentPods(pods []pod, rev string) []*pod {
 	return out
 }
 
+// Labels the workload controllers put on pods, naming the revision of the
+// workload (a ReplicaSet's, a StatefulSet's ControllerRevision) they run.
+const (
+	labelPodTemplateHash        = "pod-template-hash"
+	labelControllerRevisionHash = "controller-revision-hash"
+)
+
+// revisionLabel is the pod label that names the workload revision for w.
+func revisionLabel(w *workload) string {
+	if w != nil && w.Kind == "StatefulSet" {
+		return labelControllerRevisionHash
+	}
+	return labelPodTemplateHash
+}
+
+// workloadRevision is the workload revision the pods of the spec run: a
+// StatefulSet's updateRevision once it has taken the spec; else the revision
+// label of the newest pod of the spec (a rollout restart makes new pods of
+// the same spec under a new ReplicaSet); else the spec revision itself. Every
+// verdict, window and condemnation belongs to it.
+func workloadRevision(w *workload, current []*pod, rev string) string {
+	if w != nil && w.Kind == "StatefulSet" && w.Status.UpdateRevision != "" && w.Spec.Template.Metadata.Annotations[AnnotationRevision] == rev {
+		return w.Status.UpdateRevision
+	}
+	label := revisionLabel(w)
+	var newest *pod
+	for _, p := range current {
+		if p.Metadata.Labels[label] == "" {
+			continue
+		}
+		if newest == nil || p.Metadata.CreationTimestamp.After(newest.Metadata.CreationTimestamp.Time) ||
+			(p.Metadata.CreationTimestamp.Equal(&newest.Metadata.CreationTimestamp) && p.Metadata.Name > newest.Metadata.Name) {
+			newest = p
+		}
+	}
+	if newest == nil {
+		return rev
+	}
+	return newest.Metadata.Labels[label]
+}
+
+// ofRevision keeps the pods that run workload revision wrev; a pod without
+// the revision label is kept (nothing says it is of another revision).
+func ofRevision(pods []*pod, w *workload, wrev string) []*pod {
+	label := revisionLabel(w)
+	out := pods[:0:0]
+	for _, p := range pods {
+		if h := p.Metadata.Labels[label]; h == "" || h == wrev {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// replicas is how many pods the workload should run: the spec's, or under
+// autoscaling the workload's own count, which the autoscaler sets (its
+// minimum until the workload says).
+func (f *facts) replicas() int32 {
+	if f.spec.Replicas != nil {
+		return *f.spec.Replicas
+	}
+	if w := f.workload; w != nil && w.Spec.Replicas != nil {
+		return *w.Spec.Replicas
+	}
+	if a := f.spec.Autoscaling; a != nil && a.MinReplicas != nil {
+		return *a.MinReplicas
+	}
+	return schema.DefaultReplicas
+}
+
 // serving reports whether the workload runs the current revision with every
 // replica updated, ready and available.
 func (f *facts) serving() bool {
-	w, replicas := f.workload, *f.spec.Replicas
+	w, replicas := f.workload, f.replicas()
 	if w == nil || replicas == 0 || w.Spec.Template.Metadata.Annotations[AnnotationRevision] != f.rev {
 		return false
 	}

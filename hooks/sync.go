@@ -63,16 +63,17 @@ func (c Config) Sync(req *metacontroller.SyncRequest, verdicts Verdicts, now tim
 		}
 		return &metacontroller.SyncResponse{Status: invalidStatus(p, err, stamp), Children: nonNil(children)}, nil, nil
 	}
-	want, err := buildChildren(c, p.Metadata.Name, spec)
-	if err != nil {
-		return nil, nil, fmt.Errorf("building children: %w", err)
-	}
 	obs, err := observe(req, p, c)
 	if err != nil {
 		return nil, nil, &RequestError{Status: http.StatusBadRequest, Err: err}
 	}
+	cl := claimsFor(p.Metadata.Name, p.Metadata.Namespace, spec, obs.workload)
+	want, err := buildChildren(c, p.Metadata.Name, spec, cl)
+	if err != nil {
+		return nil, nil, fmt.Errorf("building children: %w", err)
+	}
 	children := append(want.children, wiringChildren(c, p.Metadata.Name, spec, obs.wiring)...)
-	out := decide(c, p, spec, want.revision, obs, verdicts, stamp)
+	out := decide(c, p, spec, want.revision, obs, cl, verdicts, stamp)
 	return &metacontroller.SyncResponse{
 		Status:             out.status,
 		Children:           nonNil(children),
@@ -123,11 +124,15 @@ func typeError(err error) string {
 }
 
 // validSpec returns the parent's spec with its defaults, or why it is invalid:
-// of the wrong shape, or refused by schema.Validate.
+// of the wrong shape, refused by schema.Validate, or under a name its
+// children cannot take.
 func validSpec(p *parent) (schema.Spec, error) {
 	spec := schema.Default(p.Spec)
 	if p.SpecErr != nil {
 		return spec, p.SpecErr
+	}
+	if err := schema.ValidateName(p.Metadata.Name); err != nil {
+		return spec, err
 	}
 	return spec, schema.Validate(spec)
 }

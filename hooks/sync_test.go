@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stackdome/stackdome/metacontroller"
+	"github.com/stackdome/stackdome/portcheck"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/sync/*.response.json from the current code")
@@ -104,17 +105,7 @@ func TestSyncStatusIsAFixpoint(t *testing.T) {
 // at later, and fails unless the status is the same.
 func requireFixpoint(t *testing.T, req *metacontroller.SyncRequest, resp *metacontroller.SyncResponse, v Verdicts, later time.Time) {
 	t.Helper()
-	var p map[string]any
-	require.NoError(t, json.Unmarshal(req.Parent, &p))
-	st, err := json.Marshal(resp.Status)
-	require.NoError(t, err)
-	var sm any
-	require.NoError(t, json.Unmarshal(st, &sm))
-	p["status"] = sm
-	again := *req
-	again.Parent, err = json.Marshal(p)
-	require.NoError(t, err)
-	second, _, err := Sync(&again, v, later)
+	second, _, err := Sync(withStatus(t, req, resp.Status), v, later)
 	require.NoError(t, err)
 	if diff := cmp.Diff(string(indent(t, resp.Status)), string(indent(t, second.Status))); diff != "" {
 		t.Errorf("status fed back is not a fixpoint (-first +second):\n%s", diff)
@@ -207,4 +198,56 @@ func TestNoErrorServiceMakesNoMiddleware(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, cresp.RelatedResources, 1)
 	require.Equal(t, "pods", cresp.RelatedResources[0].Resource)
+}
+
+// fixtureVerdicts is a verifier that holds, for every key, the verdict
+// state on every declared port of the request's pod that a sync would dial:
+// what a warm replica holds once its dials landed.
+type fixtureVerdicts struct {
+	ip    string
+	ports []portcheck.Port
+	state portcheck.State
+	at    time.Time
+}
+
+func (v fixtureVerdicts) Get(portcheck.Key) (portcheck.Result, bool) {
+	res := portcheck.Result{IP: v.ip, CheckedAt: v.at}
+	for _, p := range v.ports {
+		pr := portcheck.PortResult{Name: p.Name, Port: p.Port, State: v.state}
+		if v.state == portcheck.Closed {
+			pr.Err = "dial tcp " + v.ip + ":" + itoa(p.Port) + ": connect: connection refused"
+		}
+		res.Ports = append(res.Ports, pr)
+	}
+	return res, true
+}
+func (fixtureVerdicts) Pending(portcheck.Key) bool { return false }
+
+// TestReplicasAnswerAlike is the property that makes N replicas answer like
+// one: for every golden request, answered by a replica that knows nothing, by
+// one whose verdict says every port is open and by one whose verdict says
+// every port refused, the answer's status fed back to a replica that knows
+// nothing (restarted, fresh, its cache evicted) gives the same conditions
+// and port table as the warm replica gives at that time, now and later, and
+// that replica schedules its own dial.
+func TestReplicasAnswerAlike(t *testing.T) {
+	for _, stem := range fixtures(t) {
+		req := readRequest(t, stem)
+		_, jobs, err := Sync(req, nil, testNow)
+		require.NoError(t, err)
+		for _, state := range []portcheck.State{"", portcheck.Open, portcheck.Closed} {
+			t.Run(filepath.Base(stem)+"/"+string(state), func(t *testing.T) {
+				var v Verdicts
+				if state != "" {
+					if len(jobs) == 0 {
+						t.Skip("nothing to dial")
+					}
+					v = fixtureVerdicts{ip: jobs[0].IP, ports: jobs[0].Ports, state: state, at: testNow.Add(-time.Second)}
+				}
+				resp, _, err := Sync(req, v, testNow)
+				require.NoError(t, err)
+				requireFreshReplicaAgrees(t, DefaultConfig(), req, resp, v, testNow)
+			})
+		}
+	}
 }

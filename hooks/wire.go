@@ -40,16 +40,17 @@ func (h *Handler) answer(body []byte) (syncAnswer, error) {
 			return syncAnswer{}, err // Sync's first step on the same raw parent
 		}
 		if spec, err := validSpec(p); err == nil {
-			built, err := h.children.get(cfg, p.Metadata.Name, p.RawSpec, spec)
+			obs := observeWire(&wire, p, cfg)
+			cl := claimsFor(p.Metadata.Name, p.Metadata.Namespace, spec, obs.workload)
+			built, err := h.children.get(cfg, p.Metadata.Name, p.RawSpec, spec, cl)
 			if err != nil {
 				return syncAnswer{}, fmt.Errorf("building children: %w", err)
 			}
-			obs := observeWire(&wire, p, cfg)
 			children, err := appendChildren(built.json, wiringChildren(cfg, p.Metadata.Name, spec, obs.wiring))
 			if err != nil {
 				return syncAnswer{}, err
 			}
-			out := decide(cfg, p, spec, built.revision, obs, h.Verifier, stampOf(now))
+			out := decide(cfg, p, spec, built.revision, obs, cl, h.Verifier, stampOf(now))
 			b, err := encodeSync(out.status, children, out.resync.Seconds())
 			if err != nil {
 				return syncAnswer{}, err

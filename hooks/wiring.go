@@ -85,6 +85,8 @@ type wiringView struct {
 	middleware *serviceRef
 	// routeRefers says the observed IngressRoute refers to the Middleware.
 	routeRefers bool
+	// routes is what the observed routing children say (routes.go).
+	routes routesView
 }
 
 // wiringChildren are the children that route a resource with public ports:
@@ -139,7 +141,7 @@ func wiringChildren(cfg Config, name string, spec schema.Spec, v wiringView) []a
 	if target != nil {
 		out = append(out, middleware(name, *target))
 	}
-	return append(out, ingressRoute(cfg, name, spec.Host, public, refer))
+	return append(out, routeChildren(cfg, name, spec, v.routes, refer)...)
 }
 
 // mirrorService is the selectorless, headless Service the errors Middleware
@@ -326,7 +328,9 @@ func viewWiring(name, namespace string, child func(group, name string) *workload
 	if r := child(groupIngressRoute, name); r != nil {
 		r.Metadata.Namespace = namespace
 		v.routeRefers = r.refersTo(middlewareName(name))
+		v.routes.routeStrips = r.refersTo(stripName(name))
 	}
+	v.routes.read(name, namespace, child)
 	return v
 }
 

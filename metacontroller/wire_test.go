@@ -48,7 +48,11 @@ func TestNamedFindsBothKeyForms(t *testing.T) {
 // TestDecodeRealRequests decodes the requests a real Metacontroller v4.17.2
 // sent, so the wire names are checked against the real thing.
 func TestDecodeRealRequests(t *testing.T) {
-	dir := filepath.Join("..", "..", "shared", "testdata")
+	shared := os.Getenv("STACKDOME_SHARED") // else shared/ beside the repository
+	if shared == "" {
+		shared = filepath.Join("..", "..", "shared")
+	}
+	dir := filepath.Join(shared, "testdata")
 	if _, err := os.Stat(dir); err != nil {
 		t.Skipf("shared testdata not present: %v", err)
 	}

@@ -103,7 +103,7 @@ func (s *socketCounter) dial(ctx context.Context, network, addr string) (net.Con
 // with 32 workers, and compares the wall time with a bare loop of 32
 // goroutines dialing the same 30,000 addresses (SO_LINGER 0 too) in the
 // same run, in ABBA order to cancel drift. Reported: verifier/bare wall
-// ratio (target ≤ 1.3), peak open sockets (≤ workers × ports), TIME-WAIT
+// ratio (target ≤ 1.3), peak open sockets (≤ workers, checked), TIME-WAIT
 // sockets on the listener ports afterwards (target < 100).
 func BenchmarkScale(b *testing.B) {
 	const resources, workers = 10_000, 32
@@ -208,8 +208,11 @@ func BenchmarkScale(b *testing.B) {
 	b.ReportMetric(float64(slices.Min(bareW).Milliseconds()), "bare-ms-min")
 	b.ReportMetric(float64(peak), "peak-open-sockets")
 	b.ReportMetric(float64(timeWait(b, watched)), "time-wait-left")
-	if peak > workers*3 {
-		b.Errorf("peak open sockets %d > workers × ports = %d", peak, workers*3)
+	if peak > workers {
+		// The package's promise: at most Config.Workers dials, hence
+		// sockets, at once (TestDialsInFlightNeverExceedWorkers holds it
+		// on every wave; this is the same at scale, on real sockets).
+		b.Errorf("peak open sockets %d > workers = %d", peak, workers)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"strings"
 	"sync"
 	"syscall"
 )
@@ -15,26 +14,6 @@ import (
 type Port struct {
 	Name string // the container port's name, may be empty
 	Port int32  // 1–65535; anything else is reported Inconclusive, never dialed
-}
-
-// ParseAllow parses the --dial-allow flag: a comma-separated list of CIDRs
-// such as "10.0.0.0/8,fd00::/8". The empty string (or only blanks) gives nil,
-// which allows every address. Each prefix is masked to its network address.
-// A bare IP or any other non-CIDR entry is an error naming the entry.
-func ParseAllow(csv string) ([]netip.Prefix, error) {
-	var out []netip.Prefix
-	for item := range strings.SplitSeq(csv, ",") {
-		item = strings.TrimSpace(item)
-		if item == "" {
-			continue
-		}
-		p, err := netip.ParsePrefix(item)
-		if err != nil {
-			return nil, fmt.Errorf("parsing --dial-allow entry %q (want a CIDR such as 10.0.0.0/8): %w", item, err)
-		}
-		out = append(out, p.Masked())
-	}
-	return out, nil
 }
 
 // lingerer is what a connection must offer to be closed with SO_LINGER 0;

@@ -7,10 +7,23 @@ const (
 )
 
 // Default returns a copy of s with every default filled in. It never changes s.
+// Replicas stays nil under Autoscaling: the autoscaler owns the count.
 func Default(s Spec) Spec {
-	if s.Replicas == nil {
+	if s.Replicas == nil && s.Autoscaling == nil {
 		r := DefaultReplicas
 		s.Replicas = &r
+	}
+	if a := s.Autoscaling; a != nil {
+		c := *a
+		if c.MinReplicas == nil {
+			m := DefaultMinReplicas
+			c.MinReplicas = &m
+		}
+		if c.TargetCPUUtilizationPercentage == nil {
+			t := DefaultTargetCPU
+			c.TargetCPUUtilizationPercentage = &t
+		}
+		s.Autoscaling = &c
 	}
 	if s.ErrorPages == nil || s.ErrorPages.Enabled == nil {
 		on := true
@@ -36,6 +49,19 @@ func (s Spec) PrimaryPort() (p Port, ok bool) {
 		return Port{}, false
 	}
 	return s.Ports[0], true
+}
+
+// RoutePath is the path prefix a public port is routed at, and whether the
+// prefix is stripped before the request reaches the app: its own Path as it
+// is; none for the primary port; /<name>, stripped, for any other.
+func (s Spec) RoutePath(p Port) (path string, strip bool) {
+	if p.Path != "" {
+		return p.Path, false
+	}
+	if primary, ok := s.PrimaryPort(); ok && primary.Name == p.Name {
+		return "", false
+	}
+	return "/" + p.Name, true
 }
 
 // PublicPorts returns the public ports in declaration order.

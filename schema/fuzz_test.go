@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -39,6 +40,13 @@ func FuzzValidate(f *testing.F) {
 		`{"type":"Service","image":"i","storage":{"size":"0","mountPath":"d"}}`, `{"type":"StatefulService","image":"i","storage":{"size":"-1Gi","mountPath":"/d"}}`,
 		`{"type":"Service\n","image":"i\u0000"}`, `{"type":"Service","image":"i","ports":[{"name":"a\nb","port":70000}]}`,
 		`{"type":"Service","image":"i","errorPages":{"enabled":false}}`,
+		`{"type":"Service","image":"i","replicas":2,"autoscaling":{"maxReplicas":3}}`, `{"type":"Service","image":"i","autoscaling":{"minReplicas":5,"maxReplicas":3}}`,
+		`{"type":"Service","image":"i","autoscaling":{"maxReplicas":3},"resources":{"requests":{"cpu":"0"}}}`,
+		`{"type":"Service","image":"i","files":[{"name":"a","mountPath":"/a","configMap":{"name":"c"},"secret":{"secretName":"s"}},{"name":"a","mountPath":"a"}]}`,
+		`{"type":"Service","image":"i","podLabels":{"app.kubernetes.io/instance":"x","Bad Key":"v"},"podAnnotations":{"stackdome.io/revision":"x"}}`,
+		`{"type":"Service","image":"i","tls":{"secretName":"s","certResolver":"r"}}`, `{"type":"Service","image":"i","host":"h","ports":[{"name":"a","port":1,"public":true},{"name":"b","port":2,"public":true,"path":"/a"}]}`,
+		`{"type":"Service","image":"i","tolerations":[{"operator":"Bogus","effect":"Never"}],"topologySpreadConstraints":[{"maxSkew":0,"whenUnsatisfiable":"Maybe"}]}`,
+		`{"type":"Service","image":"i","serviceAccountName":"Not_Valid","imagePullSecrets":[{"name":""}],"nodeSelector":{"k":"bad value"}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -58,8 +66,22 @@ func FuzzValidate(f *testing.F) {
 		if d.Type != TypeService && d.Type != TypeStatefulService {
 			t.Fatalf("accepted type %q", d.Type)
 		}
-		if strings.TrimSpace(d.Image) == "" || d.Replicas == nil || *d.Replicas < 0 {
-			t.Fatalf("accepted image %q replicas %v", d.Image, d.Replicas)
+		if strings.TrimSpace(d.Image) == "" || (d.Replicas == nil) == (d.Autoscaling == nil) || (d.Replicas != nil && *d.Replicas < 0) {
+			t.Fatalf("accepted image %q replicas %v autoscaling %+v", d.Image, d.Replicas, d.Autoscaling)
+		}
+		if a := d.Autoscaling; a != nil && (a.MinReplicas == nil || *a.MinReplicas < 1 || a.MaxReplicas < *a.MinReplicas ||
+			a.TargetCPUUtilizationPercentage == nil || *a.TargetCPUUtilizationPercentage < 1 || d.Resources == nil || d.Resources.Requests.Cpu().IsZero()) {
+			t.Fatalf("accepted autoscaling %+v with resources %+v", a, d.Resources)
+		}
+		for i, f := range d.Files {
+			if (f.ConfigMap == nil) == (f.Secret == nil) || !strings.HasPrefix(f.MountPath, "/") {
+				t.Fatalf("accepted file %d %+v", i, f)
+			}
+		}
+		for k := range d.PodLabels {
+			if slices.Contains(reservedPodLabels, k) {
+				t.Fatalf("accepted pod label %q", k)
+			}
 		}
 		names, numbers := map[string]bool{}, map[int32]bool{}
 		for _, p := range d.Ports {

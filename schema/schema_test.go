@@ -3,6 +3,7 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -36,7 +38,7 @@ func TestCRDIsGenerated(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	size := resource.MustParse("1Gi")
-	zero := int32(-1)
+	zero, one, two := int32(-1), int32(1), int32(2)
 	tests := map[string]struct {
 		reason string
 		spec   Spec
@@ -72,6 +74,26 @@ func TestValidate(t *testing.T) {
 			want: `invalid spec: spec.storage.mountPath "d" must be an absolute path`},
 		"zero size": {spec: Spec{Type: TypeStatefulService, Image: "x", Storage: &Storage{MountPath: "/d"}},
 			want: "invalid spec: spec.storage.size must be positive"},
+		"replicas with autoscaling": {spec: Spec{Type: TypeService, Image: "x", Replicas: &one, Autoscaling: &Autoscaling{MaxReplicas: 3},
+			Resources: &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}},
+			want: "invalid spec: spec.replicas and spec.autoscaling cannot be set together: the HorizontalPodAutoscaler owns the number of pods"},
+		"autoscaling without cpu request": {spec: Spec{Type: TypeService, Image: "x", Autoscaling: &Autoscaling{MinReplicas: &two, MaxReplicas: 1}},
+			want: "invalid spec: spec.autoscaling.maxReplicas 1 must be at least 1 and at least minReplicas; spec.autoscaling needs spec.resources.requests.cpu: the HorizontalPodAutoscaler measures CPU utilization against it"},
+		"tls twice, without a public port": {spec: Spec{Type: TypeService, Image: "x", TLS: &TLS{SecretName: "s", CertResolver: "r"}},
+			want: "invalid spec: spec.tls takes secretName or certResolver, not both; spec.tls needs a public port"},
+		"two public ports at one path": {spec: Spec{Type: TypeService, Image: "x", Host: "h.example.com",
+			Ports: []Port{{Name: "web", Port: 80, Public: true}, {Name: "api", Port: 81, Public: true, Path: "/web"}, {Name: "ws", Port: 82, Public: true, Path: "/web"}}},
+			want: `invalid spec: spec.ports[2] (ws) is routed at "/web" like api: public ports need distinct paths`},
+		"path on a private port": {spec: Spec{Type: TypeService, Image: "x", Ports: []Port{{Name: "web", Port: 80, Path: "/x y"}}},
+			want: `invalid spec: spec.ports[0].path is only for a public port; spec.ports[0].path "/x y" must start with / and hold no quotes, spaces, parentheses or operators`},
+		"files": {spec: Spec{Type: TypeStatefulService, Image: "x", Storage: &Storage{Size: size, MountPath: "/data"}, Pod: Pod{Files: []File{
+			{Name: "a", MountPath: "/data", ConfigMap: &corev1.ConfigMapVolumeSource{}}, {Name: "a", MountPath: "/b"}}}},
+			want: `invalid spec: spec.files[0].mountPath "/data" is already mounted; spec.files[0].configMap.name is required; spec.files[1].name "a": file names must be unique; spec.files[1] takes exactly one of configMap and secret`},
+		"reserved pod label and annotation": {spec: Spec{Type: TypeService, Image: "x", Pod: Pod{PodLabels: map[string]string{"pod-template-hash": "x"}, PodAnnotations: map[string]string{"stackdome.io/revision": "x"}}},
+			want: "invalid spec: spec.podLabels cannot set pod-template-hash: the workload and its Service select the pods by it; spec.podAnnotations cannot set stackdome.io/revision: stackdome marks the pods of each revision with it"},
+		"tolerations and spread": {spec: Spec{Type: TypeService, Image: "x", Pod: Pod{Tolerations: []corev1.Toleration{{Operator: "Exists", Value: "v", Effect: "Never"}},
+			TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{}}}},
+			want: `invalid spec: spec.tolerations[0]: operator Exists takes no value; spec.tolerations[0].effect "Never" must be NoSchedule, PreferNoSchedule or NoExecute; spec.topologySpreadConstraints[0].maxSkew 0 must be at least 1; spec.topologySpreadConstraints[0].topologyKey is required; spec.topologySpreadConstraints[0].whenUnsatisfiable "" must be DoNotSchedule or ScheduleAnyway`},
 		"every problem at once": {
 			reason: "one error names every problem, in spec order",
 			spec:   Spec{Type: "", Image: "", Ports: []Port{{Name: "a", Port: 80, Public: true}, {Name: "a", Port: 80}}},
@@ -135,7 +157,23 @@ func TestCRDSaysWhatDesignRequires(t *testing.T) {
 	require.NoError(t, err)
 	crd := string(b)
 	for _, want := range []string{"subresources:\n      status: {}", "shortNames:\n    - sr", "name: Available", "name: Reason", "name: Type", "name: Age",
-		"port names must be unique", "port numbers must be unique", "host is required when a port is public", "storage is only allowed"} {
+		"port names must be unique", "port numbers must be unique", "host is required when a port is public", "storage is only allowed",
+		"rule: self.type == oldSelf.type", "spec.storage cannot be added or removed", "spec.storage.size cannot change", "spec.storage.storageClassName cannot change"} {
 		require.True(t, strings.Contains(crd, want), "crd.yaml lacks %q", want)
+	}
+}
+
+// TestValidateIsDeterministic: the message of a spec with many bad map keys
+// is the same every time — it becomes a status message, and a message that
+// changes between syncs makes Metacontroller write status on every sync.
+func TestValidateIsDeterministic(t *testing.T) {
+	s := Spec{Type: TypeService, Image: "x", Pod: Pod{PodLabels: map[string]string{}, PodAnnotations: map[string]string{}, NodeSelector: map[string]string{}}}
+	for i := range 20 {
+		k := fmt.Sprintf("bad key %d", i)
+		s.PodLabels[k], s.PodAnnotations[k], s.NodeSelector[k] = "v", "v", "v"
+	}
+	first := Validate(s).Error()
+	for range 50 {
+		require.Equal(t, first, Validate(s).Error())
 	}
 }

@@ -37,13 +37,20 @@ type Status struct {
 }
 
 // FailureType says what kind of failure a detail records.
-// +kubebuilder:validation:Enum=runtime_crash;readiness_failure
+// +kubebuilder:validation:Enum=runtime_crash;readiness_failure;start_failure
 type FailureType string
 
 // Failure types. An empty type, written by older versions, means RuntimeCrash.
 const (
-	RuntimeCrash     FailureType = "runtime_crash"
+	// RuntimeCrash: a container crashes, is OOMKilled, exits, or cannot start
+	// (image pull, container config).
+	RuntimeCrash FailureType = "runtime_crash"
+	// ReadinessFailure: a declared port refuses connections, or a pod stays
+	// not ready past the boot grace.
 	ReadinessFailure FailureType = "readiness_failure"
+	// StartFailure: pods cannot start at all: unschedulable, refused at
+	// creation, or a StatefulSet rollout blocked on a broken pod.
+	StartFailure FailureType = "start_failure"
 )
 
 // FailureDetail is one cause of an unhealthy app.
@@ -66,7 +73,8 @@ type FailureDetail struct {
 	// ExitCode is the container's last exit code.
 	// +optional
 	ExitCode *int32 `json:"exitCode,omitempty"`
-	// Revision the failure was seen on.
+	// Revision is the workload revision (pod-template-hash or
+	// controller-revision-hash) of the pods the failure was seen on.
 	// +optional
 	Revision string `json:"revision,omitempty"`
 	// ObservedAt is when stackdome first saw this failure.
@@ -88,12 +96,24 @@ func (d *FailureDetail) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// PortCheck anchors the grace window of a closed-port verdict.
+// PortCheck is the port gate's memory, kept on the object so that every
+// replica of stackdome, a restarted one included, reads the same: which
+// verdict the status was built from, and the grace window of a refused port.
 type PortCheck struct {
-	// Revision the window belongs to; a new revision resets it.
+	// Revision is the workload revision the verdicts belong to: the
+	// pod-template-hash (Deployment) or controller-revision-hash
+	// (StatefulSet) of the pods dialed. A new one — a rollout restart
+	// included — verifies from scratch.
 	Revision string `json:"revision"`
-	// FailingSince is when a declared port was first seen refusing connections.
-	FailingSince metav1.Time `json:"failingSince"`
+	// CheckedAt is when the dial was made whose verdict last changed this
+	// status. Only a verdict dialed later may change it again, so replicas
+	// holding verdicts of different ages never undo each other.
+	// +optional
+	CheckedAt *metav1.MicroTime `json:"checkedAt,omitempty"`
+	// FailingSince is when a declared port of the serving app was first seen
+	// refusing connections; unset while none is.
+	// +optional
+	FailingSince *metav1.Time `json:"failingSince,omitempty"`
 }
 
 // PortState is a declared port's state as the last verdict saw it.
@@ -112,4 +132,7 @@ type PortStatus struct {
 	Name  string    `json:"name"`
 	Port  int32     `json:"port"`
 	State PortState `json:"state"`
+	// Message says why a port is not Open, as the dial saw it.
+	// +optional
+	Message string `json:"message,omitempty"`
 }

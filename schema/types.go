@@ -29,6 +29,8 @@ const (
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=sr,categories=stackdome
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || (self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 51)",optionalOldSelf=true,message="metadata.name must be a DNS label of at most 51 characters starting with a letter: it names Services (DNS labels) and, with a suffix, the other children and the StatefulSet's pods"
+// +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || !['-headless', '-error-pages', '-redirect'].exists(s, self.metadata.name.endsWith(s))",optionalOldSelf=true,message="metadata.name cannot end in -headless, -error-pages or -redirect: stackdome names children <name>-headless, <name>-error-pages and <name>-redirect, which would collide with another StackResource's"
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
 // +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].reason`
@@ -54,8 +56,15 @@ const (
 
 // Spec is what the user declares.
 //
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !has(self.replicas)",message="replicas and autoscaling cannot be set together: with autoscaling the HorizontalPodAutoscaler owns the number of pods; remove replicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || (has(self.resources) && has(self.resources.requests) && 'cpu' in self.resources.requests)",message="autoscaling needs resources.requests.cpu: the HorizontalPodAutoscaler measures CPU utilization against it"
+// +kubebuilder:validation:XValidation:rule="!has(self.tls) || (has(self.ports) && self.ports.exists(p, has(p.public) && p.public))",message="tls needs a public port: it applies to the routes of public ports"
+// +kubebuilder:validation:XValidation:rule="!has(self.files) || !has(self.storage) || !self.files.exists(f, f.mountPath == self.storage.mountPath)",message="a file's mountPath cannot be storage.mountPath"
+//
 // +kubebuilder:validation:XValidation:rule="!has(self.ports) || !self.ports.exists(p, has(p.public) && p.public) || (has(self.host) && size(self.host) > 0)",message="host is required when a port is public"
 // +kubebuilder:validation:XValidation:rule="!has(self.storage) || self.type == 'StatefulService'",message="storage is only allowed for type StatefulService"
+// +kubebuilder:validation:XValidation:rule="self.type == oldSelf.type",message="spec.type cannot change: the workload would be replaced and its pods and volumes lost. Create a new StackResource of the other type, move traffic to it, then delete this one"
+// +kubebuilder:validation:XValidation:rule="has(self.storage) == has(oldSelf.storage)",message="spec.storage cannot be added or removed: it becomes the StatefulSet's volumeClaimTemplates, which Kubernetes never changes. Create a new StackResource with the storage you want and move the data"
 type Spec struct {
 	// Type is Service (a Deployment) or StatefulService (a StatefulSet).
 	Type WorkloadType `json:"type"`
@@ -78,11 +87,15 @@ type Spec struct {
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 
-	// Replicas is the number of pods; default 1.
-	// +kubebuilder:default=1
+	// Replicas is the number of pods; 1 when neither it nor Autoscaling is
+	// set. With Autoscaling the HorizontalPodAutoscaler owns the count.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Autoscaling makes a HorizontalPodAutoscaler own the number of pods.
+	// +optional
+	Autoscaling *Autoscaling `json:"autoscaling,omitempty"`
 
 	// Ports are the TCP ports the app listens on. Every one is verified.
 	// +kubebuilder:validation:MaxItems=64
@@ -110,6 +123,12 @@ type Spec struct {
 	// ErrorPages controls the branded error pages on public routes.
 	// +optional
 	ErrorPages *ErrorPages `json:"errorPages,omitempty"`
+
+	// TLS serves the public routes over TLS.
+	// +optional
+	TLS *TLS `json:"tls,omitempty"`
+
+	Pod `json:",inline"`
 }
 
 // Port is one declared TCP port.
@@ -127,6 +146,13 @@ type Port struct {
 	// Public routes the port through Traefik at Host.
 	// +optional
 	Public bool `json:"public,omitempty"`
+	// Path routes Host(host) && PathPrefix(path) to a public port, passed to
+	// the app as it is. Without it the first public port gets every path and
+	// each further one PathPrefix(/<name>), stripped before it reaches the app.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^/[-a-zA-Z0-9._~/%]*$`
+	// +optional
+	Path string `json:"path,omitempty"`
 }
 
 // HealthChecks are explicit probes for the app container.
@@ -139,12 +165,18 @@ type HealthChecks struct {
 	Startup *corev1.Probe `json:"startup,omitempty"`
 }
 
-// Storage is one persistent volume per pod of a StatefulService.
+// Storage is one persistent volume per pod of a StatefulService. Size and
+// StorageClassName become the StatefulSet's volumeClaimTemplates, which
+// Kubernetes never updates, so they cannot change once set; MountPath can.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",message="spec.storage.storageClassName cannot change: the claims data-<name>-<ordinal> keep the class they were made with. Create a new StackResource and move the data"
 type Storage struct {
 	// Size of the volume.
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity(string(oldSelf))) == 0",message="spec.storage.size cannot change: it is the StatefulSet's volumeClaimTemplates, which Kubernetes never updates. Grow the volumes instead by expanding each claim: kubectl patch pvc data-<name>-<ordinal> with the new spec.resources.requests.storage (the StorageClass must allow volume expansion), and leave spec.storage.size as it is"
 	Size resource.Quantity `json:"size"`
 	// MountPath in the app container.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
 	// +kubebuilder:validation:Pattern=`^/`
 	MountPath string `json:"mountPath"`
 	// StorageClassName; the cluster default when empty.

@@ -28,6 +28,23 @@ func Validate(s Spec) error {
 	if s.Replicas != nil && *s.Replicas < 0 {
 		add("spec.replicas %d must not be negative", *s.Replicas)
 	}
+	if a := s.Autoscaling; a != nil {
+		if s.Replicas != nil {
+			add("spec.replicas and spec.autoscaling cannot be set together: the HorizontalPodAutoscaler owns the number of pods")
+		}
+		if a.MinReplicas != nil && *a.MinReplicas < 1 {
+			add("spec.autoscaling.minReplicas %d must be at least 1", *a.MinReplicas)
+		}
+		if a.MaxReplicas < 1 || (a.MinReplicas != nil && a.MaxReplicas < *a.MinReplicas) {
+			add("spec.autoscaling.maxReplicas %d must be at least 1 and at least minReplicas", a.MaxReplicas)
+		}
+		if t := a.TargetCPUUtilizationPercentage; t != nil && *t < 1 {
+			add("spec.autoscaling.targetCPUUtilizationPercentage %d must be at least 1", *t)
+		}
+		if s.Resources == nil || s.Resources.Requests.Cpu().IsZero() {
+			add("spec.autoscaling needs spec.resources.requests.cpu: the HorizontalPodAutoscaler measures CPU utilization against it")
+		}
+	}
 	names := map[string]bool{}
 	numbers := map[int32]bool{}
 	public := false
@@ -66,8 +83,20 @@ func Validate(s Spec) error {
 			add("spec.storage.mountPath %q must be an absolute path", s.Storage.MountPath)
 		}
 	}
+	errs = append(errs, validateRouting(s)...)
+	errs = append(errs, validatePod(s)...)
 	if len(errs) == 0 {
 		return nil
 	}
 	return fmt.Errorf("invalid spec: %s", strings.Join(errs, "; "))
+}
+
+// ValidateName checks a StackResource's name the way its children need it:
+// a DNS label (RFC 1035) names its Services. The CRD also refuses, at
+// creation, names longer than 51 characters or ending in a child's suffix.
+func ValidateName(name string) error {
+	if msgs := validation.IsDNS1035Label(name); len(msgs) > 0 {
+		return fmt.Errorf("invalid name %q: %s (it names the Services)", name, strings.Join(msgs, "; "))
+	}
+	return nil
 }

@@ -4,8 +4,9 @@
 // encode an answer of the same size). This file builds the requests: what
 // Metacontroller v4.17.2 sends for a Service with 3 ports, its observed
 // Deployment, Service, IngressRoute and Middleware, and n related pods with
-// full managedFields, at the status fixpoint, so that the hook walks its
-// real serving path and schedules a dial.
+// full managedFields, each at the status fixpoint of one view of the
+// verifier (View): the answer's status is the request's, as at a live
+// server's steady state, where Metacontroller then writes nothing.
 package syncbench
 
 import (
@@ -16,8 +17,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/stackdome/stackdome/hooks"
 	"github.com/stackdome/stackdome/metacontroller"
+	"github.com/stackdome/stackdome/portcheck"
 )
 
 // Markers every request built here carries, so that For can make distinct
@@ -36,6 +40,7 @@ var Now = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 type Payload struct {
 	Body []byte
 	Pods int
+	View View // the verifier's view the status is the fixpoint of
 }
 
 // At returns the body for namespace ns with pod IPs ipPrefix1…n; ipPrefix
@@ -59,10 +64,27 @@ func (p Payload) For(i int) []byte {
 // IngressRoute and the last-applied annotations.
 const host = "checkout.example.com"
 
+// View is what the verifier knows when a payload's status was computed: the
+// request is at the status fixpoint of that view.
+type View int
+
+const (
+	// Verified: the verifier holds an Open verdict on every port of the
+	// dialed pod, dialed less than --port-recheck ago. The answer is Serving,
+	// asks for no dial and no resync: a healthy app at steady state.
+	Verified View = iota
+	// Unverified: the verifier knows nothing of the resource (a new one, or
+	// every dial still hanging). The answer is VerifyingPorts and asks for
+	// one dial of the first pod.
+	Unverified
+)
+
 // Build makes the request of a StackResource "checkout" serving on ports
 // (named http — public —, metrics and admin) with pods pods, from the golden
-// serving request at fixture (testdata/sync/serving.request.json).
-func Build(fixture string, pods int, ports [3]int32) (Payload, error) {
+// serving request at fixture (testdata/sync/serving.request.json), at the
+// status fixpoint of view: Sync answers it with the status it carries. It
+// is an error if the status does not settle.
+func Build(fixture string, pods int, ports [3]int32, view View) (Payload, error) {
 	raw, err := os.ReadFile(fixture)
 	if err != nil {
 		return Payload{}, err
@@ -85,7 +107,7 @@ func Build(fixture string, pods int, ports [3]int32) (Payload, error) {
 	podShell := firstValue(req["related"].(map[string]any)["Pod.v1"])
 
 	// The desired children and revision of this spec.
-	resp, err := syncMap(req)
+	resp, _, err := syncMap(req, nil)
 	if err != nil {
 		return Payload{}, err
 	}
@@ -120,40 +142,91 @@ func Build(fixture string, pods int, ports [3]int32) (Payload, error) {
 	}
 	req["related"] = map[string]any{"Pod.v1": podsByName}
 
-	// Feed status back until it no longer changes: the request a live
-	// server sees at steady state.
-	for range 5 {
-		parent["status"] = status
-		resp, err := syncMap(req)
+	// The verifier's view: its verdict is on the pod Sync asks to dial.
+	var verdicts hooks.Verdicts
+	if view == Verified {
+		_, jobs, err := syncMap(req, nil)
 		if err != nil {
 			return Payload{}, err
 		}
-		a, _ := json.Marshal(status)
-		b, _ := json.Marshal(resp.Status)
-		status = resp.Status
-		if bytes.Equal(a, b) {
+		if len(jobs) != 1 {
+			return Payload{}, fmt.Errorf("the unverified request asks for %d dials, want 1", len(jobs))
+		}
+		verdicts = allOpen{jobs[0].Job}
+	}
+	// Feed status back until it no longer changes: the request a live
+	// server with that view sees at steady state.
+	settled := false
+	for range 5 {
+		parent["status"] = status
+		resp, _, err := syncMap(req, verdicts)
+		if err != nil {
+			return Payload{}, err
+		}
+		if settled = StatusDiff(status, resp.Status) == ""; settled {
 			break
 		}
+		status = resp.Status
 	}
-	parent["status"] = status
+	if !settled {
+		return Payload{}, fmt.Errorf("the status does not settle in 5 syncs: %s", StatusDiff(parent["status"], status))
+	}
 	body, err := json.Marshal(req)
 	if err != nil {
 		return Payload{}, err
 	}
-	return Payload{Body: body, Pods: pods}, nil
+	return Payload{Body: body, Pods: pods, View: view}, nil
 }
 
-func syncMap(req map[string]any) (*metacontroller.SyncResponse, error) {
+func syncMap(req map[string]any, verdicts hooks.Verdicts) (*metacontroller.SyncResponse, []hooks.DialJob, error) {
 	b, err := json.Marshal(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var r metacontroller.SyncRequest
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	resp, _, err := hooks.Sync(&r, nil, Now)
-	return resp, err
+	return hooks.Sync(&r, verdicts, Now)
+}
+
+// allOpen is a verifier holding, for job's key, a verdict of Now on job's
+// IP with every port Open.
+type allOpen struct{ job portcheck.Job }
+
+func (v allOpen) Get(k portcheck.Key) (portcheck.Result, bool) {
+	if k != v.job.Key {
+		return portcheck.Result{}, false
+	}
+	res := portcheck.Result{IP: v.job.IP, CheckedAt: Now}
+	for _, p := range v.job.Ports {
+		res.Ports = append(res.Ports, portcheck.PortResult{Name: p.Name, Port: p.Port, State: portcheck.Open})
+	}
+	return res, true
+}
+
+func (allOpen) Pending(portcheck.Key) bool { return false }
+
+// StatusDiff compares two statuses as JSON values (a struct, a map or raw
+// JSON bytes): "" when equal, else a cmp.Diff (-a +b).
+func StatusDiff(a, b any) string {
+	var va, vb any
+	for _, x := range []struct {
+		in  any
+		out *any
+	}{{a, &va}, {b, &vb}} {
+		raw, ok := x.in.(json.RawMessage)
+		if !ok {
+			var err error
+			if raw, err = json.Marshal(x.in); err != nil {
+				return err.Error()
+			}
+		}
+		if err := json.Unmarshal(raw, x.out); err != nil {
+			return err.Error()
+		}
+	}
+	return cmp.Diff(va, vb)
 }
 
 func roundTrip(in, out any) error {

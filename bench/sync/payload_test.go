@@ -2,49 +2,82 @@ package syncbench
 
 import (
 	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/stackdome/stackdome/hooks"
 	"github.com/stackdome/stackdome/metacontroller"
 )
 
-// TestPayloadIsAtSteadyState: the benchmark requests are what a live
-// server sees once a resource serves — its status is Sync's answer fed
-// back, every pod current and ready, one dial wanted (the verifier knows
-// nothing yet) — and For makes resources that differ only in namespace and
-// pod IPs, all on loopback.
+// TestPayloadIsAtSteadyState: each benchmark request is what a live server
+// sees at steady state under its View — Sync, given that view of the
+// verifier, answers with the very status the request carries — every pod
+// current and ready: Verified serves and asks for nothing (no dial, no
+// resync), Unverified verifies and asks for one dial. For makes resources
+// that differ only in namespace, host and pod IPs, all on loopback.
 func TestPayloadIsAtSteadyState(t *testing.T) {
-	p, err := Build(fixture, 3, [3]int32{18080, 19090, 19901})
-	if err != nil {
-		t.Fatal(err)
+	type summary struct {
+		Reason   string
+		Jobs     int
+		Resync   float64
+		Children int
+		Pods     int
 	}
-	for _, body := range [][]byte{p.At("bench", "127.0.0."), p.For(9999)} {
-		var req metacontroller.SyncRequest
-		if err := json.Unmarshal(body, &req); err != nil {
-			t.Fatal(err)
-		}
-		resp, jobs, err := hooks.Sync(&req, nil, Now)
+	tests := map[View]summary{
+		// Children: the Service, the Deployment, the error-page Service and its
+		// EndpointSlice, the errors Middleware, the IngressRoute.
+		Verified:   {Reason: "Serving", Jobs: 0, Resync: 0, Children: 6, Pods: 3},
+		Unverified: {Reason: "VerifyingPorts", Jobs: 1, Resync: 10, Children: 6, Pods: 3},
+	}
+	for view, want := range tests {
+		p, err := Build(fixture, 3, [3]int32{18080, 19090, 19901}, view)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var parent struct{ Status json.RawMessage }
-		if err := json.Unmarshal(req.Parent, &parent); err != nil {
-			t.Fatal(err)
-		}
-		got, _ := json.Marshal(resp.Status)
-		var a, b any
-		json.Unmarshal(got, &a)
-		json.Unmarshal(parent.Status, &b)
-		if !reflect.DeepEqual(a, b) {
-			t.Errorf("status is not at its fixpoint:\nsent %s\ngot  %s", parent.Status, got)
-		}
-		if !strings.Contains(string(got), `"reason":"VerifyingPorts"`) || len(jobs) != 1 || len(resp.Children) != 6 {
-			t.Errorf("not serving with one dial and 6 children (Service, Deployment, the error-page Service, EndpointSlice, Middleware, IngressRoute): %d jobs, %d children, %s", len(jobs), len(resp.Children), got)
-		}
-		if len(req.Related["Pod.v1"]) != 3 || !strings.HasPrefix(jobs[0].IP, "127.") {
-			t.Errorf("%d pods, dial to %s", len(req.Related["Pod.v1"]), jobs[0].IP)
+		for _, body := range [][]byte{p.At("bench", "127.0.0."), p.For(9999)} {
+			var req metacontroller.SyncRequest
+			if err := json.Unmarshal(body, &req); err != nil {
+				t.Fatal(err)
+			}
+			_, jobs, err := hooks.Sync(&req, nil, Now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(jobs) != 1 || !strings.HasPrefix(jobs[0].IP, "127.") {
+				t.Fatalf("view %d: a verifier that knows nothing is asked for %v, want one dial on loopback", view, jobs)
+			}
+			var verdicts hooks.Verdicts // Unverified: knows nothing
+			if view == Verified {
+				verdicts = allOpen{jobs[0].Job}
+			}
+			resp, jobs, err := hooks.Sync(&req, verdicts, Now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var parent struct{ Status json.RawMessage }
+			if err := json.Unmarshal(req.Parent, &parent); err != nil {
+				t.Fatal(err)
+			}
+			if d := StatusDiff(parent.Status, resp.Status); d != "" {
+				t.Errorf("view %d: the request is not at its fixpoint (-request +answer):\n%s", view, d)
+			}
+			got := summary{Jobs: len(jobs), Resync: resp.ResyncAfterSeconds, Children: len(resp.Children), Pods: len(req.Related["Pod.v1"])}
+			var st struct {
+				Conditions []struct{ Type, Reason string }
+			}
+			if err := roundTrip(resp.Status, &st); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range st.Conditions {
+				if c.Type == "Available" {
+					got.Reason = c.Reason
+				}
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("view %d (-want +got):\n%s", view, d)
+			}
 		}
 	}
 }

@@ -37,7 +37,7 @@ func BenchmarkRSS10k(b *testing.B) {
 		ports[i] = int32(ln.Addr().(*net.TCPAddr).Port)
 		ln.Close() // a port nothing listens on, on any 127/8 address
 	}
-	p, err := Build(fixture, 3, ports)
+	p, err := Build(fixture, 3, ports, Unverified)
 	if err != nil {
 		b.Fatal(err)
 	}

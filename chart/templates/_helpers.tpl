@@ -114,3 +114,47 @@ depends on them.
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/* Monitoring */}}
+
+{{/*
+Seconds in a Go duration (1h2m3.5s, 500ms, 1.5s), as a number: the form
+compositeController.hookTimeout takes.
+*/}}
+{{- define "stackdome.durationFloatSeconds" -}}
+{{- $units := dict "ns" 0.000000001 "us" 0.000001 "µs" 0.000001 "ms" 0.001 "s" 1.0 "m" 60.0 "h" 3600.0 -}}
+{{- $total := 0.0 -}}
+{{- range regexFindAll "[0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h)" . -1 -}}
+{{- $n := regexFind "^[0-9]+(\\.[0-9]+)?" . | float64 -}}
+{{- $total = addf $total (mulf $n (get $units (regexReplaceAll "^[0-9]+(\\.[0-9]+)?" . ""))) -}}
+{{- end -}}
+{{- $total -}}
+{{- end -}}
+
+{{/*
+The latency the hook alert holds the p99 to: the largest bucket boundary of
+stackdome_hook_request_duration_seconds (hooks/metrics.go; a test compares
+this list with what the binary exports) within Metacontroller's hook timeout.
+A quantile above the largest finite bucket reads as that bucket's bound, so
+no threshold beyond it could ever be crossed.
+*/}}
+{{- define "stackdome.hookLatencyThreshold" -}}
+{{- $budget := include "stackdome.durationFloatSeconds" .Values.compositeController.hookTimeout | float64 -}}
+{{- $threshold := 0.0 -}}
+{{- range list 0.0005 0.001 0.0025 0.005 0.01 0.025 0.05 0.1 0.25 0.5 1.0 2.5 -}}
+{{- if le . $budget -}}{{- $threshold = . -}}{{- end -}}
+{{- end -}}
+{{- if eq $threshold 0.0 -}}
+{{- fail (printf "compositeController.hookTimeout %s is below the smallest hook latency bucket (0.5ms)" .Values.compositeController.hookTimeout) -}}
+{{- end -}}
+{{- $threshold -}}
+{{- end -}}
+
+{{/* PromQL matchers for this release's stackdome series, as the ServiceMonitor scrapes them. */}}
+{{- define "stackdome.metricsSelector" -}}
+{{- default (printf "job=%q,namespace=%q" (include "stackdome.fullname" .) .Release.Namespace) .Values.prometheusRule.stackdomeSelector -}}
+{{- end -}}
+
+{{- define "stackdome.runbook" -}}
+{{- printf "%s/blob/main/docs/operations.md#%s" .root.Chart.Home (lower .alert) -}}
+{{- end -}}

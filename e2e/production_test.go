@@ -1,0 +1,144 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRestrictedNamespaceAdmitsPods: Pod Security admission, enforced by the
+// API server itself, admits in a namespace labelled
+// pod-security.kubernetes.io/enforce=restricted the pod of every workload
+// stackdome returns for the golden requests — its defaults meet "restricted",
+// and a spec that relaxes a field (security-relaxed) stays inside it. The
+// same pod with runAsNonRoot turned off is refused: the check is live.
+func TestRestrictedNamespaceAdmitsPods(t *testing.T) {
+	ns := newNamespace(t)
+	k := suite.cluster.kube
+	if _, err := k.mergePatch(t.Context(), "/api/v1/namespaces/"+ns, obj{"metadata": obj{"labels": obj{
+		"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest"}}}); err != nil {
+		t.Fatal(err)
+	}
+	paths, err := filepath.Glob(filepath.Join(suite.root, "testdata", "sync", "*.response.json"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no golden responses: %v", err)
+	}
+	create := func(name string, podSpec any) error {
+		_, err := k.create(t.Context(), "/api/v1/namespaces/"+ns+"/pods?dryRun=All", obj{
+			"apiVersion": "v1", "kind": "Pod", "metadata": obj{"name": name}, "spec": podSpec})
+		return err
+	}
+	var checked int
+	for _, path := range paths {
+		var resp struct {
+			Children []obj `json:"children"`
+		}
+		if err := readJSON(path, &resp); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range resp.Children {
+			if c["kind"] != "Deployment" && c["kind"] != "StatefulSet" {
+				continue
+			}
+			name := strings.TrimSuffix(filepath.Base(path), ".response.json")
+			t.Run(name, func(t *testing.T) {
+				spec := deepCopy(dig(c, "spec", "template", "spec")).(map[string]any)
+				// What the StatefulSet controller adds: a volume per claim template.
+				claims, _ := dig(c, "spec", "volumeClaimTemplates").([]any)
+				for _, ct := range claims {
+					vols, _ := spec["volumes"].([]any)
+					cn := dig(ct, "metadata", "name")
+					spec["volumes"] = append(vols, obj{"name": cn, "persistentVolumeClaim": obj{"claimName": fmt.Sprint(cn, "-p")}})
+				}
+				if sa, ok := spec["serviceAccountName"].(string); ok {
+					if _, err := k.create(t.Context(), "/api/v1/namespaces/"+ns+"/serviceaccounts", obj{"metadata": obj{"name": sa}}); err != nil && !isCode(err, http.StatusConflict) {
+						t.Fatal(err)
+					}
+				}
+				if err := create("p", spec); err != nil {
+					t.Fatalf("the pod of %s is refused in a restricted namespace: %v", name, err)
+				}
+				checked++
+				// A live check: the same pod, run as root, is refused.
+				spec["securityContext"].(map[string]any)["runAsNonRoot"] = false
+				err := create("p", spec)
+				var ae *apiError
+				if !errors.As(err, &ae) || ae.Code != http.StatusForbidden || !strings.Contains(ae.Message, "violates PodSecurity") {
+					t.Fatalf("runAsNonRoot=false admitted in a restricted namespace (err %v): Pod Security is not enforced", err)
+				}
+			})
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d workloads checked", checked)
+	}
+}
+
+// TestAutoscalerOwnsReplicas: with spec.autoscaling, kube-controller-manager's
+// HorizontalPodAutoscaler controller scales the Deployment stackdome made to
+// minReplicas, and `kubectl scale` moves it further; neither count is undone
+// by the next sync, which writes no child.
+func TestAutoscalerOwnsReplicas(t *testing.T) {
+	requireStackResourceCRD(t)
+	hook := startStackdome(t)
+	mc := &metacontroller{kube: suite.cluster.kube, hook: hook}
+	ns := newNamespace(t)
+	k := suite.cluster.kube
+	if _, err := k.create(t.Context(), "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
+		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": "catalog"},
+		"spec": obj{"type": "Service", "image": "example.invalid/catalog:1", "ports": []any{obj{"name": "http", "port": 8080}},
+			"resources":   obj{"requests": obj{"cpu": "100m"}},
+			"autoscaling": obj{"minReplicas": 2, "maxReplicas": 5}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := mc.sync(t.Context(), ns, "catalog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range res.notAsSent {
+		t.Errorf("child not stored as sent: %s", m)
+	}
+	depPath := "/apis/apps/v1/namespaces/" + ns + "/deployments/catalog"
+	replicas := func(want int) {
+		t.Helper()
+		if err := waitUntil(60*time.Second, 250*time.Millisecond, fmt.Sprintf("Deployment catalog at %d replicas", want), func() (bool, error) {
+			d, err := k.get(t.Context(), depPath)
+			if err != nil {
+				return false, err
+			}
+			got := dig(d, "spec", "replicas")
+			return fmt.Sprint(got) == fmt.Sprint(want), fmt.Errorf("spec.replicas %v", got)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	syncKeeps := func(want int) {
+		t.Helper()
+		for range 2 {
+			res, err := mc.sync(t.Context(), ns, "catalog")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range res.childWrites {
+				if strings.HasPrefix(w, "Deployment/") {
+					t.Errorf("the sync updated the Deployment (%v)", res.childWrites)
+				}
+			}
+		}
+		replicas(want)
+	}
+	replicas(2) // the HorizontalPodAutoscaler controller enforces minReplicas
+	syncKeeps(2)
+	if _, err := k.mergePatch(t.Context(), depPath+"/scale", obj{"spec": obj{"replicas": 4}}); err != nil {
+		t.Fatal(err)
+	}
+	replicas(4)
+	syncKeeps(4)
+}

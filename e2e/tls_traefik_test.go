@@ -1,0 +1,159 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRoutesThroughTraefik proves a real app's routes on a real Traefik with
+// its default provider flags, stackdome's answers applied the way
+// Metacontroller applies them: with spec.tls, the IngressRoute is served
+// over TLS on websecure; plain HTTP to the host on web is redirected to
+// HTTPS, path kept; a further public port answers at /<port name> with the
+// prefix stripped, another at its own path as it is. After every single
+// write of every sync no route refers to a Middleware that does not exist,
+// and every router Traefik builds is enabled.
+func TestRoutesThroughTraefik(t *testing.T) {
+	requireStackResourceCRD(t)
+	if suite.hostErr != nil {
+		t.Fatalf("no test host: %v", suite.hostErr)
+	}
+	host := suite.host
+	ctx := t.Context()
+	k := suite.cluster.kube
+	tr := startTraefik(t)
+	ns := newNamespace(t)
+	const appName, appHost = "shopfront", "store.e2e.test"
+	guest := host.guestIP.String()
+
+	// Three public ports of one app; each answers with its name and the
+	// path it was asked for.
+	ports := map[string]int{}
+	for _, name := range []string{"http", "admin", "api"} {
+		ln, err := host.listen(net.JoinHostPort(guest, "0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports[name] = ln.Addr().(*net.TCPAddr).Port
+		srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "%s %s", name, r.URL.Path)
+		})}
+		go srv.Serve(ln)
+		t.Cleanup(func() { srv.Close() })
+	}
+	hook := startStackdome(t, "--entry-points", "websecure", "--http-entry-point", "web", "--error-service-name=", "--dial-allow", host.prefix.String())
+	mc := &metacontroller{kube: k, hook: hook, afterWrite: func(ctx context.Context) error { return routable(ctx, ns) }}
+	if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
+		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": appName},
+		"spec": obj{
+			"type": "Service", "image": "example.invalid/shopfront:1", "host": appHost, "tls": obj{},
+			"ports": []any{
+				obj{"name": "http", "port": ports["http"], "public": true},
+				obj{"name": "admin", "port": ports["admin"], "public": true},
+				obj{"name": "api", "port": ports["api"], "public": true, "path": "/v2"},
+			},
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var res *syncResult
+	for i := 0; ; i++ {
+		var err error
+		if res, err = mc.sync(ctx, ns, appName); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range res.notAsSent {
+			t.Errorf("child not stored as sent: %s", m)
+		}
+		for _, b := range res.broken {
+			t.Errorf("a route would be disabled after %s", b)
+		}
+		if res.settled() {
+			break
+		}
+		if i == 5 {
+			t.Fatal("children did not settle in 6 syncs")
+		}
+	}
+	want := setOf("Service/"+appName, "Deployment/"+appName, "Middleware/"+appName+"-strip", "Middleware/"+appName+"-https",
+		"IngressRoute/"+appName, "IngressRoute/"+appName+"-redirect")
+	if got := childNames(res.response); !equalSets(got, want) {
+		t.Fatalf("children %v, want %v", keys(got), keys(want))
+	}
+	pods := waitPods(t, ns, "app.kubernetes.io/instance="+appName, 1)
+	runPod(t, ns, pods[0], guest)
+	waitReadyAddress(t, ns, appName, guest)
+	waitRouters(t, tr, "the app's routers: three on websecure, the redirect on web", func(rs []router) error {
+		var app, redirect int
+		for _, r := range rs {
+			if !strings.Contains(r.Rule, appHost) {
+				continue
+			}
+			switch {
+			case len(r.EntryPoints) == 1 && r.EntryPoints[0] == "websecure":
+				app++
+			case len(r.EntryPoints) == 1 && r.EntryPoints[0] == "web":
+				redirect++
+			}
+		}
+		if app != 3 || redirect != 1 {
+			return fmt.Errorf("%d routers on websecure, %d on web for %s", app, redirect, appHost)
+		}
+		return nil
+	})
+
+	// The redirect: plain HTTP on web, any path, answered by Traefik.
+	noFollow := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, tr.web+"/admin/settings?x=1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = appHost
+	resp, err := noFollow.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if (resp.StatusCode != http.StatusMovedPermanently && resp.StatusCode != http.StatusPermanentRedirect) ||
+		resp.Header.Get("Location") != "https://"+appHost+"/admin/settings?x=1" {
+		t.Errorf("plain HTTP answered %s, Location %q; want a permanent redirect to https://%s/admin/settings?x=1", resp.Status, resp.Header.Get("Location"), appHost)
+	}
+
+	// TLS on websecure (Traefik's default certificate: tls {} and no
+	// resolver), with SNI for the app's host.
+	websecure := strings.TrimPrefix(tr.websecure, "http://")
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{ServerName: appHost, InsecureSkipVerify: true}, // the default certificate is self-signed
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, network, websecure)
+		},
+	}}
+	for path, body := range map[string]string{
+		"/":               "http /",
+		"/cart":           "http /cart",
+		"/admin/settings": "admin /settings", // stripped
+		"/admin":          "admin /",         // Traefik's stripPrefix leaves at least /
+		"/v2/orders":      "api /v2/orders",  // its own path, as it is
+	} {
+		resp, err := client.Get("https://" + appHost + ":" + strconv.Itoa(443) + path)
+		if err != nil {
+			t.Errorf("https %s: %v", path, err)
+			continue
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || string(got) != body || resp.TLS == nil {
+			t.Errorf("https %s: %s %q (TLS %v), want 200 %q over TLS", path, resp.Status, got, resp.TLS != nil, body)
+		}
+	}
+}

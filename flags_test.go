@@ -1,0 +1,278 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/stackdome/stackdome/hooks"
+)
+
+// noEnv is an environment with no STACKDOME_* variable.
+func noEnv(string) (string, bool) { return "", false }
+
+func envOf(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+var configCmp = cmp.Options{
+	cmp.AllowUnexported(config{}, httpLimits{}),
+	cmp.Comparer(func(a, b netip.Prefix) bool { return a == b }),
+	cmpopts.EquateEmpty(),
+}
+
+// defaultConfig is the whole configuration of `stackdome serve` with no
+// flag and no variable, spelled out: a changed default shows here.
+func defaultConfig() config {
+	return config{
+		listen: ":8080", errorPagesListen: ":8082",
+		hooks: hooks.Config{
+			EntryPoints:    []string{"websecure"},
+			ErrorService:   hooks.ErrorService{Name: "stackdome-error-pages", Namespace: "stackdome", Port: 8082},
+			PortCheckGrace: 3 * time.Minute, VerdictRequeue: 10 * time.Second, BootGrace: 5 * time.Minute,
+			HTTPEntryPoint: "web",
+		},
+		portRecheck: 5 * time.Minute, dialTimeout: 2 * time.Second, verdictTTL: time.Hour,
+		dialWorkers: 32, dialQueue: 1024,
+		logFormat: "json", logLevel: slog.LevelInfo,
+		shutdownTimeout: 25 * time.Second, drainDelay: 5 * time.Second,
+		maxBody: hooks.MaxBody,
+		http: httpLimits{readHeaderTimeout: 5 * time.Second, readTimeout: 30 * time.Second, writeTimeout: 30 * time.Second,
+			idleTimeout: 120 * time.Second, maxHeaderBytes: 64 << 10},
+	}
+}
+
+// TestParseFlags compares the whole configuration a command line and an
+// environment give.
+func TestParseFlags(t *testing.T) {
+	tests := map[string]struct {
+		cmd  string
+		args []string
+		env  map[string]string
+		want func(*config)
+	}{
+		"defaults": {cmd: "serve", want: func(*config) {}},
+		"every kind of flag": {
+			cmd: "serve",
+			args: []string{"--listen", "127.0.0.1:1", "--port-check-grace", "45s", "--entry-points", " web , websecure,", "--dial-allow", "10.1.2.3/16, fd00::/8",
+				"--error-service-port", "9000", "--log-level", "debug", "--log-format", "text", "--dial-workers", "4", "--max-header-bytes", "100"},
+			want: func(c *config) {
+				c.listen = "127.0.0.1:1"
+				c.hooks.PortCheckGrace = 45 * time.Second
+				c.hooks.EntryPoints = []string{"web", "websecure"}
+				c.dialAllow = []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16"), netip.MustParsePrefix("fd00::/8")}
+				c.hooks.ErrorService.Port = 9000
+				c.logLevel = slog.LevelDebug
+				c.logFormat = "text"
+				c.dialWorkers = 4
+				c.http.maxHeaderBytes = 100
+			},
+		},
+		"no error service": {cmd: "serve", args: []string{"--error-service-name="}, want: func(c *config) {
+			c.hooks.ErrorService.Name = ""
+			c.hooks.NoErrorService = true
+		}},
+		"pods and routes": {cmd: "serve", args: []string{"--pod-security-defaults=false", "--tls-cert-resolver", "letsencrypt", "--http-entry-point", "http", "--error-service-cross-namespace"},
+			want: func(c *config) {
+				c.hooks.NoPodSecurityDefaults = true
+				c.hooks.DefaultCertResolver = "letsencrypt"
+				c.hooks.HTTPEntryPoint = "http"
+				c.hooks.ErrorService.CrossNamespace = true
+			}},
+		"environment": {cmd: "serve", env: map[string]string{"STACKDOME_BOOT_GRACE": "1m", "STACKDOME_DIAL_ALLOW": "127.0.0.0/8", "STACKDOME_ERROR_SERVICE_NAME": ""},
+			want: func(c *config) {
+				c.hooks.BootGrace = time.Minute
+				c.dialAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+				c.hooks.ErrorService.Name = ""
+				c.hooks.NoErrorService = true
+			}},
+		"sync": {cmd: "sync", args: []string{"-f", "req.json", "--now", "2026-11-29T12:00:00Z"}, want: func(c *config) {
+			c.syncFile = "req.json"
+			c.syncNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+		}},
+		"sync defaults": {cmd: "sync", want: func(c *config) { c.syncFile = "-" }},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			want := defaultConfig()
+			tc.want(&want)
+			got, err := parseFlags(tc.cmd, tc.args, envOf(tc.env), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(want, got, configCmp); d != "" {
+				t.Errorf("config (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestOverlayEnv: a flag on the command line wins over its variable, a
+// variable over the default; a value a flag refuses is an error naming the
+// variable, and no variable after it (in name order) is read.
+func TestOverlayEnv(t *testing.T) {
+	tests := map[string]struct {
+		args    []string
+		env     map[string]string
+		want    map[string]string // flag → value after the overlay
+		wantErr string
+	}{
+		"default when neither": {
+			want: map[string]string{"listen": ":8080", "verdict-ttl": "1h0m0s"},
+		},
+		"variable over default": {
+			env:  map[string]string{"STACKDOME_LISTEN": ":9999", "STACKDOME_VERDICT_TTL": "2h"},
+			want: map[string]string{"listen": ":9999", "verdict-ttl": "2h0m0s"},
+		},
+		"flag over variable": {
+			args: []string{"--listen", ":7000"},
+			env:  map[string]string{"STACKDOME_LISTEN": ":9999", "STACKDOME_VERDICT_TTL": "2h"},
+			want: map[string]string{"listen": ":7000", "verdict-ttl": "2h0m0s"},
+		},
+		"flag given as its default still wins": {
+			args: []string{"--listen=:8080"},
+			env:  map[string]string{"STACKDOME_LISTEN": ":9999"},
+			want: map[string]string{"listen": ":8080"},
+		},
+		"empty variable is a value": {
+			env:  map[string]string{"STACKDOME_LISTEN": ""},
+			want: map[string]string{"listen": ""},
+		},
+		"only STACKDOME_ names with underscores": {
+			env:  map[string]string{"LISTEN": ":1", "STACKDOME_LISTEN_": ":2", "STACKDOME_VERDICT-TTL": "2h", "stackdome_listen": ":3"},
+			want: map[string]string{"listen": ":8080", "verdict-ttl": "1h0m0s"},
+		},
+		"refused value": {
+			env:     map[string]string{"STACKDOME_DIAL_WORKERS": "abc", "STACKDOME_LISTEN": ":9999"},
+			want:    map[string]string{"listen": ":8080"},
+			wantErr: `STACKDOME_DIAL_WORKERS="abc": parse error`,
+		},
+		"refused value of a flag given is never read": {
+			args: []string{"--dial-workers", "3"},
+			env:  map[string]string{"STACKDOME_DIAL_WORKERS": "abc"},
+			want: map[string]string{"dial-workers": "3"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var c config
+			var raw rawFlags
+			fs := defineFlags("serve", &c, &raw, io.Discard)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			err := overlayEnv(fs, envOf(tc.env))
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if d := cmp.Diff(tc.wantErr, gotErr); d != "" {
+				t.Errorf("error (-want +got):\n%s", d)
+			}
+			got := map[string]string{}
+			for f := range tc.want {
+				got[f] = fs.Lookup(f).Value.String()
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("flag values (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestEnvName: the variable of a flag is its name in upper case with
+// underscores, as --help says.
+func TestEnvName(t *testing.T) {
+	got := map[string]string{}
+	for _, f := range []string{"port-check-grace", "f", "error-pages-listen"} {
+		got[f] = envName(f)
+	}
+	want := map[string]string{"port-check-grace": "STACKDOME_PORT_CHECK_GRACE", "f": "STACKDOME_F", "error-pages-listen": "STACKDOME_ERROR_PAGES_LISTEN"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("variables (-want +got):\n%s", d)
+	}
+}
+
+// TestValidate: each setting that cannot run is refused with the whole
+// message below, naming its flag; the environment's values are checked the
+// same way. The first refusal in validate's order wins.
+func TestValidate(t *testing.T) {
+	tests := map[string]struct {
+		cmd  string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		"now":                  {cmd: "sync", args: []string{"--now", "yesterday"}, want: `--now: parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"`},
+		"dial-allow length":    {args: []string{"--dial-allow", "10.0.0.0/33"}, want: `--dial-allow: parsing --dial-allow entry "10.0.0.0/33" (want a CIDR such as 10.0.0.0/8): netip.ParsePrefix("10.0.0.0/33"): prefix length out of range`},
+		"dial-allow bare IP":   {args: []string{"--dial-allow", "10.0.0.1"}, want: `--dial-allow: parsing --dial-allow entry "10.0.0.1" (want a CIDR such as 10.0.0.0/8): netip.ParsePrefix("10.0.0.1"): no '/'`},
+		"dial-allow from env":  {env: map[string]string{"STACKDOME_DIAL_ALLOW": "10.0.0.0/8,pods"}, want: `--dial-allow: parsing --dial-allow entry "pods" (want a CIDR such as 10.0.0.0/8): netip.ParsePrefix("pods"): no '/'`},
+		"entry-points":         {args: []string{"--entry-points", " , "}, want: "--entry-points: at least one entry point is required"},
+		"error-service-port 0": {args: []string{"--error-service-port", "0"}, want: "--error-service-port 0: must be between 1 and 65535"},
+		"error-service-port":   {args: []string{"--error-service-port", "65536"}, want: "--error-service-port 65536: must be between 1 and 65535"},
+		"log-level":            {args: []string{"--log-level", "loud"}, want: `--log-level: slog: level string "loud": unknown name`},
+		"log-format":           {args: []string{"--log-format", "xml"}, want: `--log-format "xml": must be json or text`},
+		"port-check-grace":     {args: []string{"--port-check-grace", "0s"}, want: "--port-check-grace 0s: must be positive"},
+		"verdict-requeue":      {args: []string{"--verdict-requeue", "-1s"}, want: "--verdict-requeue -1s: must be positive"},
+		"port-recheck":         {args: []string{"--port-recheck", "0s"}, want: "--port-recheck 0s: must be positive"},
+		"dial-timeout":         {args: []string{"--dial-timeout", "0s"}, want: "--dial-timeout 0s: must be positive"},
+		"verdict-ttl":          {args: []string{"--verdict-ttl", "0s"}, want: "--verdict-ttl 0s: must be positive"},
+		"boot-grace":           {env: map[string]string{"STACKDOME_BOOT_GRACE": "-5m"}, want: "--boot-grace -5m0s: must be positive"},
+		"dial-workers":         {args: []string{"--dial-workers", "0"}, want: "--dial-workers and --dial-queue must be at least 1"},
+		"dial-queue":           {args: []string{"--dial-queue", "0"}, want: "--dial-workers and --dial-queue must be at least 1"},
+		"durations in order":   {args: []string{"--boot-grace", "0s", "--dial-timeout", "0s", "--port-check-grace", "0s"}, want: "--port-check-grace 0s: must be positive"},
+		"first check first":    {args: []string{"--log-format", "xml", "--dial-allow", "x"}, want: `--dial-allow: parsing --dial-allow entry "x" (want a CIDR such as 10.0.0.0/8): netip.ParsePrefix("x"): no '/'`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			cmd := tc.cmd
+			if cmd == "" {
+				cmd = "serve"
+			}
+			_, err := parseFlags(cmd, tc.args, envOf(tc.env), io.Discard)
+			got := "<nil>"
+			if err != nil {
+				got = err.Error()
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("error (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestParseAllow(t *testing.T) {
+	tests := map[string]struct {
+		in      string
+		want    []netip.Prefix
+		wantErr string
+	}{
+		"empty allows all":    {in: "", want: nil},
+		"blanks allow all":    {in: " , ", want: nil},
+		"two families":        {in: "10.0.0.0/8,fd00::/8", want: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")}},
+		"masked and trimmed":  {in: " 10.1.2.3/16 ", want: []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16")}},
+		"bare IP is an error": {in: "10.0.0.1", wantErr: `parsing --dial-allow entry "10.0.0.1" (want a CIDR such as 10.0.0.0/8): netip.ParsePrefix("10.0.0.1"): no '/'`},
+		"garbage is an error": {in: "10.0.0.0/8,pods", wantErr: `parsing --dial-allow entry "pods" (want a CIDR such as 10.0.0.0/8): netip.ParsePrefix("pods"): no '/'`},
+		"bad length":          {in: "10.0.0.0/33", wantErr: `parsing --dial-allow entry "10.0.0.0/33" (want a CIDR such as 10.0.0.0/8): netip.ParsePrefix("10.0.0.0/33"): prefix length out of range`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := parseAllow(tc.in)
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if d := cmp.Diff(tc.wantErr, gotErr); d != "" {
+				t.Errorf("parseAllow(%q) error (-want +got):\n%s", tc.in, d)
+			}
+			if d := cmp.Diff(tc.want, got, configCmp); d != "" {
+				t.Errorf("parseAllow(%q) (-want +got):\n%s", tc.in, d)
+			}
+		})
+	}
+}

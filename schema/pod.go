@@ -1,0 +1,105 @@
+package schema
+
+import corev1 "k8s.io/api/core/v1"
+
+// Pod is what a StackResource says about its pods beyond the app container's
+// image and command: identity, configuration, security and placement. The
+// fields are the Kubernetes ones users already know, with the same shapes.
+type Pod struct {
+	// ImagePullSecrets name Secrets of the namespace holding registry
+	// credentials for the image.
+	// +listType=atomic
+	// +optional
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+
+	// ServiceAccountName is the pods' identity; the namespace's default when
+	// empty.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// EnvFrom adds every key of ConfigMaps or Secrets to the app container's
+	// environment.
+	// +listType=atomic
+	// +optional
+	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
+
+	// Files mounts keys of ConfigMaps or Secrets into the app container,
+	// read-only. The pods are replaced when the names they refer to change,
+	// not when their contents do.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(f, self.exists_one(g, g.name == f.name))",message="file names must be unique"
+	// +kubebuilder:validation:XValidation:rule="self.all(f, self.exists_one(g, g.mountPath == f.mountPath))",message="file mountPaths must be unique"
+	// +listType=atomic
+	// +optional
+	Files []File `json:"files,omitempty"`
+
+	// PodSecurityContext relaxes, field by field, the pod's security context,
+	// which by default meets Pod Security "restricted": runAsNonRoot and the
+	// RuntimeDefault seccomp profile.
+	// +optional
+	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
+
+	// SecurityContext relaxes, field by field, the app container's security
+	// context, which by default meets Pod Security "restricted": no
+	// privilege escalation and every capability dropped.
+	// +optional
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
+
+	// NodeSelector keeps the pods on nodes with these labels.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations let the pods run on nodes with these taints.
+	// +listType=atomic
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// Affinity places the pods relative to nodes and other pods.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// TopologySpreadConstraints spread the pods across zones or nodes. A
+	// constraint without a labelSelector counts this app's pods.
+	// +listType=atomic
+	// +optional
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+
+	// PodAnnotations are added to the pods (Prometheus scraping, sidecar
+	// injection). stackdome.io/revision is stackdome's.
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="!('stackdome.io/revision' in self)",message="podAnnotations cannot set stackdome.io/revision: stackdome marks the pods of each revision with it"
+	// +optional
+	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
+
+	// PodLabels are added to the pods. The labels stackdome selects its pods
+	// by, and those the workload controllers set, are theirs.
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="!('app.kubernetes.io/name' in self) && !('app.kubernetes.io/instance' in self) && !('app.kubernetes.io/managed-by' in self) && !('pod-template-hash' in self) && !('controller-revision-hash' in self) && !('statefulset.kubernetes.io/pod-name' in self)",message="podLabels cannot set app.kubernetes.io/name, app.kubernetes.io/instance, app.kubernetes.io/managed-by, pod-template-hash, controller-revision-hash or statefulset.kubernetes.io/pod-name: the workload and its Service select the pods by them"
+	// +optional
+	PodLabels map[string]string `json:"podLabels,omitempty"`
+}
+
+// File mounts the keys of one ConfigMap or Secret, read-only, as files in a
+// directory of the app container.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.configMap) != has(self.secret)",message="a file takes exactly one of configMap and secret"
+type File struct {
+	// Name names the volume (files-<name>): a DNS label.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=57
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+	// MountPath is the directory the keys appear in.
+	// +kubebuilder:validation:MinLength=2
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern=`^/`
+	MountPath string `json:"mountPath"`
+	// ConfigMap is the ConfigMap whose keys (all, or Items) become files.
+	// +optional
+	ConfigMap *corev1.ConfigMapVolumeSource `json:"configMap,omitempty"`
+	// Secret is the Secret whose keys (all, or Items) become files.
+	// +optional
+	Secret *corev1.SecretVolumeSource `json:"secret,omitempty"`
+}
