@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
-.PHONY: build run test vet fmt-check mod-check generate bench bench-pages browser-test e2e tools clean
+.PHONY: build run test vet fmt-check mod-check generate bench bench-pages bench-traefik browser-test e2e tools clean
 .PHONY: image promtool
 
 # -buildvcs=false whatever GOFLAGS says: the binary depends on the source
@@ -87,9 +87,18 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m $(PKGS)
 	@if command -v nginx >/dev/null; then $(MAKE) --no-print-directory bench-pages; \
 	else echo "bench: nginx not installed, skipping bench-pages (apt-get install -y nginx)"; fi
+	@bash bench/traefik/run.sh; rc=$$?; \
+	if [ $$rc -eq 2 ]; then echo "bench: skipped bench-traefik (its prerequisites are missing, see above)"; \
+	elif [ $$rc -ne 0 ]; then exit $$rc; fi
 
 bench-pages:
 	bash bench/pages/run.sh
+
+## bench-traefik: the catch-all page through a real Traefik, stackdome's page
+## server against nginx on the same test-host address, A/B/A/B (root, nginx
+## and the Traefik binary `make e2e` builds; exits 2 when one is missing).
+bench-traefik:
+	bash bench/traefik/run.sh
 
 browser-test:
 	$(GO) test -tags browser -count=1 -run TestBrowser -v ./errorpages/

@@ -41,6 +41,7 @@ func run() error {
 		accept   = flag.String("accept", "text/html", "Accept header")
 		status   = flag.Int("status", 503, "expected status")
 		label    = flag.String("label", "", "name printed with the result")
+		host     = flag.String("host", "", "Host header (default: the URL's host:port), to pick a router of a proxy")
 		freePort = flag.Bool("free-port", false, "print a free loopback port and exit")
 	)
 	flag.Parse()
@@ -60,7 +61,11 @@ func run() error {
 	if ip := net.ParseIP(u.Hostname()); ip == nil || !ip.IsLoopback() {
 		return fmt.Errorf("-url must name a loopback address, not %q", u.Hostname())
 	}
-	req := []byte("GET " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host + "\r\nAccept: " + *accept + "\r\nUser-Agent: stackdome-loadgen\r\n\r\n")
+	hostHeader := u.Host
+	if *host != "" {
+		hostHeader = *host
+	}
+	req := []byte("GET " + u.RequestURI() + " HTTP/1.1\r\nHost: " + hostHeader + "\r\nAccept: " + *accept + "\r\nUser-Agent: stackdome-loadgen\r\n\r\n")
 
 	// One answer through a fresh connection fixes the expected body length.
 	probe := &client{addr: u.Host, req: req, status: *status}
