@@ -56,14 +56,7 @@ func wire(c config, log *slog.Logger) (*app, error) {
 		Workers: c.dialWorkers, QueueSize: c.dialQueue, DialTimeout: c.dialTimeout,
 		Recheck: c.portRecheck, TTL: c.verdictTTL, Allow: c.dialAllow, Registerer: reg,
 	})
-	pagesServed := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "stackdome_error_pages_served_total",
-		Help: "Error pages answered, by status code and format (html or json).",
-	}, []string{"code", "format"})
-	reg.MustRegister(pagesServed)
-	pages, err := errorpages.New(func(code int, format string) {
-		pagesServed.WithLabelValues(fmt.Sprint(code), format).Inc()
-	})
+	pages, err := errorpages.New(newPageCounters(reg).observe)
 	if err != nil {
 		return nil, fmt.Errorf("loading error pages: %w", err)
 	}

@@ -24,14 +24,17 @@
 # BUILD_TRAEFIK=1 builds it when missing (about 5 minutes on 2 quiet cores).
 #
 # Knobs: CONNS (16), DURATION (5s), WARMUP (1s), ROUNDS (2 → A/B/A/B),
-# SD_ENV (extra environment of the page server, e.g. "GOMAXPROCS=1").
+# SD_ENV (the page server's environment; default GOMAXPROCS=1, as the chart
+# runs stackdome: one P per requested CPU, rounded up, from its 50m request —
+# and one worker's worth of parallelism, like nginx's one worker. SD_ENV=
+# (empty) runs it with Go's default, a P per CPU).
 set -euo pipefail
 
 CONNS=${CONNS:-16}
 DURATION=${DURATION:-5s}
 WARMUP=${WARMUP:-1s}
 ROUNDS=${ROUNDS:-2}
-SD_ENV=${SD_ENV:-}
+SD_ENV=${SD_ENV-GOMAXPROCS=1}
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
