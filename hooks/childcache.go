@@ -9,11 +9,12 @@ import (
 )
 
 // childCache keeps, per parent name and raw spec, the revision and encoded
-// children that buildChildren makes of them: a pure function of the two and
-// of the handler's fixed Config, asked for again on every sync of an
-// unchanged resource (Metacontroller resyncs every parent each
-// resyncPeriodSeconds and on every pod change). It is bounded in bytes;
-// when full, arbitrary entries make room. Its zero value is ready to use.
+// children that buildChildren makes of them, and per observed wiring the
+// encoded routing children: pure functions of those and of the handler's
+// fixed Config, asked for again on every sync of an unchanged resource
+// (Metacontroller resyncs every parent each resyncPeriodSeconds and on every
+// pod change). It is bounded in bytes; when full, arbitrary entries make
+// room. Its zero value is ready to use.
 type childCache struct {
 	mu      sync.Mutex
 	entries map[string]*builtChildren
@@ -37,14 +38,36 @@ func (c *childCache) get(cfg Config, name string, rawSpec []byte, spec schema.Sp
 	if cl.kept != nil {
 		return build(cfg, name, spec, cl)
 	}
-	key := name + "\x00" + string(rawSpec)
+	return c.cached(name+"\x00"+string(rawSpec), func() (*builtChildren, error) { return build(cfg, name, spec, cl) })
+}
+
+// wired returns the routing children (wiringChildren) of name and spec under
+// the observed wiring v, encoded as a JSON array. They are a pure function of
+// the three and of Config, and the wiring a request observes changes only
+// when the wiring does, so they are cached like the spec's own children.
+func (c *childCache) wired(cfg Config, name string, rawSpec []byte, spec schema.Spec, v wiringView) ([]byte, error) {
+	b, err := c.cached("w\x00"+name+"\x00"+string(rawSpec)+"\x00"+v.key(), func() (*builtChildren, error) {
+		j, err := json.Marshal(nonNil(wiringChildren(cfg, name, spec, v)))
+		if err != nil {
+			return nil, fmt.Errorf("encoding children: %w", err)
+		}
+		return &builtChildren{json: j}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return b.json, nil
+}
+
+// cached returns the entry of key, making and keeping it when not held.
+func (c *childCache) cached(key string, make func() (*builtChildren, error)) (*builtChildren, error) {
 	c.mu.Lock()
 	b := c.entries[key]
 	c.mu.Unlock()
 	if b != nil {
 		return b, nil
 	}
-	b, err := build(cfg, name, spec, cl)
+	b, err := make()
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +78,7 @@ func (c *childCache) get(cfg Config, name string, rawSpec []byte, spec schema.Sp
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil {
-		c.entries = make(map[string]*builtChildren)
+		c.entries = map[string]*builtChildren{}
 	}
 	if old, ok := c.entries[key]; ok {
 		return old, nil

@@ -1,7 +1,7 @@
 package hooks
 
 import (
-	"encoding/json"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -134,12 +134,36 @@ func (f *facts) portCheck(r row, prev, st schema.Status) *schema.PortCheck {
 	return pc
 }
 
-// equalStatus compares two statuses as the API server stores them.
+// equalStatus compares two statuses as the API server stores them (times
+// to the second, checkedAt to the microsecond), observedGeneration aside:
+// Metacontroller sets it. It runs on every sync a replica reads its own
+// verdict in, so it compares field by field rather than encoding both.
 func equalStatus(a, b schema.Status) bool {
-	b.ObservedGeneration = a.ObservedGeneration // Metacontroller sets it
-	ja, err1 := json.Marshal(a)
-	jb, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && string(ja) == string(jb)
+	return a.Revision == b.Revision && a.URL == b.URL &&
+		slices.EqualFunc(a.Conditions, b.Conditions, func(x, y metav1.Condition) bool {
+			return x.Type == y.Type && x.Status == y.Status && x.Reason == y.Reason && x.Message == y.Message &&
+				x.ObservedGeneration == y.ObservedGeneration && x.LastTransitionTime.Equal(&y.LastTransitionTime)
+		}) &&
+		slices.EqualFunc(a.LastFailureDetails, b.LastFailureDetails, func(x, y schema.FailureDetail) bool {
+			return x.Type == y.Type && x.Reason == y.Reason && x.Message == y.Message && x.Container == y.Container &&
+				x.Port == y.Port && x.Revision == y.Revision && equalPtr(x.ExitCode, y.ExitCode) && x.ObservedAt.Equal(y.ObservedAt)
+		}) &&
+		slices.Equal(a.Ports, b.Ports) && equalPortCheck(a.PortCheck, b.PortCheck)
+}
+
+func equalPortCheck(a, b *schema.PortCheck) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Revision == b.Revision && a.FailingSince.Equal(b.FailingSince) &&
+		(a.CheckedAt == nil) == (b.CheckedAt == nil) && (a.CheckedAt == nil || a.CheckedAt.Equal(b.CheckedAt))
+}
+
+func equalPtr[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 // walk is the state table, row by row, most specific cause first.

@@ -46,10 +46,11 @@ func (h *Handler) answer(body []byte) (syncAnswer, error) {
 			if err != nil {
 				return syncAnswer{}, fmt.Errorf("building children: %w", err)
 			}
-			children, err := appendChildren(built.json, wiringChildren(cfg, p.Metadata.Name, spec, obs.wiring))
+			wired, err := h.children.wired(cfg, p.Metadata.Name, p.RawSpec, spec, obs.wiring)
 			if err != nil {
 				return syncAnswer{}, err
 			}
+			children := joinArrays(built.json, wired)
 			out := decide(cfg, p, spec, built.revision, obs, cl, h.Verifier, stampOf(now))
 			b, err := encodeSync(out.status, children, out.resync.Seconds())
 			if err != nil {
@@ -97,25 +98,18 @@ func encodeSync(status schema.Status, children []byte, resync float64) ([]byte, 
 	return append(b, '}'), nil
 }
 
-// appendChildren is the encoded children array with more children after
-// them, as json.Marshal encodes the whole list.
-func appendChildren(array []byte, more []any) ([]byte, error) {
-	if len(more) == 0 {
-		return array, nil
+// joinArrays joins two encoded JSON arrays into one.
+func joinArrays(a, b []byte) []byte {
+	switch {
+	case len(b) <= 2:
+		return a
+	case len(a) <= 2:
+		return b
 	}
-	b := make([]byte, 0, len(array)+512*len(more))
-	b = append(b, array[:len(array)-1]...) // without its closing bracket
-	for i, c := range more {
-		if i > 0 || len(array) > 2 {
-			b = append(b, ',')
-		}
-		j, err := json.Marshal(c)
-		if err != nil {
-			return nil, fmt.Errorf("encoding children: %w", err)
-		}
-		b = append(b, j...)
-	}
-	return append(b, ']'), nil
+	out := make([]byte, 0, len(a)+len(b))
+	out = append(out, a[:len(a)-1]...)
+	out = append(out, ',')
+	return append(out, b[1:]...)
 }
 
 // wireRequest is a sync request decoded in one pass into the fields the hook

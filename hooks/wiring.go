@@ -3,6 +3,8 @@ package hooks
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"net/netip"
 
 	"github.com/stackdome/stackdome/schema"
@@ -86,6 +88,27 @@ type wiringView struct {
 	routeRefers bool
 	// routes is what the observed routing children say (routes.go).
 	routes routesView
+}
+
+// key is v as a string: two views with the same key give the same children.
+func (v wiringView) key() string {
+	var b strings.Builder
+	for _, a := range v.related {
+		b.WriteString(a.String())
+		b.WriteByte(',')
+	}
+	b.WriteByte('|')
+	for _, a := range v.slice {
+		b.WriteString(a.String())
+		b.WriteByte(',')
+	}
+	fmt.Fprintf(&b, "|%t|%t|", v.serviceObserved, v.routeRefers)
+	if m := v.middleware; m != nil {
+		fmt.Fprintf(&b, "%q/%q/%s", m.Namespace, m.Name, m.Port)
+	}
+	r := v.routes
+	fmt.Fprintf(&b, "|%q|%t|%t|%t|%t", r.strip, r.strip != nil, r.httpsObserved, r.routeStrips, r.redirectRefers)
+	return b.String()
 }
 
 // wiringChildren are the children that route a resource with public ports:
