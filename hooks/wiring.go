@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"net/netip"
+	"strings"
 
 	"github.com/stackdome/stackdome/schema"
 )
