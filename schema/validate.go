@@ -28,23 +28,7 @@ func Validate(s Spec) error {
 	if s.Replicas != nil && *s.Replicas < 0 {
 		add("spec.replicas %d must not be negative", *s.Replicas)
 	}
-	if a := s.Autoscaling; a != nil {
-		if s.Replicas != nil {
-			add("spec.replicas and spec.autoscaling cannot be set together: the HorizontalPodAutoscaler owns the number of pods")
-		}
-		if a.MinReplicas != nil && *a.MinReplicas < 1 {
-			add("spec.autoscaling.minReplicas %d must be at least 1", *a.MinReplicas)
-		}
-		if a.MaxReplicas < 1 || (a.MinReplicas != nil && a.MaxReplicas < *a.MinReplicas) {
-			add("spec.autoscaling.maxReplicas %d must be at least 1 and at least minReplicas", a.MaxReplicas)
-		}
-		if t := a.TargetCPUUtilizationPercentage; t != nil && *t < 1 {
-			add("spec.autoscaling.targetCPUUtilizationPercentage %d must be at least 1", *t)
-		}
-		if s.Resources == nil || s.Resources.Requests.Cpu().IsZero() {
-			add("spec.autoscaling needs spec.resources.requests.cpu: the HorizontalPodAutoscaler measures CPU utilization against it")
-		}
-	}
+	errs = append(errs, validateAutoscaling(s)...)
 	names := map[string]bool{}
 	numbers := map[int32]bool{}
 	public := false
@@ -99,4 +83,30 @@ func ValidateName(name string) error {
 		return fmt.Errorf("invalid name %q: %s (it names the Services)", name, strings.Join(msgs, "; "))
 	}
 	return nil
+}
+
+// validateAutoscaling checks spec.autoscaling against the spec it scales.
+func validateAutoscaling(s Spec) []string {
+	var errs []string
+	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	a := s.Autoscaling
+	if a == nil {
+		return nil
+	}
+	if s.Replicas != nil {
+		add("spec.replicas and spec.autoscaling cannot be set together: the HorizontalPodAutoscaler owns the number of pods")
+	}
+	if a.MinReplicas != nil && *a.MinReplicas < 1 {
+		add("spec.autoscaling.minReplicas %d must be at least 1", *a.MinReplicas)
+	}
+	if a.MaxReplicas < 1 || (a.MinReplicas != nil && a.MaxReplicas < *a.MinReplicas) {
+		add("spec.autoscaling.maxReplicas %d must be at least 1 and at least minReplicas", a.MaxReplicas)
+	}
+	if t := a.TargetCPUUtilizationPercentage; t != nil && *t < 1 {
+		add("spec.autoscaling.targetCPUUtilizationPercentage %d must be at least 1", *t)
+	}
+	if s.Resources == nil || s.Resources.Requests.Cpu().IsZero() {
+		add("spec.autoscaling needs spec.resources.requests.cpu: the HorizontalPodAutoscaler measures CPU utilization against it")
+	}
+	return errs
 }
