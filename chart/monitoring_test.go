@@ -151,14 +151,15 @@ func TestHookLatencyThreshold(t *testing.T) {
 	tests := map[string]struct {
 		timeout, want, wantErr string
 	}{
-		"default 5s: the largest bucket":   {timeout: "5s", want: ">= 2.5"},
-		"beyond every bucket":              {timeout: "1m30s", want: ">= 2.5"},
+		"default 5s: the timeout itself":   {timeout: "5s", want: ">= 5\n"},
+		"between the largest buckets":      {timeout: "7s", want: ">= 5\n"},
+		"beyond every bucket":              {timeout: "1m30s", want: ">= 10\n"},
 		"exactly a bucket":                 {timeout: "1s", want: ">= 1\n"},
 		"between buckets":                  {timeout: "700ms", want: ">= 0.5\n"},
 		"fractional seconds":               {timeout: "0.3s", want: ">= 0.25\n"},
 		"microseconds":                     {timeout: "2500us", want: ">= 0.0025\n"},
 		"below the smallest bucket":        {timeout: "300us", wantErr: "below the smallest hook latency bucket"},
-		"minutes and seconds add":          {timeout: "1m0.5s", want: ">= 2.5"},
+		"minutes and seconds add":          {timeout: "1m0.5s", want: ">= 10\n"},
 		"milliseconds are not minutes (m)": {timeout: "2ms", want: ">= 0.001\n"},
 	}
 	for name, tc := range tests {

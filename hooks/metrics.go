@@ -21,7 +21,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "stackdome_hook_request_duration_seconds",
 			Help:    "Time to answer a hook request, by hook.",
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"hook"}),
 		dials: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "stackdome_hook_dial_jobs_total",

@@ -141,7 +141,7 @@ no threshold beyond it could ever be crossed.
 {{- define "stackdome.hookLatencyThreshold" -}}
 {{- $budget := include "stackdome.durationFloatSeconds" .Values.compositeController.hookTimeout | float64 -}}
 {{- $threshold := 0.0 -}}
-{{- range list 0.0005 0.001 0.0025 0.005 0.01 0.025 0.05 0.1 0.25 0.5 1.0 2.5 -}}
+{{- range list 0.0005 0.001 0.0025 0.005 0.01 0.025 0.05 0.1 0.25 0.5 1.0 2.5 5.0 10.0 -}}
 {{- if le . $budget -}}{{- $threshold = . -}}{{- end -}}
 {{- end -}}
 {{- if eq $threshold 0.0 -}}
