@@ -381,20 +381,7 @@ func startPageServer(t *testing.T, port int) *proc {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.stop(10 * time.Second) })
-	client := &http.Client{Timeout: 2 * time.Second}
-	if err := waitUntil(30*time.Second, 100*time.Millisecond, "page server /readyz on the test host", func() (bool, error) {
-		if done, err := p.exited(); done {
-			return false, fmt.Errorf("page server exited (%v):\n%s", err, indent(p.tail(20)))
-		}
-		resp, err := client.Get("http://" + hooksAddr + "/readyz")
-		if err != nil {
-			return false, err
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, fmt.Errorf("/readyz: %s", resp.Status)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	waitOK(t, p, 30*time.Second, "http://"+hooksAddr+"/readyz")
 	return p
 }
 

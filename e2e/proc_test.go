@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -163,4 +165,24 @@ func waitUntil(timeout, interval time.Duration, what string, cond func() (bool, 
 
 func indent(s string) string {
 	return "\t" + strings.ReplaceAll(s, "\n", "\n\t")
+}
+
+// waitOK waits until url answers 200, failing the test if p exits first or
+// timeout passes: a process started by the test is ready.
+func waitOK(t *testing.T, p *proc, timeout time.Duration, url string) {
+	t.Helper()
+	client := &http.Client{Timeout: 2 * time.Second}
+	if err := waitUntil(timeout, 100*time.Millisecond, p.name+" "+url, func() (bool, error) {
+		if done, err := p.exited(); done {
+			return false, fmt.Errorf("%s exited (%v):\n%s", p.name, err, indent(p.tail(30)))
+		}
+		resp, err := client.Get(url)
+		if err != nil {
+			return false, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, fmt.Errorf("%s: %s", url, resp.Status)
+	}); err != nil {
+		t.Fatal(err)
+	}
 }

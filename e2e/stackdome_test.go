@@ -79,20 +79,7 @@ func startStackdome(t *testing.T, flags ...string) *stackdomeServer {
 		}
 	})
 	s := &stackdomeServer{base: "http://" + listen, proc: p}
-	client := &http.Client{Timeout: 2 * time.Second}
-	if err := waitUntil(30*time.Second, 100*time.Millisecond, "stackdome /readyz", func() (bool, error) {
-		if done, err := p.exited(); done {
-			return false, fmt.Errorf("stackdome exited (%v):\n%s", err, indent(p.tail(20)))
-		}
-		resp, err := client.Get(s.base + "/readyz")
-		if err != nil {
-			return false, err
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, fmt.Errorf("/readyz: %s", resp.Status)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	waitOK(t, p, 30*time.Second, s.base+"/readyz")
 	return s
 }
 

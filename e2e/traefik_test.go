@@ -109,20 +109,7 @@ func startTraefik(t *testing.T) *traefik {
 			t.Logf("traefik log:\n%s", indent(p.tail(60)))
 		}
 	})
-	client := &http.Client{Timeout: 2 * time.Second}
-	if err := waitUntil(60*time.Second, 100*time.Millisecond, "traefik /ping", func() (bool, error) {
-		if done, err := p.exited(); done {
-			return false, fmt.Errorf("traefik exited (%v):\n%s", err, indent(p.tail(30)))
-		}
-		resp, err := client.Get(tr.api + "/ping")
-		if err != nil {
-			return false, err
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, fmt.Errorf("/ping: %s", resp.Status)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	waitOK(t, p, 60*time.Second, tr.api+"/ping")
 	return tr
 }
 
