@@ -26,6 +26,7 @@ SERVER=${SERVER:-auto} # auto: the stackdome binary if main.go has --error-pages
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
+. bench/nginx.sh
 command -v nginx >/dev/null || { echo "bench-pages: nginx missing (apt-get install -y nginx)" >&2; exit 1; }
 command -v curl >/dev/null || { echo "bench-pages: curl missing" >&2; exit 1; }
 can_pin() { [ "$PIN" = 1 ] && command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; }
@@ -80,56 +81,10 @@ wait_http "$sd_url"
 
 # --- the exact bytes and headers stackdome sends.
 curl -s -H 'Accept: text/html' -D "$tmp/sd.headers" -o "$tmp/503.html" "$sd_url"
-header() { grep -i "^$1:" "$tmp/sd.headers" | head -1 | cut -d' ' -f2- | tr -d '\r'; }
 
 # --- nginx: one worker, loopback, everything under $tmp, as the current user.
 ng_port=$(port)
-user_line=""
-if [ "$(id -u)" -eq 0 ]; then user_line="user $(id -un) $(id -gn);"; fi
-mkdir -p "$tmp/nginx/www"
-cp "$tmp/503.html" "$tmp/nginx/www/503.html"
-cat >"$tmp/nginx/nginx.conf" <<EOF
-$user_line
-worker_processes 1;
-daemon off;
-pid $tmp/nginx/nginx.pid;
-error_log $tmp/nginx/error.log warn;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	server_tokens off;
-	keepalive_requests 100000000;
-	keepalive_timeout 75s;
-	client_body_temp_path $tmp/nginx/body;
-	proxy_temp_path $tmp/nginx/proxy;
-	fastcgi_temp_path $tmp/nginx/fastcgi;
-	uwsgi_temp_path $tmp/nginx/uwsgi;
-	scgi_temp_path $tmp/nginx/scgi;
-	open_file_cache max=16 inactive=1h;
-	open_file_cache_valid 1h;
-	etag off;
-	if_modified_since off;
-	types { }
-	server {
-		listen 127.0.0.1:$ng_port;
-		root $tmp/nginx/www;
-		error_page 503 /503.html;
-		location = /_errors/503 {
-			return 503;
-		}
-		location = /503.html {
-			internal;
-			default_type "$(header Content-Type)";
-			add_header Vary "$(header Vary)" always;
-			add_header Cache-Control "$(header Cache-Control)" always;
-			add_header X-Content-Type-Options "$(header X-Content-Type-Options)" always;
-			add_header Content-Security-Policy "$(header Content-Security-Policy)" always;
-			add_header Referrer-Policy "$(header Referrer-Policy)" always;
-			add_header X-Robots-Tag "$(header X-Robots-Tag)" always;
-		}
-	}
-}
-EOF
+nginx_conf "$tmp/nginx" "127.0.0.1:$ng_port" 503 "$tmp/503.html" "$tmp/sd.headers"
 spawn "$SERVER_CPU" "$tmp/nginx/stderr.log" nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log"
 ng_url="http://127.0.0.1:$ng_port/_errors/503"
 wait_http "$ng_url"

@@ -38,6 +38,7 @@ SD_ENV=${SD_ENV-GOMAXPROCS=1}
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
+. bench/nginx.sh
 need() { echo "bench-traefik: $*" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || need "needs root for the test host's network namespace"
 command -v nginx >/dev/null || need "nginx missing (apt-get install -y nginx)"
@@ -108,55 +109,10 @@ spawn "$tmp/stackdome.log" env $SD_ENV nsenter "$ns" "$tmp/stackdome" serve --li
 	--error-pages-listen "$guest_ip:$sd_port" --log-format text
 wait_http "http://$guest_ip:$sd_port/_errors/404"
 curl -s -H 'Accept: text/html' -D "$tmp/sd.headers" -o "$tmp/404.html" "http://$guest_ip:$sd_port/_errors/404"
-header() { grep -i "^$1:" "$tmp/sd.headers" | head -1 | cut -d' ' -f2- | tr -d '\r'; }
 
 # --- nginx, one worker, same address, the same bytes and headers.
 ng_port=8083
-mkdir -p "$tmp/nginx/www"
-cp "$tmp/404.html" "$tmp/nginx/www/404.html"
-cat >"$tmp/nginx/nginx.conf" <<EOF
-user $(id -un) $(id -gn);
-worker_processes 1;
-master_process off;
-daemon off;
-pid $tmp/nginx/nginx.pid;
-error_log $tmp/nginx/error.log warn;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	server_tokens off;
-	keepalive_requests 100000000;
-	keepalive_timeout 75s;
-	client_body_temp_path $tmp/nginx/body;
-	proxy_temp_path $tmp/nginx/proxy;
-	fastcgi_temp_path $tmp/nginx/fastcgi;
-	uwsgi_temp_path $tmp/nginx/uwsgi;
-	scgi_temp_path $tmp/nginx/scgi;
-	open_file_cache max=16 inactive=1h;
-	open_file_cache_valid 1h;
-	etag off;
-	if_modified_since off;
-	types { }
-	server {
-		listen $guest_ip:$ng_port;
-		root $tmp/nginx/www;
-		error_page 404 /404.html;
-		location = /_errors/404 {
-			return 404;
-		}
-		location = /404.html {
-			internal;
-			default_type "$(header Content-Type)";
-			add_header Vary "$(header Vary)" always;
-			add_header Cache-Control "$(header Cache-Control)" always;
-			add_header X-Content-Type-Options "$(header X-Content-Type-Options)" always;
-			add_header Content-Security-Policy "$(header Content-Security-Policy)" always;
-			add_header Referrer-Policy "$(header Referrer-Policy)" always;
-			add_header X-Robots-Tag "$(header X-Robots-Tag)" always;
-		}
-	}
-}
-EOF
+nginx_conf "$tmp/nginx" "$guest_ip:$ng_port" 404 "$tmp/404.html" "$tmp/sd.headers"
 spawn "$tmp/nginx/stderr.log" nsenter "$ns" nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log"
 wait_http "http://$guest_ip:$ng_port/_errors/404"
 curl -s -H 'Accept: text/html' -o "$tmp/ng.html" "http://$guest_ip:$ng_port/_errors/404"
