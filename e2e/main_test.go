@@ -167,14 +167,21 @@ func buildControlPlane(root string) (string, error) {
 	if dir := os.Getenv("STACKDOME_E2E_BIN"); dir != "" {
 		return dir, nil
 	}
-	cmd := exec.Command("bash", filepath.Join(root, "e2e", "tools", "build.sh"))
-	cmd.Dir = filepath.Join(root, "e2e", "tools")
+	return runBuildScript(root, "tools", "the control plane")
+}
+
+// runBuildScript runs e2e/<dir>/build.sh, which prints the directory of what
+// it built (or found cached) on its last line, and returns that directory.
+// Its progress goes to stderr; it dies with the test binary.
+func runBuildScript(root, dir, what string) (string, error) {
+	cmd := exec.Command("bash", filepath.Join(root, "e2e", dir, "build.sh"))
+	cmd.Dir = filepath.Join(root, "e2e", dir)
 	cmd.Env = append(os.Environ(), "GOWORK=off")
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("building the control plane (e2e/tools/build.sh): %w", err)
+		return "", fmt.Errorf("building %s (e2e/%s/build.sh): %w", what, dir, err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	return lines[len(lines)-1], nil

@@ -8,11 +8,9 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -30,17 +28,7 @@ func buildTraefik(root string) (string, error) {
 	if dir := os.Getenv("STACKDOME_E2E_TRAEFIK"); dir != "" {
 		return dir, nil
 	}
-	cmd := exec.Command("bash", filepath.Join(root, "e2e", "traefik", "build.sh"))
-	cmd.Dir = filepath.Join(root, "e2e", "traefik")
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("building Traefik (e2e/traefik/build.sh): %w", err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return lines[len(lines)-1], nil
+	return runBuildScript(root, "traefik", "Traefik")
 }
 
 // traefik is a real Traefik v3.7.13 running out of cluster on loopback, its
