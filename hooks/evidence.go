@@ -24,9 +24,8 @@ type carried struct {
 	ports        []schema.PortStatus
 	failingSince *metav1.Time      // the open grace window
 	checkedAt    *metav1.MicroTime // when the status's verdict was dialed
-	verdict      *portcheck.Result // the status's verdict, as a verdict
+	verdict      *portcheck.Result // the status's verdict, as a verdict; dialed at the zero time if written before checkedAt existed
 	condemned    bool              // the status condemned this workload revision
-	legacy       bool              // written before checkedAt existed: its verdict is older than any dial
 }
 
 // verdictReasons are the Available reasons of a status built from a verdict.
@@ -65,7 +64,6 @@ func carry(prev schema.Status, rev, wrev string) carried {
 	avail := find(prev.Conditions, CondAvailable)
 	fromVerdict := c.checkedAt != nil || (avail != nil && verdictReasons[avail.Reason] && len(prev.Ports) > 0)
 	if fromVerdict {
-		c.legacy = c.checkedAt == nil
 		res := portcheck.Result{}
 		if c.checkedAt != nil {
 			res.CheckedAt = c.checkedAt.Time

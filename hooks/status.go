@@ -119,7 +119,7 @@ func (f *facts) portCheck(r row, prev, st schema.Status) *schema.PortCheck {
 	if ev := r.evidence; ev != nil && !ev.fromStatus {
 		at := metav1.NewMicroTime(ev.res.CheckedAt.UTC().Truncate(time.Microsecond))
 		pc.CheckedAt = &at
-		if f.prev.checkedAt != nil || f.prev.legacy {
+		if f.prev.verdict != nil {
 			// Would the status be the same without this verdict's time?
 			same := st
 			same.PortCheck = &schema.PortCheck{Revision: f.wrev, FailingSince: r.failingSince, CheckedAt: f.prev.checkedAt}
