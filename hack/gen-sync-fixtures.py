@@ -45,7 +45,7 @@ CONTROLLER = {
                           ("traefik.io/v1alpha1", "middlewares"), ("traefik.io/v1alpha1", "ingressroutes"),
                           ("autoscaling/v2", "horizontalpodautoscalers"), ("discovery.k8s.io/v1", "endpointslices")]],
         "hooks": {
-            "sync": {"version": "v1", "webhook": {"timeout": "5s", "service": {"name": "stackdome", "namespace": "stackdome", "port": 8080, "protocol": "http"}, "path": "/sync"}},
+            "sync": {"version": "v2", "webhook": {"timeout": "5s", "service": {"name": "stackdome", "namespace": "stackdome", "port": 8080, "protocol": "http"}, "path": "/sync"}},
             "customize": {"version": "v2", "webhook": {"timeout": "5s", "service": {"name": "stackdome", "namespace": "stackdome", "port": 8080, "protocol": "http"}, "path": "/customize"}},
         },
         "resyncPeriodSeconds": 60,
@@ -114,8 +114,21 @@ def mirrors_errors(par):
     return any(p.get("public") for p in ports) and spec.get("errorPages", {}).get("enabled", True)
 
 
-def request(par, children=None, pods=None, v2=False, errsvc=True):
-    """errsvc: the chart's error-page Service is installed (the rule's group
+def controller(sync_version):
+    """The chart's CompositeController, its sync hook at sync_version."""
+    c = copy.deepcopy(CONTROLLER)
+    c["spec"]["hooks"]["sync"]["version"] = sync_version
+    return c
+
+
+def request(par, children=None, pods=None, v2=True, errsvc=True):
+    """The request Metacontroller v4.17.2 sends to a sync hook at version v2
+    (the chart's registration): children and related keyed namespace/name.
+    v2=False: to a sync hook at v1 (the chart's registration before 0.2.0):
+    keyed by name, and related objects of another namespace than the parent's
+    filtered out, their group left empty (UniformObjectMap.Convert;
+    reference/metacontroller.md section 17).
+    errsvc: the chart's error-page Service is installed (the rule's group
     is there whenever the rule is, empty when nothing matches)."""
     ns = par["metadata"]["namespace"]
     key = (lambda o: o["metadata"]["namespace"] + "/" + o["metadata"]["name"]) if v2 else (lambda o: o["metadata"]["name"])
@@ -127,8 +140,11 @@ def request(par, children=None, pods=None, v2=False, errsvc=True):
         p["metadata"].setdefault("namespace", ns)
     related = {"Pod.v1": {key(p): p for p in pods or []}}
     if mirrors_errors(par):
-        related["Service.v1"] = {key(o): o for o in ([error_service()] if errsvc else [])}
-    return {"controller": CONTROLLER, "parent": par, "children": ch, "related": related, "finalizing": False}
+        svcs = [error_service()] if errsvc else []
+        if not v2:
+            svcs = [o for o in svcs if o["metadata"]["namespace"] == ns]
+        related["Service.v1"] = {key(o): o for o in svcs}
+    return {"controller": controller("v2" if v2 else "v1"), "parent": par, "children": ch, "related": related, "finalizing": False}
 
 
 def applied(desired, par):
@@ -302,7 +318,7 @@ def converge(req):
     sys.exit("status did not converge for " + req["parent"]["metadata"]["name"])
 
 
-def settled(par, pods=None, errsvc=True, v2=False):
+def settled(par, pods=None, errsvc=True, v2=True):
     """The children stackdome answers once what it answered is observed:
     the IngressRoute refers to the errors Middleware only once the Middleware,
     the mirrored Service and its EndpointSlice exist."""
@@ -410,6 +426,7 @@ def main():
     pods = [pod("checkout-5d9c7b8f6-abcde", p, dep, "127.0.0.81", n=k), pod("checkout-5d9c7b8f6-fghij", p, dep, "127.0.0.82", n=k + 1)]
     cases["serving"] = converge(request(p, objs, pods))
 
+
     # 8a. error pages, the chart not installed yet: no error-page Service to relate, so no Middleware
     # and no route refers to one.
     p, _ = new("cart", "shop", {"type": "Service", "image": "ghcr.io/acme/cart:1.1", "host": "cart.example.com",
@@ -452,12 +469,13 @@ def main():
     req["parent"]["metadata"]["generation"] = 2
     cases["invalid-spec-running"] = converge(req)
 
-    # 11. the same serving app, with hook version v2 keys (namespace/name).
+    # 11. a serving private app as a sync hook at version v1 sees it: keys
+    # are names (the registration before 0.2.0, still read during a switch).
     p, k = new("ledger", "finance", {"type": "Service", "image": "ghcr.io/acme/ledger:4.0", "ports": [{"name": "grpc", "port": 9000}]})
-    d = settled(p)
+    d = settled(p, v2=False)
     dep = d["Deployment/ledger"]
     objs = observe_all(p, d, k, dep_status(1, 1, 1, 1))
-    cases["v2-keys"] = converge(request(p, objs, [pod("ledger-58f9c6d7b4-lkjhg", p, dep, "127.0.0.111", n=k)], v2=True))
+    cases["v1-keys"] = converge(request(p, objs, [pod("ledger-58f9c6d7b4-lkjhg", p, dep, "127.0.0.111", n=k)], v2=False))
 
     # 12. observed children full of server-defaulted fields (clusterIP, ipFamilies, strategy, probe timing,
     # volumeMode...) and a spec with non-canonical quantities: the answer carries only what stackdome owns.
@@ -515,15 +533,18 @@ def main():
 
     # 18. the serving app as the previous stackdome version left its status after a verdict: Serving,
     # every port Open, no portCheck. A replica of this version that has no verdict yet keeps it.
-    p, k = new("cart", "shop", {"type": "Service", "image": "ghcr.io/acme/cart:3.2", "replicas": 2, "host": "cart.example.com",
-                                 "ports": [{"name": "http", "port": 8080, "public": True}, {"name": "metrics", "port": 9090}]})
+    # Private: a public app also gains the ErrorPages condition (new in 0.2.0) at its first sync after
+    # the upgrade, stamped then (hooks TestUpgradeAddsTheErrorPagesCondition); this case isolates the
+    # verdict carried over, and its answer holds at any time.
+    p, k = new("cart", "shop", {"type": "Service", "image": "ghcr.io/acme/cart:3.2", "replicas": 2,
+                                 "ports": [{"name": "http", "port": 8080}, {"name": "metrics", "port": 9090}]})
     d = desired_of(request(p))
     dep = d["Deployment/cart"]
     rev = dep["spec"]["template"]["metadata"]["annotations"]["stackdome.io/revision"]
     objs = observe_all(p, d, k, dep_status(2, 2, 2, 2))
     pods = [pod("cart-%s-abcde" % rev, p, dep, "127.0.0.181", n=k), pod("cart-%s-fghij" % rev, p, dep, "127.0.0.182", n=k + 1)]
     msg = "cart serves: ports 8080 (http), 9090 (metrics) open"
-    p["status"] = legacy_status(1, rev, "https://cart.example.com", [("True", "Serving"), ("True", "Serving"), ("False", "Serving"), ("False", "Serving")], msg,
+    p["status"] = legacy_status(1, rev, None, [("True", "Serving"), ("True", "Serving"), ("False", "Serving"), ("False", "Serving")], msg,
                                 ports=[("http", 8080, "Open"), ("metrics", 9090, "Open")])
     cases["serving-verified-before-upgrade"] = request(p, objs, pods)
 
@@ -720,6 +741,32 @@ def main():
     req["parent"]["spec"]["autoscaling"] = {"minReplicas": 2, "maxReplicas": 8}
     req["parent"]["metadata"]["generation"] = 2
     cases["invalid-spec-new-field"] = converge(req)
+
+    # 26 (last, so that no other case's uids move). The chart moving its sync
+    # hook between versions v1 and v2 (reference/metacontroller.md section 17):
+    # the same cluster state as Metacontroller v4.17.2 sends it to a hook at
+    # each version. Pods are still starting (no IP): nothing is dialed, so each
+    # pair's answers do not depend on a verifier shared between them.
+    def switch_pair(name, image, before_v2, before_case, after_case, n_pod):
+        p, k = new(name, "shop", {"type": "Service", "image": image, "replicas": 2, "host": name + ".example.com",
+                                   "ports": [{"name": "http", "port": 8080, "public": True}]})
+        d = settled(p, v2=before_v2)
+        dep = d["Deployment/" + name]
+        objs = observe_all(p, d, k, dep_status(2, 2, 0, 0, progressing=("True", "ReplicaSetUpdated", "ReplicaSet is progressing.")))
+        rev = dep["spec"]["template"]["metadata"]["annotations"]["stackdome.io/revision"]
+        pods = [pod("%s-%s-%s" % (name, template_hash(rev), sfx), p, dep, "", phase="Pending", ready=False, n=n_pod + i)
+                for i, sfx in enumerate(("qwert", "yuiop"))]
+        cases[before_case] = converge(request(p, copy.deepcopy(objs), copy.deepcopy(pods), v2=before_v2))
+        cases[after_case] = converge(request(copy.deepcopy(cases[before_case]["parent"]), copy.deepcopy(objs), copy.deepcopy(pods), v2=not before_v2))
+
+    # The upgrade: an app that only ever ran under the registration before
+    # 0.2.0 (sync at v1) has no wiring and its status says why; at the first
+    # sync at v2 the wiring is added and nothing else changes.
+    switch_pair("basket", "ghcr.io/acme/basket:2.3.0", False, "sync-hook-v1-unwired", "sync-hook-v2-switched", k)
+    # A rollback of the chart: a wired app seen by a sync hook at v1 again.
+    # The error-page Service is filtered out, every child is kept, status
+    # says what it cannot see.
+    switch_pair("wishlist", "ghcr.io/acme/wishlist:1.8.2", True, "sync-hook-v2-wired", "sync-hook-v1-rolled-back", k + 10)
 
     for case, req in cases.items():
         write(case, req)

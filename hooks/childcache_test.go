@@ -78,8 +78,8 @@ func TestWiredKeySeesEveryField(t *testing.T) {
 	ref := &serviceRef{Name: "x", Port: json.RawMessage("8082")}
 	views := map[string]wiringView{
 		"zero":               {},
-		"related":            {related: []netip.Addr{a}},
-		"related other":      {related: []netip.Addr{b}},
+		"related":            {related: seen(a)},
+		"related other":      {related: seen(b)},
 		"slice":              {slice: []netip.Addr{a}},
 		"service":            {serviceObserved: true},
 		"middleware":         {middleware: ref},
@@ -92,8 +92,8 @@ func TestWiredKeySeesEveryField(t *testing.T) {
 		"https":              {routes: routesView{httpsObserved: true}},
 		"route strips":       {routes: routesView{routeStrips: true}},
 		"redirect refers":    {routes: routesView{redirectRefers: true}},
-		"related then slice": {related: []netip.Addr{a}, slice: []netip.Addr{b}},
-		"slice then related": {related: []netip.Addr{b}, slice: []netip.Addr{a}},
+		"related then slice": {related: seen(a), slice: []netip.Addr{b}},
+		"slice then related": {related: seen(b), slice: []netip.Addr{a}},
 	}
 	seen := map[string]string{}
 	for name, v := range views {
@@ -115,7 +115,7 @@ func TestWiredIsWiringChildren(t *testing.T) {
 	spec = schema.Default(spec)
 	addr := netip.MustParseAddr("10.96.0.10")
 	var c childCache
-	for _, v := range []wiringView{{}, {related: []netip.Addr{addr}}, {related: []netip.Addr{addr}, slice: []netip.Addr{addr}, serviceObserved: true,
+	for _, v := range []wiringView{{}, {related: seen(addr)}, {related: seen(addr), slice: []netip.Addr{addr}, serviceObserved: true,
 		middleware: &serviceRef{Name: "a-error-pages", Port: json.RawMessage("8082")}, routes: routesView{strip: []string{"/admin"}, httpsObserved: true}}} {
 		want, err := json.Marshal(nonNil(wiringChildren(cfg, "a", spec, v)))
 		require.NoError(t, err)

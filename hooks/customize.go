@@ -53,5 +53,5 @@ func (c Config) Customize(req *metacontroller.CustomizeRequest) (*metacontroller
 // mirrorsErrorService says a spec's routes get the mirrored error wiring,
 // which reads the chart's error-page Service.
 func (c Config) mirrorsErrorService(spec schema.Spec) bool {
-	return len(spec.PublicPorts()) > 0 && spec.ErrorPagesEnabled() && !c.NoErrorService && !c.ErrorService.CrossNamespace
+	return c.wantsPages(spec) && !c.ErrorService.CrossNamespace
 }

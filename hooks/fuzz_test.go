@@ -193,7 +193,7 @@ func badInputs(tb testing.TB) map[string]badInput {
 		"parent of another kind":   in(`{"parent":{"kind":"Toy","metadata":{"name":"t"}}}`, 400, "parent is a Toy, not a StackResource"),
 		"children wrong type":      in(minimal(valid)+`,"children":[]}`, 400, "field children: cannot use a JSON array"),
 		"group wrong type":         in(minimal(valid)+`,"children":{"Deployment.apps/v1":[]}}`, 400, "field children: cannot use a JSON array"),
-		"pod wrong type":           {bytes.Replace(serving, []byte(`"podIP": "127.0.0.81"`), []byte(`"podIP": 81`), 1), 400, `decoding related pod "checkout-5d9c7b8f6-abcde"`},
+		"pod wrong type":           {bytes.Replace(serving, []byte(`"podIP": "127.0.0.81"`), []byte(`"podIP": 81`), 1), 400, `decoding related pod "shop/checkout-5d9c7b8f6-abcde"`},
 		"workload wrong type":      {bytes.Replace(serving, []byte(`"readyReplicas": 2`), []byte(`"readyReplicas": "2"`), 1), 400, `decoding observed Deployment.apps/v1 "checkout"`},
 		"finalizing wrong type":    in(minimal(valid)+`,"finalizing":"yes"}`, 400, "field finalizing: cannot use a JSON string as bool"),
 		"generation out of range":  in(`{"parent":{"kind":"StackResource","metadata":{"name":"t","generation":1e400},"spec":`+valid+`}}`, 400, "metadata.generation: cannot use a JSON number 1e400"),

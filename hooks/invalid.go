@@ -77,6 +77,9 @@ func invalidStatus(p *parent, err error, now metav1.Time) schema.Status {
 	if prevAvailable != nil {
 		cs[0] = *prevAvailable
 	}
+	if pages := find(st.Conditions, CondErrorPages); pages != nil {
+		cs = append(cs, *pages) // the running routes are untouched too
+	}
 	st.Conditions = cs
 	return st
 }

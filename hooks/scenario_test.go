@@ -156,7 +156,11 @@ type goldenStep struct {
 
 func runScenario(t *testing.T, sc scenario) []goldenStep {
 	var steps []goldenStep
+	// Scenarios are the port gate over time. They run as an install without
+	// error pages (the chart's errorPages.enabled=false): their requests
+	// relate no error-page Service, and the wiring has its own tests.
 	cfg := DefaultConfig()
+	cfg.NoErrorService = true
 	if sc.Config.PortCheckGrace != "" {
 		d, err := time.ParseDuration(sc.Config.PortCheckGrace)
 		require.NoError(t, err)

@@ -98,6 +98,9 @@ func decide(cfg Config, p *parent, spec schema.Spec, rev string, obs observed, c
 		LastFailureDetails: stamp(r.details, f.prev.details, now),
 		Ports:              portTable(spec.Ports, r.ports),
 	}
+	if pv, ok := pagesCondition(cfg, p.Metadata.Name, spec, obs.wiring); ok {
+		st.Conditions = append(st.Conditions, condition(p.Status.Conditions, CondErrorPages, pv.wired, pv.reason, clip(pv.message), p.Metadata.Generation, now))
+	}
 	if spec.Host != "" && len(spec.PublicPorts()) > 0 {
 		st.URL = "https://" + spec.Host
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/netip"
 
 	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/schema"
@@ -145,14 +144,14 @@ func observeWire(req *wireRequest, p *parent, cfg Config) observed {
 	}
 	o.workload = child(workloadGroup(p), p.Metadata.Name)
 	o.pods = livePods(req.Related[groupPod])
-	var related []netip.Addr
+	var related relatedService
 	g := req.Related[groupService]
 	s, ok := g[cfg.ErrorService.Name]
 	if !ok {
 		s, ok = g[cfg.ErrorService.Namespace+"/"+cfg.ErrorService.Name]
 	}
 	if ok {
-		related = s.Spec.clusterIP()
+		related = relatedServiceOf(s.Metadata, s.Spec, cfg)
 	}
 	o.wiring = viewWiring(p.Metadata.Name, p.Metadata.Namespace, child, related)
 	return o

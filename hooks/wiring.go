@@ -74,9 +74,8 @@ func (r serviceRef) equal(o serviceRef) bool {
 
 // wiringView is what a sync request tells about the error wiring.
 type wiringView struct {
-	// related holds the ClusterIP of the chart's error-page Service, when it
-	// is related and has a usable one.
-	related []netip.Addr
+	// related is the chart's error-page Service as the request relates it.
+	related relatedService
 	// slice holds the addresses of the observed mirrored EndpointSlice.
 	slice []netip.Addr
 	// serviceObserved says the mirrored Service exists.
@@ -93,7 +92,8 @@ type wiringView struct {
 // key is v as a string: two views with the same key give the same children.
 func (v wiringView) key() string {
 	var b strings.Builder
-	for _, a := range v.related {
+	fmt.Fprintf(&b, "%t,", v.related.seen)
+	for _, a := range v.related.addrs {
 		b.WriteString(a.String())
 		b.WriteByte(',')
 	}
@@ -133,7 +133,7 @@ func wiringChildren(cfg Config, name string, spec schema.Spec, v wiringView) []a
 		target = &t
 		refer = v.middleware != nil && v.middleware.equal(t)
 	case wantPages:
-		addrs = v.related
+		addrs = v.related.addrs
 		if len(addrs) == 0 {
 			addrs = v.slice // the last known addresses: never go empty
 		}

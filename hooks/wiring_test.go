@@ -66,7 +66,7 @@ func TestWiringChildren(t *testing.T) {
 	ip := func(s string) []netip.Addr { return []netip.Addr{netip.MustParseAddr(s)} }
 	mirror := &serviceRef{Name: "web-error-pages", Port: json.RawMessage("8082")}
 	cross := &serviceRef{Name: "stackdome-error-pages", Namespace: "stackdome", Port: json.RawMessage("8082")}
-	settled := wiringView{related: ip("10.96.0.17"), slice: ip("10.96.0.17"), serviceObserved: true, middleware: mirror, routeRefers: true}
+	settled := wiringView{related: seen(ip("10.96.0.17")...), slice: ip("10.96.0.17"), serviceObserved: true, middleware: mirror, routeRefers: true}
 	all := []string{"Service/web-error-pages", "EndpointSlice/web-error-pages", "Middleware/web-errors", "IngressRoute/web"}
 	crossCfg := DefaultConfig()
 	crossCfg.ErrorService.CrossNamespace = true
@@ -88,19 +88,19 @@ func TestWiringChildren(t *testing.T) {
 			want: wired{Children: []string{"IngressRoute/web"}},
 		},
 		"first answer: the wiring, not yet referred to": {
-			cfg: DefaultConfig(), spec: public, view: wiringView{related: ip("10.96.0.17")},
+			cfg: DefaultConfig(), spec: public, view: wiringView{related: seen(ip("10.96.0.17")...)},
 			want: wired{Children: all, Slice: []string{"10.96.0.17"}, Target: "/web-error-pages:8082"},
 		},
 		"slice observed without address: not referred to": {
-			cfg: DefaultConfig(), spec: public, view: wiringView{related: ip("10.96.0.17"), serviceObserved: true, middleware: mirror},
+			cfg: DefaultConfig(), spec: public, view: wiringView{related: seen(ip("10.96.0.17")...), serviceObserved: true, middleware: mirror},
 			want: wired{Children: all, Slice: []string{"10.96.0.17"}, Target: "/web-error-pages:8082"},
 		},
 		"Service not observed: not referred to": {
-			cfg: DefaultConfig(), spec: public, view: wiringView{related: ip("10.96.0.17"), slice: ip("10.96.0.17"), middleware: mirror},
+			cfg: DefaultConfig(), spec: public, view: wiringView{related: seen(ip("10.96.0.17")...), slice: ip("10.96.0.17"), middleware: mirror},
 			want: wired{Children: all, Slice: []string{"10.96.0.17"}, Target: "/web-error-pages:8082"},
 		},
 		"all observed: referred to": {
-			cfg: DefaultConfig(), spec: public, view: wiringView{related: ip("10.96.0.17"), slice: ip("10.96.0.17"), serviceObserved: true, middleware: mirror},
+			cfg: DefaultConfig(), spec: public, view: wiringView{related: seen(ip("10.96.0.17")...), slice: ip("10.96.0.17"), serviceObserved: true, middleware: mirror},
 			want: wired{Children: all, Slice: []string{"10.96.0.17"}, Target: "/web-error-pages:8082", Refers: true},
 		},
 		"settled": {
@@ -112,7 +112,7 @@ func TestWiringChildren(t *testing.T) {
 			want: wired{Children: all, Slice: []string{"10.96.0.17"}, Target: "/web-error-pages:8082", Refers: true},
 		},
 		"ClusterIP changed (reinstalled): the slice follows": {
-			cfg: DefaultConfig(), spec: public, view: wiringView{related: ip("10.96.0.99"), slice: ip("10.96.0.17"), serviceObserved: true, middleware: mirror, routeRefers: true},
+			cfg: DefaultConfig(), spec: public, view: wiringView{related: seen(ip("10.96.0.99")...), slice: ip("10.96.0.17"), serviceObserved: true, middleware: mirror, routeRefers: true},
 			want: wired{Children: all, Slice: []string{"10.96.0.99"}, Target: "/web-error-pages:8082", Refers: true},
 		},
 		"pages turned off: the reference goes first, the wiring stays": {
@@ -140,11 +140,11 @@ func TestWiringChildren(t *testing.T) {
 			want: wired{Children: []string{"Middleware/web-errors", "IngressRoute/web"}, Target: "stackdome/stackdome-error-pages:8082", Refers: true},
 		},
 		"from cross-namespace to the mirror: the Middleware waits for the Service": {
-			cfg: DefaultConfig(), spec: public, view: wiringView{related: ip("10.96.0.17"), middleware: cross, routeRefers: true},
+			cfg: DefaultConfig(), spec: public, view: wiringView{related: seen(ip("10.96.0.17")...), middleware: cross, routeRefers: true},
 			want: wired{Children: all, Slice: []string{"10.96.0.17"}, Target: "stackdome/stackdome-error-pages:8082", Refers: true},
 		},
 		"from cross-namespace to the mirror, Service and slice observed: it moves": {
-			cfg: DefaultConfig(), spec: public, view: wiringView{related: ip("10.96.0.17"), slice: ip("10.96.0.17"), serviceObserved: true, middleware: cross, routeRefers: true},
+			cfg: DefaultConfig(), spec: public, view: wiringView{related: seen(ip("10.96.0.17")...), slice: ip("10.96.0.17"), serviceObserved: true, middleware: cross, routeRefers: true},
 			want: wired{Children: all, Slice: []string{"10.96.0.17"}, Target: "/web-error-pages:8082"},
 		},
 		"from the mirror to cross-namespace: the mirror stays while the Middleware points there": {
@@ -169,7 +169,7 @@ func TestWiringNeverEmptiesTheSlice(t *testing.T) {
 		Ports: []schema.Port{{Name: "http", Port: 8080, Public: true}}})
 	mirror := &serviceRef{Name: "web-error-pages", Port: json.RawMessage("8082")}
 	addr := []netip.Addr{netip.MustParseAddr("10.96.0.17")}
-	for _, related := range [][]netip.Addr{nil, addr} {
+	for _, related := range []relatedService{{}, {seen: true}, seen(addr...)} {
 		for _, slice := range [][]netip.Addr{nil, addr} {
 			for _, svc := range []bool{false, true} {
 				for _, mw := range []*serviceRef{nil, mirror} {
@@ -191,31 +191,34 @@ func TestWiringNeverEmptiesTheSlice(t *testing.T) {
 	}
 }
 
-// TestRelatedErrorService reads the ClusterIP of the chart's Service, and
-// reads one of an unexpected shape or without a usable address as none.
+// TestRelatedErrorService reads the ClusterIP of the chart's Service, reads
+// one of an unexpected shape or without a usable address as seen without an
+// address, and one of another name or namespace as not seen.
 func TestRelatedErrorService(t *testing.T) {
 	cfg := DefaultConfig()
+	a17 := netip.MustParseAddr("10.96.0.17")
 	for name, tc := range map[string]struct {
 		key, raw string
-		want     []netip.Addr
+		want     relatedService
 	}{
-		"v1 key":               {key: "stackdome-error-pages", raw: `{"spec":{"clusterIP":"10.96.0.17","clusterIPs":["10.96.0.17"]}}`, want: []netip.Addr{netip.MustParseAddr("10.96.0.17")}},
-		"v2 key":               {key: "stackdome/stackdome-error-pages", raw: `{"spec":{"clusterIP":"10.96.0.17"}}`, want: []netip.Addr{netip.MustParseAddr("10.96.0.17")}},
-		"primary family first": {key: "stackdome-error-pages", raw: `{"spec":{"clusterIP":"10.96.0.17","clusterIPs":["fd00::17","10.96.0.17"]}}`, want: []netip.Addr{netip.MustParseAddr("fd00::17")}},
-		"other name":           {key: "other", raw: `{"spec":{"clusterIP":"10.96.0.17"}}`},
-		"other namespace":      {key: "kube-system/stackdome-error-pages", raw: `{"spec":{"clusterIP":"10.96.0.17"}}`},
-		"headless":             {key: "stackdome-error-pages", raw: `{"spec":{"clusterIP":"None"}}`},
-		"loopback":             {key: "stackdome-error-pages", raw: `{"spec":{"clusterIP":"127.0.0.1"}}`},
-		"not an address":       {key: "stackdome-error-pages", raw: `{"spec":{"clusterIP":"ten"}}`},
-		"spec a string":        {key: "stackdome-error-pages", raw: `{"spec":"10.96.0.17"}`},
-		"clusterIP a number":   {key: "stackdome-error-pages", raw: `{"spec":{"clusterIP":17}}`},
-		"not an object":        {key: "stackdome-error-pages", raw: `[1,2]`},
-		"null":                 {key: "stackdome-error-pages", raw: `null`},
+		"v1 key":                  {key: "stackdome-error-pages", raw: `{"spec":{"clusterIP":"10.96.0.17","clusterIPs":["10.96.0.17"]}}`, want: seen(a17)},
+		"v2 key":                  {key: "stackdome/stackdome-error-pages", raw: `{"metadata":{"namespace":"stackdome"},"spec":{"clusterIP":"10.96.0.17"}}`, want: seen(a17)},
+		"primary family first":    {key: "stackdome-error-pages", raw: `{"spec":{"clusterIP":"10.96.0.17","clusterIPs":["fd00::17","10.96.0.17"]}}`, want: seen(netip.MustParseAddr("fd00::17"))},
+		"other name":              {key: "other", raw: `{"spec":{"clusterIP":"10.96.0.17"}}`},
+		"other namespace":         {key: "kube-system/stackdome-error-pages", raw: `{"spec":{"clusterIP":"10.96.0.17"}}`},
+		"v1 key, other namespace": {key: "stackdome-error-pages", raw: `{"metadata":{"namespace":"shop"},"spec":{"clusterIP":"10.96.0.17"}}`},
+		"headless":                {key: "stackdome-error-pages", raw: `{"spec":{"clusterIP":"None"}}`, want: seen()},
+		"loopback":                {key: "stackdome-error-pages", raw: `{"spec":{"clusterIP":"127.0.0.1"}}`, want: seen()},
+		"not an address":          {key: "stackdome-error-pages", raw: `{"spec":{"clusterIP":"ten"}}`, want: seen()},
+		"spec a string":           {key: "stackdome-error-pages", raw: `{"spec":"10.96.0.17"}`, want: seen()},
+		"clusterIP a number":      {key: "stackdome-error-pages", raw: `{"spec":{"clusterIP":17}}`, want: seen()},
+		"not an object":           {key: "stackdome-error-pages", raw: `[1,2]`, want: seen()},
+		"null":                    {key: "stackdome-error-pages", raw: `null`, want: seen()},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got := relatedErrorService(map[string]map[string]json.RawMessage{groupService: {tc.key: json.RawMessage(tc.raw)}}, cfg)
-			if diff := cmp.Diff(tc.want, got, cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
-				t.Errorf("addresses (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(relatedService{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
+				t.Errorf("related Service (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -233,10 +236,10 @@ func relatedTemplate(tb testing.TB) []byte {
 }
 
 // withoutSlice is an answer's children without the mirrored EndpointSlice,
-// and its status.
+// and its status without the ErrorPages condition.
 func withoutSlice(tb testing.TB, body []byte) string {
 	var resp struct {
-		Status   json.RawMessage   `json:"status"`
+		Status   map[string]any    `json:"status"`
 		Children []json.RawMessage `json:"children"`
 	}
 	require.NoError(tb, json.Unmarshal(body, &resp), string(body))
@@ -248,6 +251,13 @@ func withoutSlice(tb testing.TB, body []byte) string {
 			keep = append(keep, c)
 		}
 	}
+	var conds []any
+	for _, c := range resp.Status["conditions"].([]any) {
+		if c.(map[string]any)["type"] != string(CondErrorPages) {
+			conds = append(conds, c)
+		}
+	}
+	resp.Status["conditions"] = conds
 	b, err := json.Marshal(map[string]any{"status": resp.Status, "children": keep})
 	require.NoError(tb, err)
 	return string(b)
@@ -257,8 +267,9 @@ func withoutSlice(tb testing.TB, body []byte) string {
 // Service goes in the serving request: whatever it is, the request is
 // answered 200, the handler's one-pass path answers as Sync does, and nothing
 // but the mirrored EndpointSlice's addresses may differ from the answer when
-// no Service is related (bad input changes nothing else; the slice never
-// empties: the observed address stays when the related one is unusable).
+// no Service is related, but for the ErrorPages condition (bad input changes
+// nothing else; the slice never empties: the observed address stays when the
+// related one is unusable).
 func FuzzRelatedErrorService(f *testing.F) {
 	tmpl := relatedTemplate(f)
 	var real map[string]any
@@ -286,7 +297,7 @@ func FuzzRelatedErrorService(f *testing.F) {
 			t.Fatalf("related Service %q: %d %s", svc, w.Code, w.Body)
 		}
 		if got := withoutSlice(t, w.Body.Bytes()); got != want {
-			t.Fatalf("related Service %q changed more than the slice:\n got %s\nwant %s", svc, got, want)
+			t.Fatalf("related Service %q changed more than the slice and the ErrorPages condition:\n got %s\nwant %s", svc, got, want)
 		}
 		var resp struct{ Children []map[string]any }
 		require.NoError(t, json.Unmarshal(w.Body.Bytes(), &resp))
@@ -300,3 +311,6 @@ func FuzzRelatedErrorService(f *testing.F) {
 		require.True(t, found, "related Service %q lost the slice", svc)
 	})
 }
+
+// seen is a related error-page Service with the addresses as.
+func seen(as ...netip.Addr) relatedService { return relatedService{seen: true, addrs: as} }

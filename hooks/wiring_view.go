@@ -13,9 +13,31 @@ import (
 
 // errorService is the part of the chart's error-page Service the hook reads.
 // The one-pass decoder reads every related object as a pod, so the pod
-// carries the same fields (pod.Spec).
+// carries the same fields (pod.Metadata, pod.Spec).
 type errorService struct {
-	Spec serviceSpec `json:"spec"`
+	Metadata meta        `json:"metadata"`
+	Spec     serviceSpec `json:"spec"`
+}
+
+// relatedService is what a sync request tells of the chart's error-page
+// Service: whether it carries it at all, and its ClusterIP when it has a
+// usable one. A request without it is the wiring's blind spot — a sync hook
+// at version v1, a chart without error pages, another release's namespace —
+// and status says so (pagesCondition).
+type relatedService struct {
+	seen  bool
+	addrs []netip.Addr
+}
+
+// relatedServiceOf reads the chart's error-page Service found under a
+// related key. Metacontroller keys a related object by name (sync hook v1)
+// or namespace/name (v2); an object that says it lives in another namespace
+// than cfg's is not that Service.
+func relatedServiceOf(md meta, spec serviceSpec, cfg Config) relatedService {
+	if md.Namespace != "" && md.Namespace != cfg.ErrorService.Namespace {
+		return relatedService{}
+	}
+	return relatedService{seen: true, addrs: spec.clusterIP()}
 }
 
 type serviceSpec struct {
@@ -46,17 +68,18 @@ func usable(a netip.Addr) bool {
 
 // relatedErrorService finds the chart's error-page Service among the related
 // objects, in either hook version's key form. A related object of an
-// unexpected shape reads as no Service: it changes nothing else.
-func relatedErrorService(related metacontroller.Objects, cfg Config) []netip.Addr {
+// unexpected shape reads as a Service without a usable address: it changes
+// nothing else.
+func relatedErrorService(related metacontroller.Objects, cfg Config) relatedService {
 	raw, ok := related.Named(groupService, cfg.ErrorService.Namespace, cfg.ErrorService.Name)
 	if !ok {
-		return nil
+		return relatedService{}
 	}
 	var s errorService
 	if json.Unmarshal(raw, &s) != nil {
-		return nil
+		return relatedService{seen: true}
 	}
-	return s.Spec.clusterIP()
+	return relatedServiceOf(s.Metadata, s.Spec, cfg)
 }
 
 // wiring fields of the observed children the hook reads; the one-pass decoder
@@ -109,8 +132,8 @@ func (w *workload) errorsService() *serviceRef {
 
 // viewWiring reads the wiring view from the observed children (each child
 // decoded by child; a child that does not decode reads as missing) and the
-// related error-page Service's addresses.
-func viewWiring(name, namespace string, child func(group, name string) *workload, related []netip.Addr) wiringView {
+// related error-page Service.
+func viewWiring(name, namespace string, child func(group, name string) *workload, related relatedService) wiringView {
 	v := wiringView{related: related}
 	if s := child(groupEndpointSlice, errorPagesName(name)); s != nil {
 		v.slice = s.sliceAddresses()

@@ -2,11 +2,12 @@
 // on the same server and client: the floor (validate the JSON, write a fixed
 // answer of the same size) and a generic hook (decode into map[string]any,
 // encode an answer of the same size). This file builds the requests: what
-// Metacontroller v4.17.2 sends for a Service with 3 ports, its observed
-// Deployment, Service, IngressRoute and Middleware, and n related pods with
-// full managedFields, each at the status fixpoint of one view of the
-// verifier (View): the answer's status is the request's, as at a live
-// server's steady state, where Metacontroller then writes nothing.
+// Metacontroller v4.17.2 sends to the chart's sync hook (hook version v2:
+// keys namespace/name) for a Service with 3 ports, its observed Deployment,
+// Service, IngressRoute and error wiring, the related error-page Service and
+// n related pods with full managedFields, each at the status fixpoint of one
+// view of the verifier (View): the answer's status is the request's, as at a
+// live server's steady state, where Metacontroller then writes nothing.
 package syncbench
 
 import (
@@ -48,6 +49,7 @@ type Payload struct {
 // the one whose ports are dialed, is ipPrefix1.
 func (p Payload) At(ns, ipPrefix string) []byte {
 	b := bytes.ReplaceAll(p.Body, []byte(`"`+nsMarker+`"`), []byte(`"`+ns+`"`))
+	b = bytes.ReplaceAll(b, []byte(`"`+nsMarker+`/`), []byte(`"`+ns+`/`)) // the keys
 	return bytes.ReplaceAll(b, []byte(ipMarker), []byte(ipPrefix))
 }
 
@@ -90,6 +92,7 @@ func Build(fixture string, pods int, ports [3]int32, view View) (Payload, error)
 		return Payload{}, err
 	}
 	raw = bytes.ReplaceAll(raw, []byte(`"shop"`), []byte(`"`+nsMarker+`"`))
+	raw = bytes.ReplaceAll(raw, []byte(`"shop/`), []byte(`"`+nsMarker+`/`))
 	var req map[string]any
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return Payload{}, fmt.Errorf("decoding %s: %w", fixture, err)
@@ -104,7 +107,8 @@ func Build(fixture string, pods int, ports [3]int32, view View) (Payload, error)
 	}
 	delete(parent, "status")
 	shells := req["children"].(map[string]any)
-	podShell := firstValue(req["related"].(map[string]any)["Pod.v1"])
+	related := req["related"].(map[string]any)
+	podShell := firstValue(related["Pod.v1"])
 
 	// The desired children and revision of this spec.
 	resp, _, err := syncMap(req, nil)
@@ -130,17 +134,18 @@ func Build(fixture string, pods int, ports [3]int32, view View) (Payload, error)
 	for _, d := range desired {
 		group := metacontroller.GroupKey(d["kind"].(string), d["apiVersion"].(string))
 		name := d["metadata"].(map[string]any)["name"].(string)
-		shell, _ := shells[group].(map[string]any)[name].(map[string]any)
-		children[group].(map[string]any)[name] = observedChild(d, shell, pods)
+		key := nsMarker + "/" + name
+		shell, _ := shells[group].(map[string]any)[key].(map[string]any)
+		children[group].(map[string]any)[key] = observedChild(d, shell, pods)
 	}
 	req["children"] = children
 
 	podsByName := map[string]any{}
 	for i := range pods {
 		p := relatedPod(podShell, st.Revision, i, ports)
-		podsByName[p["metadata"].(map[string]any)["name"].(string)] = p
+		podsByName[nsMarker+"/"+p["metadata"].(map[string]any)["name"].(string)] = p
 	}
-	req["related"] = map[string]any{"Pod.v1": podsByName}
+	related["Pod.v1"] = podsByName // and the error-page Service as the fixture relates it
 
 	// The verifier's view: its verdict is on the pod Sync asks to dial.
 	var verdicts hooks.Verdicts

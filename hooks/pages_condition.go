@@ -1,0 +1,81 @@
+package hooks
+
+import (
+	"fmt"
+
+	"github.com/stackdome/stackdome/schema"
+)
+
+// The ErrorPages condition: whether an app that wants the branded error
+// pages has them. Its routes keep serving either way (an app without the
+// wiring answers its 5xx as it sends them), so the condition never touches
+// Available, Converged or Stalled; it exists so that a wiring that cannot
+// happen is said out loud instead of hiding behind Serving. The one cause
+// stackdome cannot see from inside is a sync request that never carries the
+// chart's error-page Service: Metacontroller filters related objects of
+// another namespace out of a request to a sync hook at version v1
+// (reference/metacontroller.md §17), and a chart installed without error
+// pages, or in another namespace than --error-service-namespace, looks the
+// same from here.
+
+// CondErrorPages is the condition type of the error wiring. A status carries
+// it only for an app that wants the pages: public ports, errorPages.enabled,
+// and an install with an error-page Service (not --error-service-name=).
+const CondErrorPages ConditionType = "ErrorPages"
+
+// Reasons of the ErrorPages condition.
+const (
+	ReasonWired                 Reason = "Wired"                 // the route's 5xx get the branded pages
+	ReasonWiringPending         Reason = "WiringPending"         // the wiring is being created; the route refers to it once observed
+	ReasonErrorServiceNotSeen   Reason = "ErrorServiceNotSeen"   // the sync request carries no error-page Service
+	ReasonErrorServiceNoAddress Reason = "ErrorServiceNoAddress" // the error-page Service has no ClusterIP to mirror
+)
+
+// pagesVerdict is the ErrorPages condition of one sync.
+type pagesVerdict struct {
+	wired   bool
+	reason  Reason
+	message string
+}
+
+// wantsPages says a spec's routes get the errors Middleware in this install.
+func (c Config) wantsPages(spec schema.Spec) bool {
+	return len(spec.PublicPorts()) > 0 && spec.ErrorPagesEnabled() && !c.NoErrorService
+}
+
+// pagesCondition decides the ErrorPages condition of the resource name from
+// the wiring the request shows; ok is false when the app does not want the
+// pages (the status then carries no such condition). It describes what is
+// observed: Wired only once the observed IngressRoute refers to the errors
+// Middleware.
+func pagesCondition(cfg Config, name string, spec schema.Spec, v wiringView) (pv pagesVerdict, ok bool) {
+	if !cfg.wantsPages(spec) {
+		return pagesVerdict{}, false
+	}
+	ns, svcName := cfg.ErrorService.Namespace, cfg.ErrorService.Name
+	svc := ns + "/" + svcName
+	if !cfg.ErrorService.CrossNamespace {
+		switch {
+		case !v.related.seen:
+			return pagesVerdict{reason: ReasonErrorServiceNotSeen, message: fmt.Sprintf(
+				"5xx answers reach clients as the app sends them: the sync request carries no Service %s to point the errors Middleware at. "+
+					"Check that the stackdome chart is installed in namespace %s with errorPages.enabled=true (kubectl -n %s get service %s), "+
+					"and that its CompositeController runs the sync and customize hooks at version v2 "+
+					"(kubectl get compositecontrollers -o custom-columns=NAME:.metadata.name,SYNC:.spec.hooks.sync.version,CUSTOMIZE:.spec.hooks.customize.version): "+
+					"Metacontroller never sends a sync hook at v1 an object of another namespace",
+				svc, ns, ns, svcName)}, true
+		case len(v.related.addrs) == 0 && len(v.slice) == 0:
+			return pagesVerdict{reason: ReasonErrorServiceNoAddress, message: fmt.Sprintf(
+				"5xx answers reach clients as the app sends them: Service %s has no ClusterIP to put into EndpointSlice %s; "+
+					"it must be a ClusterIP Service with an address (kubectl -n %s get service %s -o wide)",
+				svc, errorPagesName(name), ns, svcName)}, true
+		}
+	}
+	if !v.routeRefers {
+		return pagesVerdict{reason: ReasonWiringPending, message: "5xx answers reach clients as the app sends them until the wiring is in place: " +
+			"the errors Middleware and what it points at are being created, and the route refers to them once they are observed " +
+			"(Traefik disables a route whose Middleware it cannot build)"}, true
+	}
+	return pagesVerdict{wired: true, reason: ReasonWired, message: "5xx answers of this app's routes get the branded pages of Service " + svc +
+		" (HTML for browsers, a JSON envelope for API clients), the status code kept"}, true
+}
