@@ -19,7 +19,8 @@ type Status struct {
 	// URL is https://<host> when a port is public.
 	// +optional
 	URL string `json:"url,omitempty"`
-	// Conditions are Available, Converged, Stalled and Reconciling, in that order.
+	// Conditions are Available, Converged, Stalled and Reconciling, in that
+	// order, then ErrorPages for an app that wants the branded error pages.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
