@@ -4,10 +4,10 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
 	"strconv"
 	"testing"
 	"time"
@@ -46,14 +46,11 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	tr := startTraefik(t)
 
 	const (
-		release   = "stackdome"
-		errorSvc  = "stackdome-error-pages" // the chart's, for release "stackdome"
-		pagePort  = 8082                    // the chart's ports.errorPages and errorPages.service.port
 		appName   = "checkout"
 		appHost   = "shop.e2e.test"
 		requestID = "e2e-req-7f3a"
 	)
-	releaseNS := newNamespace(t)
+	rel := newPagesRelease(t, "stackdome")
 	appNS := newNamespace(t)
 	guest := host.guestIP.String()
 
@@ -68,13 +65,7 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	go appSrv.Serve(appLn)
 	t.Cleanup(func() { appSrv.Close() })
 
-	hookFlags := []string{
-		"--entry-points", "web",
-		"--error-service-name", errorSvc,
-		"--error-service-namespace", releaseNS,
-		"--error-service-port", strconv.Itoa(pagePort),
-		"--dial-allow", host.prefix.String(),
-	}
+	hookFlags := rel.hookFlags("--entry-points", "web")
 	hook := startStackdome(t, hookFlags...)
 	mc := &metacontroller{kube: k, hook: hook, afterWrite: func(ctx context.Context) error { return routable(ctx, appNS) }}
 
@@ -129,6 +120,7 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 
 	// --- Not yet installed: no error-page Service to relate.
 	res := settle("not installed")
+	requirePagesCondition(t, "not installed", res, "False", "ErrorServiceNotSeen")
 	if got := childNames(res.response); !equalSets(got, setOf("Service/"+appName, "Deployment/"+appName, "IngressRoute/"+appName)) {
 		t.Errorf("not installed: children %v, want the app's Service, Deployment and IngressRoute only", keys(got))
 	}
@@ -142,37 +134,18 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	})
 
 	// --- Installed: the chart, its pod running on the test host, the page
-	// server there, and the Service's ClusterIP answering on the test host.
-	out, err := helm(ctx, "install", release, suiteChart(), "--namespace", releaseNS, "--timeout", "2m",
-		"--set", "replicaCount=1", "--set", "config.entryPoints={web}", "--set", "podCIDRs={"+host.prefix.String()+"}")
-	if err != nil {
-		t.Fatalf("helm install: %v\n%s", err, out)
-	}
-	uninstalled := false
-	t.Cleanup(func() {
-		if !uninstalled {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			helm(ctx, "uninstall", release, "--namespace", releaseNS)
-		}
-	})
+	// server there, and the Service's ClusterIP answering on the test host;
+	// Metacontroller runs under the release's CompositeController.
+	rel.install(t, "", "config.entryPoints={web}")
+	mc.controller = rel.compositeController()
+	release, releaseNS, errorSvc, clusterIP := rel.name, rel.namespace, rel.errorService, rel.clusterIP
 	svc, err := k.get(ctx, "/api/v1/namespaces/"+releaseNS+"/services/"+errorSvc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	clusterIP, err := netip.ParseAddr(fmt.Sprint(dig(svc, "spec", "clusterIP")))
-	if err != nil {
-		t.Fatalf("error-page Service has no ClusterIP: %v", err)
-	}
-	if err := host.addAddress(clusterIP); err != nil {
-		t.Fatal(err)
-	}
-	pages := startPageServer(t, pagePort)
-	chartPods := waitPods(t, releaseNS, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=controller", 1)
-	runPod(t, releaseNS, chartPods[0], guest)
-	waitReadyAddress(t, releaseNS, errorSvc, guest)
 
 	res = settle("installed")
+	requirePagesCondition(t, "installed", res, "True", "Wired")
 	wantWired := setOf("Service/"+appName, "Deployment/"+appName, "IngressRoute/"+appName,
 		"Middleware/"+appName+"-errors", "Service/"+appName+"-error-pages", "EndpointSlice/"+appName+"-error-pages")
 	if got := childNames(res.response); !equalSets(got, wantWired) {
@@ -195,7 +168,7 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	// error-page Service (the only related object) is not written, so
 	// Metacontroller resyncs no StackResource for it.
 	before := dig(svc, "metadata", "resourceVersion")
-	out, err = helm(ctx, "upgrade", release, suiteChart(), "--namespace", releaseNS, "--reuse-values", "--set-string", "podAnnotations.e2e-rollout=2")
+	out, err := helm(ctx, "upgrade", release, suiteChart(), "--namespace", releaseNS, "--reuse-values", "--set-string", "podAnnotations.e2e-rollout=2")
 	if err != nil {
 		t.Fatalf("helm upgrade: %v\n%s", err, out)
 	}
@@ -228,7 +201,7 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	for _, p := range listPods(t, releaseNS, "app.kubernetes.io/instance="+release) {
 		forceDeletePod(releaseNS, dig(p, "metadata", "name").(string))
 	}
-	pages.stop(10 * time.Second)
+	rel.pages.stop(10 * time.Second)
 	res = settle("removed")
 	if got := sliceAddresses(res.response, appName+"-error-pages"); len(got) != 1 || got[0] != clusterIP.String() {
 		t.Errorf("removed: the mirrored EndpointSlice lists %v, want %s kept", got, clusterIP)
@@ -237,14 +210,21 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	runChecks(t, tr, "removed", append(keeps5xx,
 		check{name: "app's 503 body does not pass", host: appHost, path: "/status/503", accept: browserAccept, status: 503, want: notBody("app says 503")}))
 
-	// --- Uninstalled: the error-page Service is gone; the last known
-	// address stays, the route stays.
-	out, err = helm(ctx, "uninstall", release, "--namespace", releaseNS)
-	if err != nil {
-		t.Fatalf("helm uninstall: %v\n%s", err, out)
+	// --- Uninstalled: the release's CompositeController is gone with it, so
+	// Metacontroller syncs nothing more; every child stays as it is and the
+	// route keeps answering.
+	rel.uninstall(t)
+	if _, err := mc.sync(ctx, appNS, appName); !errors.Is(err, errNoCompositeController) {
+		t.Fatalf("uninstalled: a sync without the release's CompositeController: %v, want none to happen", err)
 	}
-	uninstalled = true
+	waitRouters(t, tr, "uninstalled: the app's router keeps its Middleware", appRouterWith(appHost, middleware))
+	runChecks(t, tr, "uninstalled, nothing syncs", keeps5xx)
+	// The error-page Service gone while a registration still syncs (deleted
+	// by hand, or between an uninstall and a reinstall of another release):
+	// the last known address stays, the route stays.
+	mc.controller = ""
 	res = settle("uninstalled")
+	requirePagesCondition(t, "uninstalled", res, "False", "ErrorServiceNotSeen")
 	if got := childNames(res.response); !equalSets(got, wantWired) {
 		t.Errorf("uninstalled: children %v, want %v kept", keys(got), keys(wantWired))
 	}
@@ -260,6 +240,7 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	disabled = append(disabled, "--error-service-name=")
 	mc.hook = startStackdome(t, disabled...)
 	res = settle("disabled")
+	requirePagesCondition(t, "disabled", res, "", "")
 	if got := childNames(res.response); !equalSets(got, setOf("Service/"+appName, "Deployment/"+appName, "IngressRoute/"+appName)) {
 		t.Errorf("disabled: children %v, want no Middleware, no error-page Service or EndpointSlice", keys(got))
 	}
@@ -468,3 +449,16 @@ func setOf(items ...string) map[string]bool {
 }
 
 func suiteChart() string { return suite.root + "/chart" }
+
+// requirePagesCondition checks the ErrorPages condition of a sync answer's
+// status; status "" means the status carries none.
+func requirePagesCondition(t *testing.T, phase string, res *syncResult, status, reason string) {
+	t.Helper()
+	c := condition(res.response, "ErrorPages")
+	switch {
+	case status == "" && c != nil:
+		t.Errorf("%s: status carries an ErrorPages condition %v, want none", phase, c)
+	case status != "" && (c == nil || c["status"] != status || c["reason"] != reason):
+		t.Errorf("%s: ErrorPages condition %v, want %s %s", phase, c, status, reason)
+	}
+}

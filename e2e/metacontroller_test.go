@@ -4,53 +4,22 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"reflect"
 )
 
-// childKinds are the CompositeController's childResources as the chart
-// declares them; Metacontroller sends a group for each, even when empty.
-var childKinds = []struct{ apiVersion, kind string }{
-	{"v1", "Service"},
-	{"apps/v1", "Deployment"},
-	{"apps/v1", "StatefulSet"},
-	{"traefik.io/v1alpha1", "Middleware"},
-	{"traefik.io/v1alpha1", "IngressRoute"},
-	{"autoscaling/v2", "HorizontalPodAutoscaler"},
-	{"discovery.k8s.io/v1", "EndpointSlice"},
-}
-
-// controllerObject is the CompositeController as Metacontroller puts it in
-// every request, as the chart declares it: generateSelector, sync at hook
-// version v1, customize at v2 (related objects of another namespace).
-var controllerObject = obj{
-	"metadata": obj{"name": "stackdome-e2e"},
-	"spec": obj{
-		"generateSelector": true,
-		"parentResource":   obj{"apiVersion": "stackdome.io/v1alpha1", "resource": "stackresources"},
-		"childResources": []any{
-			obj{"apiVersion": "v1", "resource": "services", "updateStrategy": obj{"method": "InPlace"}},
-			obj{"apiVersion": "apps/v1", "resource": "deployments", "updateStrategy": obj{"method": "InPlace"}},
-			obj{"apiVersion": "apps/v1", "resource": "statefulsets", "updateStrategy": obj{"method": "InPlace"}},
-			obj{"apiVersion": "traefik.io/v1alpha1", "resource": "middlewares", "updateStrategy": obj{"method": "InPlace"}},
-			obj{"apiVersion": "traefik.io/v1alpha1", "resource": "ingressroutes", "updateStrategy": obj{"method": "InPlace"}},
-			obj{"apiVersion": "autoscaling/v2", "resource": "horizontalpodautoscalers", "updateStrategy": obj{"method": "InPlace"}},
-			obj{"apiVersion": "discovery.k8s.io/v1", "resource": "endpointslices", "updateStrategy": obj{"method": "InPlace"}},
-		},
-		"hooks": obj{
-			"sync":      obj{"version": "v1", "webhook": obj{"url": "http://127.0.0.1/sync"}},
-			"customize": obj{"version": "v2", "webhook": obj{"url": "http://127.0.0.1/customize"}},
-		},
-	},
-}
-
 // metacontroller does, for one parent, what Metacontroller v4.17.2 does in one
-// sync (reference/metacontroller.md §4): ask customize for related rules,
-// gather owned children and the related objects those rules select from the
-// live cluster into the request shape it sends (relatedObjects), call sync, delete observed children not desired,
-// apply the desired ones with server-side apply, and write the status through
-// /status when it differs from the live one.
+// sync (reference/metacontroller.md §4; docs/e2e.md lists what it reproduces
+// and what it does not, with the source file of each): read the
+// CompositeController, ask customize for related rules, gather owned
+// children and the related objects those rules select from the live cluster
+// into the request a sync hook at the registered version receives (keys,
+// namespace filter), call sync, read the answer as that version is read
+// (strict at v2), delete observed children not desired, apply the desired
+// ones with server-side apply, and write the status through /status when it
+// differs from the live one.
 //
 // Metacontroller deletes first, then applies the desired children group by
 // group in map order — no order a hook may count on. The emulation applies
@@ -62,11 +31,16 @@ type metacontroller struct {
 	kube       *kube
 	hook       hookServer
 	afterWrite func(ctx context.Context) error
+	// controller names the live CompositeController the emulation runs
+	// under, read on every sync (a test that installs the chart sets it);
+	// empty: the chart's, as `helm template` renders it.
+	controller string
 }
 
 // syncResult is one sync as seen from outside: what the hook answered and
 // what it cost the API server.
 type syncResult struct {
+	request       obj // what the emulation sent
 	response      obj
 	statusWritten bool
 	childWrites   []string // kind/name of children whose resourceVersion changed
@@ -85,36 +59,48 @@ func (m *metacontroller) sync(ctx context.Context, ns, name string) (*syncResult
 		return nil, err
 	}
 	uid, _ := dig(parent, "metadata", "uid").(string)
+	cc, err := m.compositeController(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the CompositeController: %w", err)
+	}
+	syncVersion := hookVersion(cc, "sync")
 
 	var custom struct {
 		RelatedResources []relatedRule `json:"relatedResources"`
 	}
-	if err := m.hook.post(ctx, "/customize", obj{"controller": controllerObject, "parent": parent}, &custom); err != nil {
+	if err := m.hook.post(ctx, "/customize", obj{"controller": cc, "parent": parent}, &custom); err != nil {
 		return nil, fmt.Errorf("customize: %w", err)
 	}
-	related := obj{}
+	related := requestMap{}
 	for _, r := range custom.RelatedResources {
-		kind, group, err := m.relatedGroup(ctx, r)
+		kind, err := m.kindOf(ctx, r.APIVersion, r.Resource)
+		if err != nil {
+			return nil, fmt.Errorf("related rule: %w", err)
+		}
+		objs, err := m.relatedObjects(ctx, hookVersion(cc, "customize"), ns, kind, r)
 		if err != nil {
 			return nil, err
 		}
-		objs, err := m.relatedObjects(ctx, ns, kind, r)
-		if err != nil {
-			return nil, err
-		}
-		if related[group] == nil {
-			related[group] = obj{}
-		}
+		group := kind + "." + r.APIVersion
+		related.initGroup(group)
 		for _, o := range objs {
-			related[group].(obj)[objectKey(hookVersion("sync"), o)] = o
+			related.insert(syncVersion, ns, group, o)
 		}
 	}
 
-	children := obj{}
+	children := requestMap{}
 	observed := map[string]obj{} // kind/name → object
-	for _, ck := range childKinds {
-		group := obj{}
-		path, err := m.kube.resourcePath(ctx, ck.apiVersion, ck.kind, ns, "")
+	rules, _ := dig(cc, "spec", "childResources").([]any)
+	for _, rule := range rules {
+		apiVersion, _ := dig(rule, "apiVersion").(string)
+		resource, _ := dig(rule, "resource").(string)
+		kind, err := m.kindOf(ctx, apiVersion, resource)
+		if err != nil {
+			return nil, fmt.Errorf("child rule: %w", err)
+		}
+		group := kind + "." + apiVersion
+		children.initGroup(group)
+		path, err := m.kube.resourcePath(ctx, apiVersion, kind, ns, "")
 		if err != nil {
 			return nil, err
 		}
@@ -127,25 +113,24 @@ func (m *metacontroller) sync(ctx context.Context, ns, name string) (*syncResult
 				continue
 			}
 			// Items of a built-in list carry no apiVersion and kind.
-			it["apiVersion"], it["kind"] = ck.apiVersion, ck.kind
-			n := dig(it, "metadata", "name").(string)
-			group[n] = it
-			observed[ck.kind+"/"+n] = it
+			it["apiVersion"], it["kind"] = apiVersion, kind
+			children.insert(syncVersion, ns, group, it)
+			observed[kind+"/"+dig(it, "metadata", "name").(string)] = it
 		}
-		children[ck.kind+"."+ck.apiVersion] = group
 	}
 
-	req := obj{"controller": controllerObject, "parent": parent, "children": children, "related": related, "finalizing": false}
-	var resp obj
-	if err := m.hook.post(ctx, "/sync", req, &resp); err != nil {
+	req := obj{"controller": cc, "parent": parent, "children": children.asObj(), "related": related.asObj(), "finalizing": false}
+	var raw json.RawMessage
+	if err := m.hook.post(ctx, "/sync", req, &raw); err != nil {
 		return nil, fmt.Errorf("sync: %w", err)
 	}
-	res := &syncResult{response: resp}
-
-	desired, ok := resp["children"].([]any)
-	if !ok {
-		return nil, fmt.Errorf("sync answered children %T, want an array (null deletes every child)", resp["children"])
+	resp, err := decodeAnswer(raw, strictAnswers(cc))
+	if err != nil {
+		return nil, fmt.Errorf("sync hook at %s: %w", syncVersion, err)
 	}
+	res := &syncResult{response: resp, request: req}
+	desired := resp["children"].([]any)
+
 	want := map[string]bool{}
 	for _, d := range desired {
 		d, _ := d.(map[string]any)
@@ -189,11 +174,7 @@ func (m *metacontroller) sync(ctx context.Context, ns, name string) (*syncResult
 		m.check(ctx, res, "applying "+key)
 	}
 
-	status, ok := resp["status"].(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("sync answered status %T, want an object (null wipes the status)", resp["status"])
-	}
-	status = deepCopy(status).(map[string]any)
+	status := deepCopy(resp["status"]).(map[string]any)
 	status["observedGeneration"] = dig(parent, "metadata", "generation")
 	if !reflect.DeepEqual(status, parent["status"]) {
 		live, err := m.kube.get(ctx, parentPath)

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -26,56 +25,16 @@ type relatedRule struct {
 	NamespaceSelector any `json:"namespaceSelector"`
 }
 
-// hookVersion is the version of a hook of controllerObject ("v1" when unset,
-// Metacontroller's default).
-func hookVersion(hook string) string {
-	if v, _ := dig(controllerObject, "spec", "hooks", hook, "version").(string); v != "" {
-		return v
-	}
-	return "v1"
-}
-
-// objectKey is an object's key in a request's children or related map:
-// name under hook version v1, namespace/name under v2 (§0, §16).
-func objectKey(version string, o obj) string {
-	name, _ := dig(o, "metadata", "name").(string)
-	if ns, _ := dig(o, "metadata", "namespace").(string); version == "v2" && ns != "" {
-		return ns + "/" + name
-	}
-	return name
-}
-
-// relatedGroup is the kind a rule's resource names and its group key
-// ("Service.v1"), from the API server's discovery.
-func (m *metacontroller) relatedGroup(ctx context.Context, r relatedRule) (kind, group string, err error) {
-	p := "/apis/" + r.APIVersion
-	if !strings.Contains(r.APIVersion, "/") {
-		p = "/api/" + r.APIVersion
-	}
-	var list struct {
-		Resources []struct{ Name, Kind string } `json:"resources"`
-	}
-	if err := m.kube.do(ctx, http.MethodGet, p, "", nil, &list); err != nil {
-		return "", "", fmt.Errorf("related rule %s %s: %w", r.APIVersion, r.Resource, err)
-	}
-	for _, res := range list.Resources {
-		if res.Name == r.Resource {
-			return res.Kind, res.Kind + "." + r.APIVersion, nil
-		}
-	}
-	return "", "", fmt.Errorf("related rule names %s %q, which the API server does not serve", r.APIVersion, r.Resource)
-}
-
-// relatedObjects lists what one rule selects for a parent in parentNS, the
-// way Metacontroller's customize manager does (determineSelectionType,
+// relatedObjects lists what one rule selects for a parent in parentNS, for a
+// customize hook at version, the way Metacontroller's customize manager does
+// (pkg/controller/common/customize/manager.go: determineSelectionType,
 // matchesRelatedRule): names and a selector together, or namespace and
 // namespaceSelector together, are errors; under hook version v1 a namespaced
 // parent sees only its own namespace; under v2 a rule without namespace
 // selects from every namespace (so a rule meant for the parent's namespace
 // must say so); a rule with neither selector, namespace nor names selects
 // everything, which this harness refuses as the bug it is.
-func (m *metacontroller) relatedObjects(ctx context.Context, parentNS, kind string, r relatedRule) ([]obj, error) {
-	version := hookVersion("customize")
+func (m *metacontroller) relatedObjects(ctx context.Context, version, parentNS, kind string, r relatedRule) ([]obj, error) {
 	hasSelector := r.LabelSelector != nil
 	switch {
 	case len(r.Names) > 0 && hasSelector:

@@ -22,7 +22,10 @@ import (
 // HTTPS, path kept; a further public port answers at /<port name> with the
 // prefix stripped, another at its own path as it is. After every single
 // write of every sync no route refers to a Middleware that does not exist,
-// and every router Traefik builds is enabled.
+// and every router Traefik builds is enabled. The chart is installed with
+// its error pages, Metacontroller runs under its CompositeController, and an
+// app's 503 on every route reaches a browser as the branded page, its
+// status kept.
 func TestRoutesThroughTraefik(t *testing.T) {
 	requireStackResourceCRD(t)
 	if suite.hostErr != nil {
@@ -35,9 +38,11 @@ func TestRoutesThroughTraefik(t *testing.T) {
 	ns := newNamespace(t)
 	const appName, appHost = "shopfront", "store.e2e.test"
 	guest := host.guestIP.String()
+	rel := newPagesRelease(t, "stackdome")
+	rel.install(t, "")
 
 	// Three public ports of one app; each answers with its name and the
-	// path it was asked for.
+	// path it was asked for, and 503 to a path ending in /status/503.
 	ports := map[string]int{}
 	for _, name := range []string{"http", "admin", "api"} {
 		ln, err := host.listen(net.JoinHostPort(guest, "0"))
@@ -46,13 +51,16 @@ func TestRoutesThroughTraefik(t *testing.T) {
 		}
 		ports[name] = ln.Addr().(*net.TCPAddr).Port
 		srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, "/status/503") {
+				w.WriteHeader(http.StatusServiceUnavailable)
+			}
 			fmt.Fprintf(w, "%s %s", name, r.URL.Path)
 		})}
 		go srv.Serve(ln)
 		t.Cleanup(func() { srv.Close() })
 	}
-	hook := startStackdome(t, "--entry-points", "websecure", "--http-entry-point", "web", "--error-service-name=", "--dial-allow", host.prefix.String())
-	mc := &metacontroller{kube: k, hook: hook, afterWrite: func(ctx context.Context) error { return routable(ctx, ns) }}
+	hook := startStackdome(t, rel.hookFlags("--entry-points", "websecure", "--http-entry-point", "web")...)
+	mc := &metacontroller{kube: k, hook: hook, controller: rel.compositeController(), afterWrite: func(ctx context.Context) error { return routable(ctx, ns) }}
 	if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
 		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": appName},
 		"spec": obj{
@@ -86,10 +94,12 @@ func TestRoutesThroughTraefik(t *testing.T) {
 		}
 	}
 	want := setOf("Service/"+appName, "Deployment/"+appName, "Middleware/"+appName+"-strip", "Middleware/"+appName+"-https",
-		"IngressRoute/"+appName, "IngressRoute/"+appName+"-redirect")
+		"IngressRoute/"+appName, "IngressRoute/"+appName+"-redirect",
+		"Middleware/"+appName+"-errors", "Service/"+appName+"-error-pages", "EndpointSlice/"+appName+"-error-pages")
 	if got := childNames(res.response); !equalSets(got, want) {
 		t.Fatalf("children %v, want %v", keys(got), keys(want))
 	}
+	requirePagesCondition(t, "settled", res, "True", "Wired")
 	pods := waitPods(t, ns, "app.kubernetes.io/instance="+appName, 1)
 	runPod(t, ns, pods[0], guest)
 	waitReadyAddress(t, ns, appName, guest)
@@ -138,6 +148,22 @@ func TestRoutesThroughTraefik(t *testing.T) {
 			return (&net.Dialer{}).DialContext(ctx, network, websecure)
 		},
 	}}
+	get := func(path, accept string) (*http.Response, []byte, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+appHost+":"+strconv.Itoa(443)+path, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return resp, body, err
+	}
 	for path, body := range map[string]string{
 		"/":               "http /",
 		"/cart":           "http /cart",
@@ -145,15 +171,29 @@ func TestRoutesThroughTraefik(t *testing.T) {
 		"/admin":          "admin /",         // Traefik's stripPrefix leaves at least /
 		"/v2/orders":      "api /v2/orders",  // its own path, as it is
 	} {
-		resp, err := client.Get("https://" + appHost + ":" + strconv.Itoa(443) + path)
+		resp, got, err := get(path, "")
 		if err != nil {
 			t.Errorf("https %s: %v", path, err)
 			continue
 		}
-		got, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK || string(got) != body || resp.TLS == nil {
 			t.Errorf("https %s: %s %q (TLS %v), want 200 %q over TLS", path, resp.Status, got, resp.TLS != nil, body)
+		}
+	}
+	// Every route's 503 reaches a browser as the branded page.
+	for _, path := range []string{"/status/503", "/admin/status/503", "/v2/status/503"} {
+		resp, got, err := get(path, browserAccept)
+		if err != nil {
+			t.Errorf("https %s: %v", path, err)
+			continue
+		}
+		a := answer{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), body: string(got)}
+		if a.status != http.StatusServiceUnavailable {
+			t.Errorf("https %s: %s, want 503 kept", path, resp.Status)
+		} else if err := isPage(503, "503 Service Unavailable", "")(a); err != nil {
+			t.Errorf("https %s: %v", path, err)
+		} else {
+			t.Logf("https %s: 503 %s — the branded page", path, a.contentType)
 		}
 	}
 }

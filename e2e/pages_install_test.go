@@ -1,0 +1,101 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"testing"
+	"time"
+)
+
+// pagesRelease is the chart installed with helm in a namespace of its own,
+// its error pages served on the test host: the chart's pod runs there (made
+// Running and Ready on the test host's address), the real page server
+// (`stackdome serve`) answers on every address of the host, and the
+// error-page Service's ClusterIP is one of them, standing in for the service
+// proxy of a real cluster.
+type pagesRelease struct {
+	name, namespace string
+	errorService    string // the chart's error-page Service
+	clusterIP       netip.Addr
+	pages           *proc
+	uninstalled     bool
+}
+
+// The chart's error-page port (ports.errorPages and errorPages.service.port).
+const pagePort = 8082
+
+// newPagesRelease names a release of the chart in a new namespace; install
+// installs it.
+func newPagesRelease(t *testing.T, release string) *pagesRelease {
+	return &pagesRelease{name: release, namespace: newNamespace(t), errorService: release + "-error-pages"}
+}
+
+// install installs chart (suiteChart() unless given) as the release with
+// replicaCount=1 and the test host's pod network, plus set, and serves its
+// pages on the test host. It is uninstalled when the test ends.
+func (r *pagesRelease) install(t *testing.T, chart string, set ...string) {
+	t.Helper()
+	ctx := t.Context()
+	host := suite.host
+	if chart == "" {
+		chart = suiteChart()
+	}
+	release := r.name
+	args := []string{"install", release, chart, "--namespace", r.namespace, "--timeout", "2m",
+		"--set", "replicaCount=1", "--set", "podCIDRs={" + host.prefix.String() + "}"}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	if out, err := helm(ctx, args...); err != nil {
+		t.Fatalf("helm install: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		if !r.uninstalled {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			helm(ctx, "uninstall", release, "--namespace", r.namespace)
+		}
+	})
+	svc, err := suite.cluster.kube.get(ctx, "/api/v1/namespaces/"+r.namespace+"/services/"+r.errorService)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.clusterIP, err = netip.ParseAddr(fmt.Sprint(dig(svc, "spec", "clusterIP"))); err != nil {
+		t.Fatalf("error-page Service has no ClusterIP: %v", err)
+	}
+	if err := host.addAddress(r.clusterIP); err != nil {
+		t.Fatal(err)
+	}
+	r.pages = startPageServer(t, pagePort)
+	guest := host.guestIP.String()
+	chartPods := waitPods(t, r.namespace, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=controller", 1)
+	runPod(t, r.namespace, chartPods[0], guest)
+	waitReadyAddress(t, r.namespace, r.errorService, guest)
+}
+
+// compositeController is the name of the release's CompositeController
+// (the chart's stackdome.compositeControllerName).
+func (r *pagesRelease) compositeController() string { return r.namespace + "-" + r.name }
+
+// hookFlags are the flags of a `stackdome serve` answering this release's
+// hooks, plus extra.
+func (r *pagesRelease) hookFlags(extra ...string) []string {
+	return append([]string{
+		"--error-service-name", r.errorService,
+		"--error-service-namespace", r.namespace,
+		"--error-service-port", fmt.Sprint(pagePort),
+		"--dial-allow", suite.host.prefix.String(),
+	}, extra...)
+}
+
+// uninstall runs helm uninstall now.
+func (r *pagesRelease) uninstall(t *testing.T) {
+	t.Helper()
+	if out, err := helm(t.Context(), "uninstall", r.name, "--namespace", r.namespace); err != nil {
+		t.Fatalf("helm uninstall: %v\n%s", err, out)
+	}
+	r.uninstalled = true
+}
