@@ -28,7 +28,7 @@ image: build
 	cd tools/image && $(GO) run . -binary $(BIN)/stackdome -out $(abspath $(IMAGE)) \
 	  -repository $(IMAGE_REPOSITORY) -version $(VERSION) -revision $(REVISION) -created $(SOURCE_DATE_EPOCH)
 
-## run: serve hooks on :8080 and error pages on :8082 with the embedded defaults.
+## run: serve hooks on :8080, metrics on :8081 and error pages on :8082 with the embedded defaults.
 run:
 	$(GO) run . serve
 
