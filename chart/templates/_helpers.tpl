@@ -103,6 +103,10 @@ resolve fail here, before anything is applied. Included by every template that
 depends on them.
 */}}
 {{- define "stackdome.validate" -}}
+{{- $p := .Values.ports -}}
+{{- if or (eq (int $p.hooks) (int $p.errorPages)) (eq (int $p.hooks) (int $p.metrics)) (eq (int $p.errorPages) (int $p.metrics)) -}}
+{{- fail (printf "ports.hooks (%d), ports.errorPages (%d) and ports.metrics (%d) must all differ: each of stackdome's servers binds a port of its own, and the NetworkPolicy opens each to a different audience" (int $p.hooks) (int $p.errorPages) (int $p.metrics)) -}}
+{{- end -}}
 {{- $epm := .Values.errorPages.entryPointMiddleware -}}
 {{- if $epm.enabled -}}
 {{- if not .Values.errorPages.enabled -}}
