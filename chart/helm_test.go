@@ -50,13 +50,19 @@ func missing(t *testing.T, format string, args ...any) {
 	t.Skipf(format, args...)
 }
 
+// clusterKubeVersion is the Kubernetes the chart is rendered for, as Argo CD
+// passes the cluster's: the e2e control plane's. Without --kube-version Helm
+// renders for v1.20.0, below the chart's kubeVersion.
+const clusterKubeVersion = "v1.37.2"
+
 // install describes one `helm template` run.
 type install struct {
-	release   string   // default "stackdome"
-	namespace string   // default "stackdome"
-	set       []string // --set key=value
-	files     []string // -f testdata/<file>
-	chartDir  string   // default "."
+	release     string   // default "stackdome"
+	namespace   string   // default "stackdome"
+	set         []string // --set key=value
+	files       []string // -f testdata/<file>
+	chartDir    string   // default "."
+	kubeVersion string   // --kube-version; default clusterKubeVersion
 }
 
 func (in install) args(cmd ...string) []string {
@@ -70,7 +76,14 @@ func (in install) args(cmd ...string) []string {
 	if dir == "" {
 		dir = "."
 	}
+	kubeVersion := in.kubeVersion
+	if kubeVersion == "" {
+		kubeVersion = clusterKubeVersion
+	}
 	args := append(cmd, release, dir, "--namespace", ns)
+	if cmd[0] == "template" {
+		args = append(args, "--kube-version", kubeVersion)
+	}
 	for _, s := range in.set {
 		args = append(args, "--set", s)
 	}
