@@ -36,7 +36,7 @@ func TestPrinterColumns(t *testing.T) {
 		}},
 		{"metadata": obj{"name": "db"}, "spec": obj{
 			"type": "StatefulService", "image": "registry.example/db:16",
-			"ports": []any{obj{"name": "sql", "port": 5432}},
+			"ports":   []any{obj{"name": "sql", "port": 5432}},
 			"storage": obj{"size": "1Gi", "mountPath": "/data"},
 		}},
 	} {
