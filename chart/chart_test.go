@@ -942,8 +942,36 @@ func TestNotes(t *testing.T) {
 				"Traefik's default provider flags",
 				"stackdome-error-pages.stackdome:8082",
 				"inside 10.244.0.0/16",
+				"ready when its 2 replicas are (replicaCount)",
+				"ErrImagePull or ImagePullBackOff",
+				"     ghcr.io/stackdome/stackdome:" + chartAppVersion(t) + "\n",
+				"with no imagePullSecrets",
+				"--set image.tag=<tag>",
 			},
-			notWant: []string{"allowEmptyServices", "WARNING", "allowCrossNamespace"},
+			notWant: []string{"allowEmptyServices", "WARNING", "allowCrossNamespace", "both"},
+		},
+		"three replicas": {
+			in:      install{set: []string{"replicaCount=3"}},
+			want:    []string{"ready when its 3 replicas are"},
+			notWant: []string{"WARNING"},
+		},
+		"one replica": {
+			in:   install{set: []string{"replicaCount=1"}},
+			want: []string{"ready when its 1 replica is", "WARNING: one replica", "the PodDisruptionBudget\n   allows 1 unavailable"},
+		},
+		"one replica, no PodDisruptionBudget": {
+			in:      install{set: []string{"replicaCount=1", "podDisruptionBudget.enabled=false"}},
+			want:    []string{"WARNING: one replica"},
+			notWant: []string{"PodDisruptionBudget"},
+		},
+		"pinned by digest, from a private registry": {
+			in: install{set: []string{"image.digest=sha256:" + strings.Repeat("ab", 32), "imagePullSecrets[0].name=regcred", "imagePullSecrets[1].name=mirror"}},
+			want: []string{
+				"     ghcr.io/stackdome/stackdome@sha256:" + strings.Repeat("ab", 32) + "\n",
+				"(image.repository and image.digest), with pull secrets regcred, mirror.",
+				"--set image.digest=sha256:<digest>",
+			},
+			notWant: []string{"image.tag"},
 		},
 		"cross-namespace opt-in": {
 			in:   install{set: []string{"errorPages.crossNamespace=true"}},

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,8 +24,9 @@ import (
 // but no Metacontroller, then a CompositeController CRD whose sync hook has
 // no version field (an older Metacontroller: the API server would prune the
 // chart's version), then one whose version takes v1 only — until
-// Metacontroller's own CRD is there and the install succeeds. A failed
-// install stores no release (the chart fails while rendering).
+// Metacontroller's own CRD is there and the install succeeds, and `helm
+// status` shows the NOTES' lines for pods that cannot pull their image. A
+// failed install stores no release (the chart fails while rendering).
 func TestChartRefusesMissingPrerequisites(t *testing.T) {
 	ctx := t.Context()
 	start := time.Now()
@@ -142,7 +144,24 @@ func TestChartRefusesMissingPrerequisites(t *testing.T) {
 	t.Run("a CompositeController CRD whose sync hook takes v1 only", func(t *testing.T) { install(t, old) })
 
 	replace(t, crd)
-	t.Run(fmt.Sprintf("Metacontroller's CRD (sync version enum %s)", enum), func(t *testing.T) { install(t, "") })
+	t.Run(fmt.Sprintf("Metacontroller's CRD (sync version enum %s)", enum), func(t *testing.T) {
+		install(t, "")
+		// What an operator sees later: helm status repeats the NOTES,
+		// with how to check pods that cannot pull the image.
+		out, err := helmOn(ctx, c.kubeconfig, "status", "stackdome", "--namespace", "stackdome")
+		if err != nil {
+			t.Fatalf("helm status: %v\n%s", err, out)
+		}
+		for _, want := range []string{
+			"ErrImagePull or ImagePullBackOff",
+			"kubectl -n stackdome describe pods -l app.kubernetes.io/name=stackdome,app.kubernetes.io/instance=stackdome,app.kubernetes.io/component=controller",
+			"release pulls\n     ghcr.io/stackdome/stackdome:",
+		} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("helm status lacks %q:\n%s", want, out)
+			}
+		}
+	})
 }
 
 // compositeControllerCRD is the CompositeController CRD the suite installs
