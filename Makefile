@@ -5,7 +5,7 @@ BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
 .PHONY: build run test vet fmt-check mod-check generate bench bench-pages bench-traefik browser-test e2e tools clean
-.PHONY: image promtool
+.PHONY: image promtool chart-readme
 
 # -buildvcs=false whatever GOFLAGS says: the binary depends on the source
 # alone, not on whether the checkout is a clone or a git worktree (Go stamps
@@ -28,7 +28,7 @@ image: build
 	cd tools/image && $(GO) run . -binary $(BIN)/stackdome -out $(abspath $(IMAGE)) \
 	  -repository $(IMAGE_REPOSITORY) -version $(VERSION) -revision $(REVISION) -created $(SOURCE_DATE_EPOCH)
 
-## run: serve hooks on :8080 and error pages on :8082 with the embedded defaults.
+## run: serve hooks on :8080, metrics on :8081 and error pages on :8082 with the embedded defaults.
 run:
 	$(GO) run . serve
 
@@ -70,6 +70,11 @@ $(BIN)/helm: tools/go.mod tools/go.sum
 promtool:
 	@mkdir -p $(BIN)
 	@p=$$(tools/promtool/build.sh) && ln -sfn "$$p" $(BIN)/promtool
+
+## chart-readme: chart/README.md from Chart.yaml and values.yaml's "# --"
+## comments (chart/readme_test.go; TestChartREADME fails when it is stale).
+chart-readme:
+	$(GO) test ./chart -run '^TestChartREADME$$' -count=1 -update
 
 ## generate: the CRD from schema's Go types, copied byte for byte into the chart.
 generate: $(BIN)/controller-gen

@@ -16,6 +16,7 @@ import (
 // config is every setting of the binary.
 type config struct {
 	listen, errorPagesListen string
+	metricsListen            string
 	hooks                    hooks.Config
 	portRecheck, dialTimeout time.Duration
 	verdictTTL               time.Duration
@@ -93,8 +94,9 @@ func defineFlags(cmd string, c *config, raw *rawFlags, stderr io.Writer) *flag.F
 
 // defineServerFlags: the listeners, their HTTP limits, the lifetime and logs.
 func defineServerFlags(fs *flag.FlagSet, c *config, raw *rawFlags) {
-	fs.StringVar(&c.listen, "listen", ":8080", "address of the hooks, /healthz, /readyz and /metrics")
+	fs.StringVar(&c.listen, "listen", ":8080", "address of the hooks, /healthz and /readyz")
 	fs.StringVar(&c.errorPagesListen, "error-pages-listen", ":8082", "address of the error pages (pages only)")
+	fs.StringVar(&c.metricsListen, "metrics-listen", ":8081", "address of GET /metrics (metrics only)")
 	fs.StringVar(&c.logFormat, "log-format", "json", "log format: json or text")
 	fs.StringVar(&raw.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 25*time.Second, "how long in-flight requests may take to finish on shutdown")

@@ -30,7 +30,7 @@ var configCmp = cmp.Options{
 // flag and no variable, spelled out: a changed default shows here.
 func defaultConfig() config {
 	return config{
-		listen: ":8080", errorPagesListen: ":8082",
+		listen: ":8080", errorPagesListen: ":8082", metricsListen: ":8081",
 		hooks: hooks.Config{
 			EntryPoints:    []string{"websecure"},
 			ErrorService:   hooks.ErrorService{Name: "stackdome-error-pages", Namespace: "stackdome", Port: 8082},
@@ -59,10 +59,11 @@ func TestParseFlags(t *testing.T) {
 		"defaults": {cmd: "serve", want: func(*config) {}},
 		"every kind of flag": {
 			cmd: "serve",
-			args: []string{"--listen", "127.0.0.1:1", "--port-check-grace", "45s", "--entry-points", " web , websecure,", "--dial-allow", "10.1.2.3/16, fd00::/8",
+			args: []string{"--listen", "127.0.0.1:1", "--metrics-listen", "127.0.0.1:2", "--port-check-grace", "45s", "--entry-points", " web , websecure,", "--dial-allow", "10.1.2.3/16, fd00::/8",
 				"--error-service-port", "9000", "--log-level", "debug", "--log-format", "text", "--dial-workers", "4", "--max-header-bytes", "100"},
 			want: func(c *config) {
 				c.listen = "127.0.0.1:1"
+				c.metricsListen = "127.0.0.1:2"
 				c.hooks.PortCheckGrace = 45 * time.Second
 				c.hooks.EntryPoints = []string{"web", "websecure"}
 				c.dialAllow = []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16"), netip.MustParsePrefix("fd00::/8")}
@@ -84,8 +85,9 @@ func TestParseFlags(t *testing.T) {
 				c.hooks.HTTPEntryPoint = "http"
 				c.hooks.ErrorService.CrossNamespace = true
 			}},
-		"environment": {cmd: "serve", env: map[string]string{"STACKDOME_BOOT_GRACE": "1m", "STACKDOME_DIAL_ALLOW": "127.0.0.0/8", "STACKDOME_ERROR_SERVICE_NAME": ""},
+		"environment": {cmd: "serve", env: map[string]string{"STACKDOME_BOOT_GRACE": "1m", "STACKDOME_DIAL_ALLOW": "127.0.0.0/8", "STACKDOME_ERROR_SERVICE_NAME": "", "STACKDOME_METRICS_LISTEN": ":9100"},
 			want: func(c *config) {
+				c.metricsListen = ":9100"
 				c.hooks.BootGrace = time.Minute
 				c.dialAllow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 				c.hooks.ErrorService.Name = ""
@@ -189,10 +191,10 @@ func TestOverlayEnv(t *testing.T) {
 // underscores, as --help says.
 func TestEnvName(t *testing.T) {
 	got := map[string]string{}
-	for _, f := range []string{"port-check-grace", "f", "error-pages-listen"} {
+	for _, f := range []string{"port-check-grace", "f", "error-pages-listen", "metrics-listen"} {
 		got[f] = envName(f)
 	}
-	want := map[string]string{"port-check-grace": "STACKDOME_PORT_CHECK_GRACE", "f": "STACKDOME_F", "error-pages-listen": "STACKDOME_ERROR_PAGES_LISTEN"}
+	want := map[string]string{"port-check-grace": "STACKDOME_PORT_CHECK_GRACE", "f": "STACKDOME_F", "error-pages-listen": "STACKDOME_ERROR_PAGES_LISTEN", "metrics-listen": "STACKDOME_METRICS_LISTEN"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("variables (-want +got):\n%s", d)
 	}

@@ -13,10 +13,12 @@ import (
 // server fails. Then, in this order: /readyz turns 503 and, unless a server
 // already failed, the servers keep serving for drainDelay so that the
 // Service stops sending new requests before the listeners close (a server
-// failing meanwhile ends the drain at once); both servers stop accepting and
-// finish in-flight requests within shutdownTimeout (one still running then
+// failing meanwhile ends the drain at once); the servers, in a.servers'
+// order (hooks, error pages, metrics), stop accepting and finish in-flight
+// requests within the one shutdownTimeout they share (one still running then
 // is cut, an error); the verifier stops last, as an in-flight sync may still
-// schedule a dial. run returns after everything it started has exited: the
+// schedule a dial. The metrics server serves through the drain like the
+// others: Prometheus stops scraping a pod once its endpoint is not ready. run returns after everything it started has exited: the
 // server failure and the shutdown error joined, nil after a clean stop.
 func (a *app) run(ctx context.Context, drainDelay, shutdownTimeout time.Duration) error {
 	vctx, stopVerifier := context.WithCancel(context.Background())

@@ -105,7 +105,7 @@ func TestLifetime(t *testing.T) {
 			stop: func(cancel func(), _ map[string]func()) { cancel() },
 			want: []string{
 				"log serving", "log draining",
-				"close hooks (readyz 503: true)", "close errorPages (readyz 503: true)",
+				"close hooks (readyz 503: true)", "close errorPages (readyz 503: true)", "close metrics (readyz 503: true)",
 				"verifier stopped", "log stopped",
 			},
 			wantElapsed: drainDelay,
@@ -114,7 +114,7 @@ func TestLifetime(t *testing.T) {
 			stop: func(_ func(), fail map[string]func()) { fail["errorPages"]() },
 			want: []string{
 				"log serving", "close errorPages (readyz 503: false)", "log draining",
-				"close hooks (readyz 503: true)",
+				"close hooks (readyz 503: true)", "close metrics (readyz 503: true)",
 				"verifier stopped", "log stopped",
 			},
 			wantErr: "accept errorPages: broken",
@@ -124,7 +124,7 @@ func TestLifetime(t *testing.T) {
 			afterDrain: func(_ func(), fail map[string]func()) { fail["hooks"]() },
 			want: []string{
 				"log serving", "log draining", "close hooks (readyz 503: true)",
-				"close errorPages (readyz 503: true)",
+				"close errorPages (readyz 503: true)", "close metrics (readyz 503: true)",
 				"verifier stopped", "log stopped",
 			},
 			wantErr: "accept hooks: broken",
@@ -136,7 +136,7 @@ func TestLifetime(t *testing.T) {
 				e := &events{}
 				a := &app{log: slog.New(logEvents{e}), verifier: fakeVerifier{e}, draining: new(atomic.Bool)}
 				fail := map[string]func(){}
-				for _, n := range []string{"hooks", "errorPages"} {
+				for _, n := range []string{"hooks", "errorPages", "metrics"} {
 					ln := &fakeListener{name: n, e: e, draining: a.draining, fail: make(chan struct{}), closed: make(chan struct{})}
 					fail[n] = func() { close(ln.fail) }
 					a.servers = append(a.servers, served{n, &http.Server{Handler: http.NotFoundHandler()}, ln})
@@ -179,18 +179,36 @@ func TestLifetime(t *testing.T) {
 }
 
 // TestWireRefusesAddresses: an address that cannot be bound is an error
-// naming which listener.
+// naming which listener, and the listeners bound before it are closed again
+// (their ports can be bound at once).
 func TestWireRefusesAddresses(t *testing.T) {
+	const free = "free" // a loopback port free when the test starts
 	tests := map[string]struct {
-		listen, pages string
-		want          string
+		listen, pages, metrics string
+		want                   string
 	}{
-		"hooks": {listen: "nowhere", pages: "127.0.0.1:0", want: "listening for hooks: listen tcp: address nowhere: missing port in address"},
-		"pages": {listen: "127.0.0.1:0", pages: "nowhere", want: "listening for error pages: listen tcp: address nowhere: missing port in address"},
+		"hooks":   {listen: "nowhere", pages: free, metrics: free, want: "listening for hooks: listen tcp: address nowhere: missing port in address"},
+		"pages":   {listen: free, pages: "nowhere", metrics: free, want: "listening for error pages: listen tcp: address nowhere: missing port in address"},
+		"metrics": {listen: free, pages: free, metrics: "nowhere", want: "listening for metrics: listen tcp: address nowhere: missing port in address"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			c, err := parseFlags("serve", []string{"--listen", tc.listen, "--error-pages-listen", tc.pages}, noEnv, io.Discard)
+			var bound []string
+			addr := func(a string) string {
+				if a != free {
+					return a
+				}
+				ln, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				a = ln.Addr().String()
+				ln.Close()
+				bound = append(bound, a)
+				return a
+			}
+			args := []string{"--listen", addr(tc.listen), "--error-pages-listen", addr(tc.pages), "--metrics-listen", addr(tc.metrics)}
+			c, err := parseFlags("serve", args, noEnv, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -200,6 +218,14 @@ func TestWireRefusesAddresses(t *testing.T) {
 			}
 			if d := cmp.Diff(tc.want, err.Error()); d != "" {
 				t.Errorf("error (-want +got):\n%s", d)
+			}
+			for _, b := range bound {
+				ln, err := net.Listen("tcp", b)
+				if err != nil {
+					t.Errorf("%s still bound after wire failed: %v", b, err)
+					continue
+				}
+				ln.Close()
 			}
 		})
 	}

@@ -1,7 +1,7 @@
 // Command stackdome answers Metacontroller's hooks for StackResources and
 // serves Traefik's branded error pages.
 //
-//	stackdome [serve] [flags]          serve hooks on --listen and pages on --error-pages-listen
+//	stackdome [serve] [flags]          serve hooks on --listen, pages on --error-pages-listen, metrics on --metrics-listen
 //	stackdome sync [-f request.json]   print the answer to one sync request (stdin by default)
 //
 // Every flag can also be set as STACKDOME_<FLAG> (dashes as underscores);

@@ -64,17 +64,18 @@ func TestSyncCommandAnswersTheGoldenFixtures(t *testing.T) {
 }
 
 // TestServe runs the real servers on loopback: golden fixtures answered,
-// bad requests refused, the server still up after them, pages on their own
-// port only, and a clean stop on cancellation.
+// bad requests refused, the server still up after them, pages and metrics
+// each on their own port only (no /sync where Prometheus scrapes, no
+// /metrics where Metacontroller calls), and a clean stop on cancellation.
 func TestServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--drain-delay", "0s", "--dial-allow", "127.0.0.0/8"}, nil, pw, io.Discard)
+		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--drain-delay", "0s", "--dial-allow", "127.0.0.0/8"}, nil, pw, io.Discard)
 		pw.Close()
 	}()
-	var addrs struct{ Hooks, ErrorPages string }
+	var addrs struct{ Hooks, ErrorPages, Metrics string }
 	sc := bufio.NewScanner(pr)
 	for sc.Scan() {
 		if strings.Contains(sc.Text(), `"msg":"serving"`) {
@@ -84,7 +85,8 @@ func TestServe(t *testing.T) {
 	}
 	go io.Copy(io.Discard, pr)
 	require.NotEmpty(t, addrs.Hooks)
-	hooksURL, pagesURL := "http://"+addrs.Hooks, "http://"+addrs.ErrorPages
+	require.NotEmpty(t, addrs.Metrics)
+	hooksURL, pagesURL, metricsURL := "http://"+addrs.Hooks, "http://"+addrs.ErrorPages, "http://"+addrs.Metrics
 
 	paths, _ := filepath.Glob("testdata/sync/*.request.json")
 	for _, p := range paths {
@@ -108,6 +110,12 @@ func TestServe(t *testing.T) {
 		{"POST", hooksURL + "/sync", bytes.NewReader(bytes.Repeat([]byte("x"), 40<<20)), 413},
 		{"GET", hooksURL + "/healthz", nil, 200},
 		{"GET", hooksURL + "/readyz", nil, 200},
+		{"GET", hooksURL + "/metrics", nil, 404},
+		{"POST", metricsURL + "/sync", strings.NewReader("{}"), 404},
+		{"POST", metricsURL + "/customize", strings.NewReader("{}"), 404},
+		{"GET", metricsURL + "/healthz", nil, 404},
+		{"GET", metricsURL + "/readyz", nil, 404},
+		{"GET", metricsURL + "/_errors/503", nil, 404},
 		{"GET", pagesURL + "/healthz", nil, 404},
 		{"GET", pagesURL + "/metrics", nil, 404},
 		{"POST", pagesURL + "/sync", strings.NewReader("{}"), 404},
@@ -125,10 +133,11 @@ func TestServe(t *testing.T) {
 			require.Equal(t, 413, tc.code, "%s %s: %v", tc.method, tc.url, err)
 		}
 	}
-	resp, err := http.Get(hooksURL + "/metrics")
+	resp, err := http.Get(metricsURL + "/metrics")
 	require.NoError(t, err)
 	metrics, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode)
 	require.Contains(t, string(metrics), "stackdome_hook_requests_total")
 	require.Contains(t, string(metrics), `stackdome_error_pages_served_total{code="503",format="json"} 1`)
 

@@ -18,8 +18,9 @@ import (
 	"github.com/stackdome/stackdome/portcheck"
 )
 
-// serve runs both servers and the verifier under one lifetime: wire builds
-// them, app.run serves until ctx is cancelled, then drains and stops them.
+// serve runs the three servers (hooks, error pages, metrics) and the
+// verifier under one lifetime: wire builds them, app.run serves until ctx is
+// cancelled, then drains and stops them.
 func serve(ctx context.Context, c config, stdout io.Writer) error {
 	a, err := wire(c, newLogger(c, stdout))
 	if err != nil {
@@ -28,7 +29,7 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	return a.run(ctx, c.drainDelay, c.shutdownTimeout)
 }
 
-// app is what serve runs: the verifier, the two servers with their bound
+// app is what serve runs: the verifier, the servers with their bound
 // listeners, and the switch that turns /readyz to 503.
 type app struct {
 	log      *slog.Logger
@@ -46,7 +47,10 @@ type served struct {
 }
 
 // wire builds the metrics registry, the verifier, the error pages, the hook
-// router and both servers from c, and binds both listeners. It starts
+// router and the three servers from c, and binds their listeners: hooks,
+// health and readiness on c.listen; pages only on c.errorPagesListen;
+// GET /metrics only on c.metricsListen, so that whoever may scrape never
+// reaches /sync (the chart opens each port to its own clients). It starts
 // nothing; on an error nothing it opened stays open.
 func wire(c config, log *slog.Logger) (*app, error) {
 	reg := prometheus.NewRegistry()
@@ -63,26 +67,38 @@ func wire(c config, log *slog.Logger) (*app, error) {
 
 	draining := new(atomic.Bool)
 	h := &hooks.Handler{Config: c.hooks, Verifier: verifier, Log: log, Metrics: hooks.NewMetrics(reg), MaxBody: c.maxBody}
-	router := hooks.Router(h, func() bool { return !draining.Load() }, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	// No metrics handler: the hook port serves no /metrics (404).
+	router := hooks.Router(h, func() bool { return !draining.Load() }, nil)
 
-	hookLn, err := net.Listen("tcp", c.listen)
-	if err != nil {
-		return nil, fmt.Errorf("listening for hooks: %w", err)
+	// Stopped in this order (app.run): metrics last, so that a scrape
+	// during the stop still reads what the other two servers finished.
+	servers := []served{
+		{name: "hooks", srv: newServer(router, c.http, log)},
+		{name: "errorPages", srv: newServer(pages, c.http, log)},
+		{name: "metrics", srv: newServer(metricsHandler(reg), c.http, log)},
 	}
-	pageLn, err := net.Listen("tcp", c.errorPagesListen)
-	if err != nil {
-		hookLn.Close()
-		return nil, fmt.Errorf("listening for error pages: %w", err)
+	addrs := []struct{ addr, what string }{
+		{c.listen, "hooks"}, {c.errorPagesListen, "error pages"}, {c.metricsListen, "metrics"},
 	}
-	return &app{
-		log:      log,
-		verifier: verifier,
-		servers: []served{
-			{"hooks", newServer(router, c.http, log), hookLn},
-			{"errorPages", newServer(pages, c.http, log), pageLn},
-		},
-		draining: draining,
-	}, nil
+	for i, a := range addrs {
+		ln, err := net.Listen("tcp", a.addr)
+		if err != nil {
+			for _, s := range servers[:i] {
+				s.ln.Close()
+			}
+			return nil, fmt.Errorf("listening for %s: %w", a.what, err)
+		}
+		servers[i].ln = ln
+	}
+	return &app{log: log, verifier: verifier, servers: servers, draining: draining}, nil
+}
+
+// metricsHandler serves reg on GET (and HEAD) /metrics and answers 404 to
+// every other path: the metrics port takes no hook and no health check.
+func metricsHandler(reg *prometheus.Registry) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	return mux
 }
 
 func newServer(h http.Handler, l httpLimits, log *slog.Logger) *http.Server {

@@ -2,6 +2,7 @@ package chart
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,7 +36,8 @@ var renderCases = map[string]install{
 	"service monitor": {set: []string{
 		"serviceMonitor.enabled=true", "serviceMonitor.namespace=monitoring", "networkPolicy.monitoringNamespace=monitoring",
 	}},
-	"all flags":     {files: []string{"all-flags.yaml"}},
+	"all flags": {files: []string{"all-flags.yaml"}},
+	"Metacontroller and Prometheus in one namespace": {files: []string{"one-namespace.yaml"}},
 	"other release": {release: "edge", namespace: "platform"},
 	"monitoring":    {files: []string{"monitoring.yaml"}},
 	"monitoring, other release, no StackResource alerts": {release: "edge", namespace: "platform", set: []string{
@@ -86,7 +88,8 @@ func TestRenderedObjects(t *testing.T) {
 			crd, "CompositeController stackdome-stackdome", "Deployment stackdome/stackdome", "Service stackdome/stackdome",
 		}, errorPages),
 		"service monitor": with(base, errorPages, []string{"ServiceMonitor monitoring/stackdome"}),
-		"all flags":       with(base, errorPages),
+		"Metacontroller and Prometheus in one namespace": with(base, errorPages, []string{"ServiceMonitor stackdome/stackdome"}),
+		"all flags": with(base, errorPages),
 		"monitoring": with(base, errorPages, []string{
 			"ConfigMap grafana/stackdome-dashboard",
 			"ConfigMap kube-state-metrics/stackdome-kube-state-metrics",
@@ -236,6 +239,8 @@ func TestLintStrict(t *testing.T) {
 			continue // lint takes no release name
 		}
 		t.Run(name, func(t *testing.T) {
+			// helm lint takes no --api-versions: the prerequisite check's
+			// fail is an [INFO] line in lint mode, and the rest is linted.
 			args := []string{"lint", ".", "--strict", "--namespace", "stackdome"}
 			for _, s := range in.set {
 				args = append(args, "--set", s)
@@ -270,6 +275,8 @@ func TestValuesSchemaRejects(t *testing.T) {
 		"unknown log format":        {set: "config.logFormat=xml", want: "value must be one of 'json', 'text'"},
 		"not a CIDR":                {set: "podCIDRs={10.0.0.0}", want: "at '/podCIDRs/0'"},
 		"port out of range":         {set: "ports.hooks=70000", want: "at '/ports/hooks': maximum"},
+		"metrics port out of range": {set: "ports.metrics=0", want: "at '/ports/metrics': minimum"},
+		"pod selector typo":         {set: "networkPolicy.metacontrollerPodSelector.matchLabel.app=mc", want: "additional properties 'matchLabel' not allowed"},
 		"resync not positive":       {set: "compositeController.resyncPeriodSeconds=0", want: "at '/compositeController/resyncPeriodSeconds'"},
 		"namespace not a name":      {set: "networkPolicy.metacontrollerNamespace=Meta_Controller", want: "at '/networkPolicy/metacontrollerNamespace'"},
 		"typo in prometheusRule":    {set: "prometheusRule.stalledAfter=5m", want: "additional properties 'stalledAfter' not allowed"},
@@ -421,6 +428,7 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 			wantArgs: []string{
 				"--listen=:8080",
 				"--error-pages-listen=:8082",
+				"--metrics-listen=:8081",
 				"--port-check-grace=3m",
 				"--verdict-requeue=10s",
 				"--boot-grace=5m",
@@ -442,7 +450,7 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 				"--error-service-namespace=stackdome",
 				"--error-service-port=8082",
 			},
-			wantPorts: []int32{8080, 8082},
+			wantPorts: []int32{8080, 8082, 8081},
 		},
 		"all flags": {
 			in:        renderCases["all flags"],
@@ -451,6 +459,7 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 			wantArgs: []string{
 				"--listen=:9080",
 				"--error-pages-listen=:9082",
+				"--metrics-listen=:9081",
 				"--port-check-grace=4m",
 				"--verdict-requeue=15s",
 				"--boot-grace=7m",
@@ -473,7 +482,7 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 				"--error-service-port=8090",
 				"--max-body=2097152",
 			},
-			wantPorts: []int32{9080, 9082},
+			wantPorts: []int32{9080, 9082, 9081},
 		},
 		"allow every address": {
 			in:        install{set: []string{"podCIDRs=null", "image.digest=sha256:" + strings.Repeat("ab", 32)}},
@@ -482,6 +491,7 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 			wantArgs: []string{
 				"--listen=:8080",
 				"--error-pages-listen=:8082",
+				"--metrics-listen=:8081",
 				"--port-check-grace=3m",
 				"--verdict-requeue=10s",
 				"--boot-grace=5m",
@@ -503,7 +513,7 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 				"--error-service-namespace=stackdome",
 				"--error-service-port=8082",
 			},
-			wantPorts: []int32{8080, 8082},
+			wantPorts: []int32{8080, 8082, 8081},
 		},
 	}
 	for name, tc := range tests {
@@ -582,6 +592,10 @@ func TestReferencesResolve(t *testing.T) {
 			pagesListen, _ := arg("error-pages-listen")
 			if pagesListen != ":"+strconv.Itoa(int(containerPort("errors"))) {
 				t.Errorf("--error-pages-listen=%s, container port errors is %d", pagesListen, containerPort("errors"))
+			}
+			metricsListen, _ := arg("metrics-listen")
+			if metricsListen != ":"+strconv.Itoa(int(containerPort("metrics"))) {
+				t.Errorf("--metrics-listen=%s, container port metrics is %d", metricsListen, containerPort("metrics"))
 			}
 
 			services := map[string]*corev1.Service{}
@@ -687,8 +701,24 @@ func TestReferencesResolve(t *testing.T) {
 							matched = append(matched, s.Name)
 						}
 					}
+					// The hooks Service: its name is the job label the
+					// alerts select (stackdome.metricsSelector).
 					if diff := cmp.Diff([]string{cc.Spec.Hooks.Sync.Webhook.Service.Name}, matched); diff != "" {
 						t.Errorf("ServiceMonitor selects (-want +got):\n%s", diff)
+					}
+					// Every endpoint scrapes the metrics port, never the hooks port.
+					for _, ep := range v.Spec.Endpoints {
+						target := ""
+						for _, name := range matched {
+							for _, p := range services[name].Spec.Ports {
+								if p.Name == ep.Port {
+									target = p.TargetPort.StrVal
+								}
+							}
+						}
+						if target == "" || containerPort(target) != containerPort("metrics") || ep.Path != "/metrics" {
+							t.Errorf("ServiceMonitor endpoint port %q path %q reaches container port %q, want GET /metrics on the metrics port", ep.Port, ep.Path, target)
+						}
 					}
 					if diff := cmp.Diff([]string{ns}, v.Spec.NamespaceSelector.MatchNames); diff != "" {
 						t.Errorf("ServiceMonitor namespaces (-want +got):\n%s", diff)
@@ -808,46 +838,6 @@ func TestTerminationGracePeriod(t *testing.T) {
 	}
 }
 
-func TestNetworkPolicy(t *testing.T) {
-	fromNamespace := func(ns string) []networkingv1.NetworkPolicyPeer {
-		return []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{
-			MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns},
-		}}}
-	}
-	port := func(name string) []networkingv1.NetworkPolicyPort {
-		p := intstr.FromString(name)
-		return []networkingv1.NetworkPolicyPort{{Port: &p, Protocol: ptr(corev1.ProtocolTCP)}}
-	}
-	hooks := networkingv1.NetworkPolicyIngressRule{From: fromNamespace("metacontroller"), Ports: port("http")}
-	pages := networkingv1.NetworkPolicyIngressRule{Ports: port("errors")} // from anywhere
-	tests := map[string]struct {
-		set  []string
-		want []networkingv1.NetworkPolicyIngressRule
-	}{
-		"defaults":        {want: []networkingv1.NetworkPolicyIngressRule{hooks, pages}},
-		"error pages off": {set: []string{"errorPages.enabled=false"}, want: []networkingv1.NetworkPolicyIngressRule{hooks}},
-		"metacontroller elsewhere": {
-			set:  []string{"networkPolicy.metacontrollerNamespace=kube-system"},
-			want: []networkingv1.NetworkPolicyIngressRule{{From: fromNamespace("kube-system"), Ports: port("http")}, pages},
-		},
-		"prometheus may scrape": {
-			set:  []string{"networkPolicy.monitoringNamespace=monitoring"},
-			want: []networkingv1.NetworkPolicyIngressRule{hooks, {From: fromNamespace("monitoring"), Ports: port("http")}, pages},
-		},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			np := find[*networkingv1.NetworkPolicy](t, decode(t, render(t, install{set: tc.set})), "NetworkPolicy")
-			if diff := cmp.Diff([]networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, np.Spec.PolicyTypes); diff != "" {
-				t.Errorf("policyTypes (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.want, np.Spec.Ingress); diff != "" {
-				t.Errorf("ingress rules (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 func TestCatchAllIngressRoute(t *testing.T) {
 	objs := decode(t, render(t, install{set: []string{"errorPages.catchAll.entryPoints={websecure}"}}))
 	ir := find[*ingressRoute](t, objs, "IngressRoute")
@@ -912,25 +902,31 @@ func TestCRDServesTheParent(t *testing.T) {
 	t.Fatalf("the CRD does not serve %s", version)
 }
 
-// notes renders NOTES.txt, which `helm template` never prints, through a
-// copy of the chart with a template that includes it.
+// notes renders NOTES.txt, which `helm template` never prints.
 func notes(t *testing.T, in install) string {
+	t.Helper()
+	return includeTemplate(t, in, "stackdome/templates/NOTES.txt")
+}
+
+// includeTemplate renders the named template (a file or a define) through a
+// copy of the chart with a template that includes it.
+func includeTemplate(t *testing.T, in install, name string) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS(".")); err != nil {
 		t.Fatal(err)
 	}
-	probe := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: notes\ndata:\n  notes: {{ include \"stackdome/templates/NOTES.txt\" . | toJson }}\n"
-	if err := os.WriteFile(filepath.Join(dir, "templates", "zz-notes.yaml"), []byte(probe), 0o644); err != nil {
+	probe := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: probe\ndata:\n  out: {{ include %q . | toJson }}\n", name)
+	if err := os.WriteFile(filepath.Join(dir, "templates", "zz-probe.yaml"), []byte(probe), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	in.chartDir = dir // values files stay relative to the package directory
-	out, err := runHelm(t, in.args("template", "--show-only", "templates/zz-notes.yaml")...)
+	out, err := runHelm(t, in.args("template", "--show-only", "templates/zz-probe.yaml")...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cm := find[*corev1.ConfigMap](t, decode(t, out), "ConfigMap")
-	return cm.Data["notes"]
+	return cm.Data["out"]
 }
 
 func TestNotes(t *testing.T) {
@@ -946,8 +942,36 @@ func TestNotes(t *testing.T) {
 				"Traefik's default provider flags",
 				"stackdome-error-pages.stackdome:8082",
 				"inside 10.244.0.0/16",
+				"ready when its 2 replicas are (replicaCount)",
+				"ErrImagePull or ImagePullBackOff",
+				"     ghcr.io/stackdome/stackdome:" + chartAppVersion(t) + "\n",
+				"with no imagePullSecrets",
+				"--set image.tag=<tag>",
 			},
-			notWant: []string{"allowEmptyServices", "WARNING", "allowCrossNamespace"},
+			notWant: []string{"allowEmptyServices", "WARNING", "allowCrossNamespace", "both"},
+		},
+		"three replicas": {
+			in:      install{set: []string{"replicaCount=3"}},
+			want:    []string{"ready when its 3 replicas are"},
+			notWant: []string{"WARNING"},
+		},
+		"one replica": {
+			in:   install{set: []string{"replicaCount=1"}},
+			want: []string{"ready when its 1 replica is", "WARNING: one replica", "the PodDisruptionBudget\n   allows 1 unavailable"},
+		},
+		"one replica, no PodDisruptionBudget": {
+			in:      install{set: []string{"replicaCount=1", "podDisruptionBudget.enabled=false"}},
+			want:    []string{"WARNING: one replica"},
+			notWant: []string{"PodDisruptionBudget"},
+		},
+		"pinned by digest, from a private registry": {
+			in: install{set: []string{"image.digest=sha256:" + strings.Repeat("ab", 32), "imagePullSecrets[0].name=regcred", "imagePullSecrets[1].name=mirror"}},
+			want: []string{
+				"     ghcr.io/stackdome/stackdome@sha256:" + strings.Repeat("ab", 32) + "\n",
+				"(image.repository and image.digest), with pull secrets regcred, mirror.",
+				"--set image.digest=sha256:<digest>",
+			},
+			notWant: []string{"image.tag"},
 		},
 		"cross-namespace opt-in": {
 			in:   install{set: []string{"errorPages.crossNamespace=true"}},
@@ -968,7 +992,15 @@ func TestNotes(t *testing.T) {
 		},
 		"service monitor blocked by the policy": {
 			in:   install{set: []string{"serviceMonitor.enabled=true"}},
-			want: []string{"networkPolicy.monitoringNamespace is empty"},
+			want: []string{"networkPolicy.monitoringNamespace is empty", "from the metrics port (8081)"},
+		},
+		"Metacontroller and Prometheus in one namespace, no pod selector": {
+			in:   install{set: []string{"networkPolicy.metacontrollerNamespace=platform", "networkPolicy.monitoringNamespace=platform"}},
+			want: []string{`share namespace "platform"`, "Prometheus included, may call the hooks (/sync)"},
+		},
+		"Metacontroller and Prometheus in one namespace, pod selectors": {
+			in:      renderCases["Metacontroller and Prometheus in one namespace"],
+			notWant: []string{"WARNING"},
 		},
 		"allow every address": {
 			in:   install{set: []string{"podCIDRs=null"}},

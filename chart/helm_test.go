@@ -50,13 +50,31 @@ func missing(t *testing.T, format string, args ...any) {
 	t.Skipf(format, args...)
 }
 
+// clusterKubeVersion is the Kubernetes the chart is rendered for, as Argo CD
+// passes the cluster's: the e2e control plane's. Without --kube-version Helm
+// renders for v1.20.0, below the chart's kubeVersion.
+const clusterKubeVersion = "v1.37.2"
+
+// clusterAPIs are the APIs of a cluster ready for stackdome, as Argo CD
+// passes a cluster's to helm template (--api-versions): Metacontroller's
+// CompositeController and Traefik's IngressRoute and Middleware. Without
+// them the chart refuses to render (crdCheck).
+var clusterAPIs = []string{
+	"metacontroller.k8s.io/v1alpha1", "metacontroller.k8s.io/v1alpha1/CompositeController",
+	"traefik.io/v1alpha1", "traefik.io/v1alpha1/IngressRoute", "traefik.io/v1alpha1/Middleware",
+}
+
 // install describes one `helm template` run.
 type install struct {
-	release   string   // default "stackdome"
-	namespace string   // default "stackdome"
-	set       []string // --set key=value
-	files     []string // -f testdata/<file>
-	chartDir  string   // default "."
+	release     string   // default "stackdome"
+	namespace   string   // default "stackdome"
+	set         []string // --set key=value
+	files       []string // -f testdata/<file>
+	chartDir    string   // default "."
+	kubeVersion string   // --kube-version; default clusterKubeVersion
+	// apiVersions are passed as --api-versions; nil: clusterAPIs, an empty
+	// slice: none, as plain helm template renders.
+	apiVersions []string
 }
 
 func (in install) args(cmd ...string) []string {
@@ -70,7 +88,21 @@ func (in install) args(cmd ...string) []string {
 	if dir == "" {
 		dir = "."
 	}
+	kubeVersion := in.kubeVersion
+	if kubeVersion == "" {
+		kubeVersion = clusterKubeVersion
+	}
 	args := append(cmd, release, dir, "--namespace", ns)
+	apis := in.apiVersions
+	if apis == nil {
+		apis = clusterAPIs
+	}
+	if cmd[0] == "template" {
+		args = append(args, "--kube-version", kubeVersion)
+		for _, a := range apis {
+			args = append(args, "--api-versions", a)
+		}
+	}
 	for _, s := range in.set {
 		args = append(args, "--set", s)
 	}

@@ -184,6 +184,11 @@ func servesResource(ctx context.Context, k *kube, apiVersion, resource string) b
 // helm runs bin/helm (built by `make tools`) against the test cluster, with
 // its config, cache and data kept in the run's scratch directory.
 func helm(ctx context.Context, args ...string) ([]byte, error) {
+	return helmOn(ctx, suite.cluster.kubeconfig, args...)
+}
+
+// helmOn runs bin/helm against the cluster of kubeconfig.
+func helmOn(ctx context.Context, kubeconfig string, args ...string) ([]byte, error) {
 	bin := filepath.Join(suite.root, "bin", "helm")
 	if _, err := os.Stat(bin); err != nil {
 		return nil, err
@@ -191,12 +196,12 @@ func helm(ctx context.Context, args ...string) ([]byte, error) {
 	home := filepath.Join(suite.tmp, "helm")
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append(args, "--kubeconfig", suite.cluster.kubeconfig)...)
+	cmd := exec.CommandContext(ctx, bin, append(args, "--kubeconfig", kubeconfig)...)
 	cmd.Env = append(os.Environ(),
 		"HELM_CACHE_HOME="+filepath.Join(home, "cache"),
 		"HELM_CONFIG_HOME="+filepath.Join(home, "config"),
 		"HELM_DATA_HOME="+filepath.Join(home, "data"),
-		"KUBECONFIG="+suite.cluster.kubeconfig,
+		"KUBECONFIG="+kubeconfig,
 	)
 	return cmd.CombinedOutput()
 }

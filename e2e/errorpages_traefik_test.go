@@ -357,6 +357,7 @@ func startPageServer(t *testing.T, port int) *proc {
 	p, err := host.startProc(t.TempDir(), "stackdome-pages", bin, "serve",
 		"--listen", hooksAddr,
 		"--error-pages-listen", ":"+strconv.Itoa(port),
+		"--metrics-listen", net.JoinHostPort(host.guestIP.String(), "8081"),
 		"--drain-delay", "0s", "--log-format", "text")
 	if err != nil {
 		t.Fatal(err)

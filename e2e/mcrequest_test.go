@@ -27,7 +27,7 @@ import (
 // once, with `helm template`, so the emulation always registers the hooks
 // at the versions the chart does.
 var chartController = sync.OnceValues(func() (obj, error) {
-	out, err := helm(context.Background(), "template", "stackdome", suiteChart(), "--namespace", "stackdome",
+	out, err := helm(context.Background(), "template", "stackdome", suiteChart(), "--namespace", "stackdome", "--kube-version", "v1.37.2",
 		"--api-versions", "metacontroller.k8s.io/v1alpha1", "--api-versions", "traefik.io/v1alpha1",
 		"--show-only", "templates/compositecontroller.yaml")
 	if err != nil {

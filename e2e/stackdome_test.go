@@ -55,7 +55,7 @@ func buildStackdome(t *testing.T) string {
 func startStackdome(t *testing.T, flags ...string) *stackdomeServer {
 	t.Helper()
 	bin := buildStackdome(t)
-	ports, err := freePorts(2)
+	ports, err := freePorts(3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,6 +63,7 @@ func startStackdome(t *testing.T, flags ...string) *stackdomeServer {
 	args := append([]string{"serve",
 		"--listen", listen,
 		"--error-pages-listen", "127.0.0.1:" + strconv.Itoa(ports[1]),
+		"--metrics-listen", "127.0.0.1:" + strconv.Itoa(ports[2]),
 		// Nothing routes to this instance: stop at once when the test ends.
 		"--drain-delay", "0s",
 		"--log-format", "text",

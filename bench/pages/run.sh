@@ -70,7 +70,7 @@ if [ "$SERVER" != pageserver ] && grep -qs 'error-pages-listen' main.go flags.go
 	go build -o "$tmp/stackdome" .
 	sd_kind="stackdome binary (serve --error-pages-listen)"
 	GOMAXPROCS=1 spawn "$SERVER_CPU" "$tmp/stackdome.log" "$tmp/stackdome" serve --listen 127.0.0.1:0 \
-		--error-pages-listen "127.0.0.1:$sd_port"
+		--error-pages-listen "127.0.0.1:$sd_port" --metrics-listen 127.0.0.1:0
 else
 	go build -o "$tmp/pageserver" ./bench/pages/pageserver
 	sd_kind="bench/pages/pageserver (errorpages.New + http.Server; main.go has no --error-pages-listen yet)"

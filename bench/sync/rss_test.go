@@ -48,8 +48,8 @@ func BenchmarkRSS10k(b *testing.B) {
 		b.Fatalf("building stackdome: %v", err)
 	}
 	for range b.N {
-		proc, addr := startBinary(b, bin, "--dial-allow", "127.0.0.0/8")
-		url := "http://" + addr
+		proc, hooksAddr, metricsAddr := startBinary(b, bin, "--dial-allow", "127.0.0.0/8")
+		url, metricsURL := "http://"+hooksAddr, "http://"+metricsAddr
 		c := newClient(clients)
 		if _, err := post(c, url+"/sync", p.For(n)); err != nil { // warm up, outside the n
 			b.Fatal(err)
@@ -76,14 +76,14 @@ func BenchmarkRSS10k(b *testing.B) {
 		// Wait for the verifier to store every verdict: the cache is full.
 		deadline := time.Now().Add(time.Minute)
 		var cached float64
-		for cached = metric(b, c, url, "stackdome_portcheck_cached_entries"); cached < n+1; cached = metric(b, c, url, "stackdome_portcheck_cached_entries") {
+		for cached = metric(b, c, metricsURL, "stackdome_portcheck_cached_entries"); cached < n+1; cached = metric(b, c, metricsURL, "stackdome_portcheck_cached_entries") {
 			if time.Now().After(deadline) {
 				b.Fatalf("the verifier holds %v verdicts, want %d", cached, n+1)
 			}
 			time.Sleep(50 * time.Millisecond) // polling a condition, with a deadline
 		}
 		rss := vmRSS(b, proc.Pid)
-		heap := metric(b, c, url, "go_memstats_heap_inuse_bytes")
+		heap := metric(b, c, metricsURL, "go_memstats_heap_inuse_bytes")
 		b.ReportMetric(float64(rss)/(1<<20), "rss-MiB")
 		b.ReportMetric(float64(base)/(1<<20), "rss-at-start-MiB")
 		b.ReportMetric(float64(rss-base)/n, "B/resource")
@@ -96,10 +96,11 @@ func BenchmarkRSS10k(b *testing.B) {
 }
 
 // startBinary starts bin serve on loopback with args and returns its
-// process and hooks address, read from its "serving" log line. The
+// process, hooks address and metrics address, read from its "serving" log
+// line. The
 // process is killed at cleanup if still running.
-func startBinary(tb testing.TB, bin string, args ...string) (*os.Process, string) {
-	cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--drain-delay", "0s"}, args...)...)
+func startBinary(tb testing.TB, bin string, args ...string) (proc *os.Process, hooks, metrics string) {
+	cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--drain-delay", "0s"}, args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -111,14 +112,14 @@ func startBinary(tb testing.TB, bin string, args ...string) (*os.Process, string
 	tb.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
-		var line struct{ Msg, Hooks string }
+		var line struct{ Msg, Hooks, Metrics string }
 		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "serving" {
 			go io.Copy(io.Discard, out)
-			return cmd.Process, line.Hooks
+			return cmd.Process, line.Hooks, line.Metrics
 		}
 	}
 	tb.Fatalf("stackdome exited before serving: %v", sc.Err())
-	return nil, ""
+	return nil, "", ""
 }
 
 // vmRSS is the resident set of pid in bytes, from /proc/<pid>/status.

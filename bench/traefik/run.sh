@@ -106,7 +106,7 @@ go build -o "$tmp/stackdome" .
 # --- stackdome's page server on the test host.
 sd_port=8082
 spawn "$tmp/stackdome.log" env $SD_ENV nsenter "$ns" "$tmp/stackdome" serve --listen "$guest_ip:8080" \
-	--error-pages-listen "$guest_ip:$sd_port" --log-format text
+	--error-pages-listen "$guest_ip:$sd_port" --metrics-listen "$guest_ip:8081" --log-format text
 wait_http "http://$guest_ip:$sd_port/_errors/404"
 curl -s -H 'Accept: text/html' -D "$tmp/sd.headers" -o "$tmp/404.html" "http://$guest_ip:$sd_port/_errors/404"
 

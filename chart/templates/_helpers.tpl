@@ -103,6 +103,10 @@ resolve fail here, before anything is applied. Included by every template that
 depends on them.
 */}}
 {{- define "stackdome.validate" -}}
+{{- $p := .Values.ports -}}
+{{- if or (eq (int $p.hooks) (int $p.errorPages)) (eq (int $p.hooks) (int $p.metrics)) (eq (int $p.errorPages) (int $p.metrics)) -}}
+{{- fail (printf "ports.hooks (%d), ports.errorPages (%d) and ports.metrics (%d) must all differ: each of stackdome's servers binds a port of its own, and the NetworkPolicy opens each to a different audience" (int $p.hooks) (int $p.errorPages) (int $p.metrics)) -}}
+{{- end -}}
 {{- $epm := .Values.errorPages.entryPointMiddleware -}}
 {{- if $epm.enabled -}}
 {{- if not .Values.errorPages.enabled -}}
@@ -111,6 +115,66 @@ depends on them.
 {{- $want := include "stackdome.entryPointMiddlewareReference" . -}}
 {{- if ne $epm.reference $want -}}
 {{- fail (printf "errorPages.entryPointMiddleware.reference is %q but this release renders the Middleware %q in namespace %q: Traefik resolves only %q. Set the reference (and Traefik's ports.<entrypoint>.http.middlewares) to exactly that" $epm.reference (include "stackdome.entryPointMiddlewareName" .) .Release.Namespace $want) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Prerequisites */}}
+
+{{/*
+The oldest Metacontroller whose CompositeController CRD takes
+hooks.sync.version v2. The one place the chart names it: the messages below
+and NOTES include it, and a test holds docs/install.md to it.
+*/}}
+{{- define "stackdome.minMetacontroller" -}}4.17.2{{- end -}}
+
+{{/*
+Fails, naming what to install first, when the cluster lacks what stackdome
+runs on (crdCheck=false skips it):
+- the APIs, from .Capabilities: discovery on install and upgrade, the
+  --api-versions given to helm template. Either group/version/Kind or the
+  bare group/version counts (Traefik's CRDs come as one bundle).
+- on a live cluster (lookup answers nothing under helm template and
+  --dry-run, so this part is skipped there): a CompositeController CRD whose
+  hooks.sync.version accepts v2. An older Metacontroller's CRD lacks the
+  field, the API server prunes it, and Metacontroller calls the sync hook at
+  v1, which never carries the error-page objects of the release namespace.
+*/}}
+{{- define "stackdome.prerequisites" -}}
+{{- /* Unless explicitly false: a release upgraded with --reuse-values from before crdCheck existed has none. */ -}}
+{{- if ne (toString .Values.crdCheck) "false" -}}
+{{- $min := include "stackdome.minMetacontroller" . -}}
+{{- $caps := .Capabilities.APIVersions -}}
+{{- $missing := list -}}
+{{- if not (or ($caps.Has "metacontroller.k8s.io/v1alpha1/CompositeController") ($caps.Has "metacontroller.k8s.io/v1alpha1")) -}}
+{{- $missing = append $missing (printf "Metacontroller %s or later (API metacontroller.k8s.io/v1alpha1 CompositeController)" $min) -}}
+{{- end -}}
+{{- $traefik := list -}}
+{{- range list "IngressRoute" "Middleware" -}}
+{{- if not (or ($caps.Has (printf "traefik.io/v1alpha1/%s" .)) ($caps.Has "traefik.io/v1alpha1")) -}}
+{{- $traefik = append $traefik . -}}
+{{- end -}}
+{{- end -}}
+{{- if $traefik -}}
+{{- $missing = append $missing (printf "Traefik v3's CRDs (API traefik.io/v1alpha1 %s)" (join ", " $traefik)) -}}
+{{- end -}}
+{{- if $missing -}}
+{{- fail (printf "this cluster does not serve what stackdome runs on; install first: %s (docs/install.md, Prerequisites). Rendering without a cluster: pass the cluster's APIs with --api-versions (Argo CD does), or set crdCheck=false" (join "; " $missing)) -}}
+{{- end -}}
+{{- $crd := lookup "apiextensions.k8s.io/v1" "CustomResourceDefinition" "" "compositecontrollers.metacontroller.k8s.io" -}}
+{{- if $crd -}}
+{{- $ok := false -}}
+{{- range $crd.spec.versions -}}
+{{- if eq .name "v1alpha1" -}}
+{{- $version := dig "schema" "openAPIV3Schema" "properties" "spec" "properties" "hooks" "properties" "sync" "properties" "version" dict . -}}
+{{- if and $version (or (not (hasKey $version "enum")) (has "v2" $version.enum)) -}}
+{{- $ok = true -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if not $ok -}}
+{{- fail (printf "the installed CompositeController CRD (compositecontrollers.metacontroller.k8s.io) has no hooks.sync.version v2: it is from a Metacontroller older than %s, whose API server would drop the chart's sync hook version and call the hook at v1, so StackResources would get no error pages. Upgrade Metacontroller and its CRDs to %s or later first" $min $min) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

@@ -38,7 +38,12 @@ func tool(t *testing.T, name string) string {
 // rendered documents, each as YAML.
 func render(t *testing.T, set ...string) [][]byte {
 	t.Helper()
-	args := []string{"template", "stackdome", filepath.Join(repoRoot, "chart"), "--namespace", "stackdome"}
+	// --kube-version: without it Helm renders for v1.20.0, below the chart's
+	// kubeVersion (the e2e control plane's, as Argo CD passes the cluster's).
+	// --api-versions: the prerequisites a cluster running stackdome serves.
+	args := []string{"template", "stackdome", filepath.Join(repoRoot, "chart"), "--namespace", "stackdome", "--kube-version", "v1.37.2",
+		"--api-versions", "metacontroller.k8s.io/v1alpha1/CompositeController",
+		"--api-versions", "traefik.io/v1alpha1/IngressRoute", "--api-versions", "traefik.io/v1alpha1/Middleware"}
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}

@@ -78,7 +78,7 @@ func (e *buildError) Error() string { return "go build: " + e.err.Error() + "\n"
 
 // stackdomeExports runs the real `stackdome serve` on loopback, makes each of
 // its metric families appear — a sync that asks for a dial, a customize, an
-// error page — and returns what /metrics then serves. The dial it asks for
+// error page — and returns what /metrics on its metrics port then serves. The dial it asks for
 // targets a fixture pod IP outside --dial-allow, so nothing is dialed.
 func stackdomeExports(t *testing.T) map[string]*dto.MetricFamily {
 	t.Helper()
@@ -86,7 +86,7 @@ func stackdomeExports(t *testing.T) map[string]*dto.MetricFamily {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "serve", "--listen=127.0.0.1:0", "--error-pages-listen=127.0.0.1:0",
+	cmd := exec.Command(bin, "serve", "--listen=127.0.0.1:0", "--error-pages-listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0",
 		"--drain-delay=0s", "--log-format=json", "--dial-allow=127.255.255.254/32")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -117,7 +117,7 @@ func stackdomeExports(t *testing.T) map[string]*dto.MetricFamily {
 	case <-time.After(scrapeTimeout):
 		t.Fatal("stackdome serve logged no serving line")
 	}
-	hooks, pages := "http://"+addrs["hooks"].(string), "http://"+addrs["errorPages"].(string)
+	hooks, pages, metrics := "http://"+addrs["hooks"].(string), "http://"+addrs["errorPages"].(string), "http://"+addrs["metrics"].(string)
 	client := &http.Client{Timeout: scrapeTimeout}
 	do := func(method, url, file string) []byte {
 		t.Helper()
@@ -149,7 +149,7 @@ func stackdomeExports(t *testing.T) map[string]*dto.MetricFamily {
 	do("GET", pages+"/_errors/503", "")
 
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(do("GET", hooks+"/metrics", "")))
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(do("GET", metrics+"/metrics", "")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,177 @@
+package chart
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// source is a pod that tries to reach stackdome: its namespace and labels.
+type source struct {
+	namespace string
+	labels    labels.Set
+}
+
+// The pods the NetworkPolicy tests knock with: Metacontroller and Prometheus
+// in namespaces of their own, Traefik, and a namespace "platform" where
+// Metacontroller and Prometheus run side by side with a pod that is neither.
+var policySources = map[string]source{
+	"metacontroller":          {"metacontroller", labels.Set{"app.kubernetes.io/name": "metacontroller"}},
+	"prometheus":              {"monitoring", labels.Set{"app.kubernetes.io/name": "prometheus"}},
+	"traefik":                 {"traefik", labels.Set{"app.kubernetes.io/name": "traefik"}},
+	"platform/metacontroller": {"platform", labels.Set{"app.kubernetes.io/name": "metacontroller"}},
+	"platform/prometheus":     {"platform", labels.Set{"app.kubernetes.io/name": "prometheus"}},
+	"platform/shell":          {"platform", labels.Set{"app": "shell"}},
+}
+
+// reachable returns the names of stackdome's container ports that np lets
+// src open, sorted. It follows NetworkPolicy's ingress semantics for what the
+// chart can render: a rule without from admits every source; a peer's
+// namespaceSelector and podSelector must both match (without a
+// namespaceSelector the peer means pods of the policy's own namespace); a
+// rule without ports admits every port, a port is matched by name or by
+// number. Namespaces carry only kubernetes.io/metadata.name, as every
+// Kubernetes since 1.22 sets it. An ipBlock peer fails the test: a pod
+// source says nothing about it.
+func reachable(t *testing.T, np *networkingv1.NetworkPolicy, ports map[string]int32, src source) []string {
+	t.Helper()
+	admitsSource := func(rule networkingv1.NetworkPolicyIngressRule) bool {
+		if len(rule.From) == 0 {
+			return true
+		}
+		for _, peer := range rule.From {
+			if peer.IPBlock != nil {
+				t.Fatalf("ipBlock peer %+v: the test cannot judge it", peer.IPBlock)
+			}
+			nsOK := src.namespace == np.Namespace
+			if peer.NamespaceSelector != nil {
+				nsOK = matches(t, peer.NamespaceSelector, labels.Set{"kubernetes.io/metadata.name": src.namespace})
+			}
+			podOK := peer.PodSelector == nil || matches(t, peer.PodSelector, src.labels)
+			if nsOK && podOK {
+				return true
+			}
+		}
+		return false
+	}
+	admitsPort := func(rule networkingv1.NetworkPolicyIngressRule, name string, number int32) bool {
+		if len(rule.Ports) == 0 {
+			return true
+		}
+		for _, p := range rule.Ports {
+			if p.Port == nil || p.Port.StrVal == name || (p.Port.StrVal == "" && p.Port.IntVal == number) {
+				return true
+			}
+		}
+		return false
+	}
+	var open []string
+	for name, number := range ports {
+		for _, rule := range np.Spec.Ingress {
+			if admitsSource(rule) && admitsPort(rule, name, number) {
+				open = append(open, name)
+				break
+			}
+		}
+	}
+	slices.Sort(open)
+	return open
+}
+
+// matches is LabelSelector semantics: an empty selector matches everything.
+func matches(t *testing.T, sel *metav1.LabelSelector, set labels.Set) bool {
+	t.Helper()
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Matches(set)
+}
+
+// TestNetworkPolicyOpensEachPortToItsOwnClients knocks on every container
+// port of stackdome from pods of several namespaces: the hooks port (/sync)
+// opens to Metacontroller only, never to Prometheus' namespace; the metrics
+// port to Prometheus' namespace only, never to Metacontroller's; the pages
+// port to everyone. Where the two share a namespace, a namespace rule cannot
+// tell them apart — every pod there reaches both ports, which NOTES warns
+// about — and the pod selectors restore the split.
+func TestNetworkPolicyOpensEachPortToItsOwnClients(t *testing.T) {
+	oneNamespace := []string{"networkPolicy.metacontrollerNamespace=platform", "networkPolicy.monitoringNamespace=platform"}
+	tests := map[string]struct {
+		in   install
+		want map[string][]string // source → ports it reaches
+	}{
+		"defaults: nobody scrapes": {
+			in: install{},
+			want: map[string][]string{
+				"metacontroller": {"errors", "http"}, "prometheus": {"errors"}, "traefik": {"errors"},
+				"platform/metacontroller": {"errors"}, "platform/prometheus": {"errors"}, "platform/shell": {"errors"},
+			},
+		},
+		"prometheus may scrape": {
+			in: install{set: []string{"networkPolicy.monitoringNamespace=monitoring"}},
+			want: map[string][]string{
+				"metacontroller": {"errors", "http"}, "prometheus": {"errors", "metrics"}, "traefik": {"errors"},
+				"platform/metacontroller": {"errors"}, "platform/prometheus": {"errors"}, "platform/shell": {"errors"},
+			},
+		},
+		"error pages off": {
+			in: install{set: []string{"networkPolicy.monitoringNamespace=monitoring", "errorPages.enabled=false"}},
+			want: map[string][]string{
+				"metacontroller": {"http"}, "prometheus": {"metrics"}, "traefik": nil,
+				"platform/metacontroller": nil, "platform/prometheus": nil, "platform/shell": nil,
+			},
+		},
+		"metacontroller elsewhere": {
+			in: install{set: []string{"networkPolicy.metacontrollerNamespace=platform", "networkPolicy.monitoringNamespace=monitoring"}},
+			want: map[string][]string{
+				"metacontroller": {"errors"}, "prometheus": {"errors", "metrics"}, "traefik": {"errors"},
+				"platform/metacontroller": {"errors", "http"}, "platform/prometheus": {"errors", "http"}, "platform/shell": {"errors", "http"},
+			},
+		},
+		"one namespace, no pod selectors: the namespace reaches both": {
+			in: install{set: oneNamespace},
+			want: map[string][]string{
+				"metacontroller": {"errors"}, "prometheus": {"errors"}, "traefik": {"errors"},
+				"platform/metacontroller": {"errors", "http", "metrics"}, "platform/prometheus": {"errors", "http", "metrics"},
+				"platform/shell": {"errors", "http", "metrics"},
+			},
+		},
+		"one namespace, pod selectors": {
+			in: install{files: []string{"one-namespace.yaml"}},
+			want: map[string][]string{
+				"metacontroller": {"errors"}, "prometheus": {"errors"}, "traefik": {"errors"},
+				"platform/metacontroller": {"errors", "http"}, "platform/prometheus": {"errors", "metrics"},
+				"platform/shell": {"errors"},
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			objs := decode(t, render(t, tc.in))
+			np := find[*networkingv1.NetworkPolicy](t, objs, "NetworkPolicy")
+			if diff := cmp.Diff([]networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, np.Spec.PolicyTypes); diff != "" {
+				t.Errorf("policyTypes (-want +got):\n%s", diff)
+			}
+			ports := map[string]int32{}
+			for _, p := range find[*appsv1.Deployment](t, objs, "Deployment").Spec.Template.Spec.Containers[0].Ports {
+				ports[p.Name] = p.ContainerPort
+			}
+			if diff := cmp.Diff(map[string]int32{"http": 8080, "errors": 8082, "metrics": 8081}, ports); diff != "" {
+				t.Fatalf("container ports (-want +got):\n%s", diff)
+			}
+			got := map[string][]string{}
+			for src, s := range policySources {
+				got[src] = reachable(t, np, ports, s)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ports each source reaches (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
