@@ -5,7 +5,7 @@ BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
 .PHONY: build run test vet fmt-check mod-check generate bench bench-pages bench-traefik browser-test e2e tools clean
-.PHONY: image promtool
+.PHONY: image version promtool
 
 # -buildvcs=false whatever GOFLAGS says: the binary depends on the source
 # alone, not on whether the checkout is a clone or a git worktree (Go stamps
@@ -20,13 +20,17 @@ build:
 ## the same commit gives the same digest.
 IMAGE             ?= $(BIN)/stackdome-image.tar
 IMAGE_REPOSITORY  ?= ghcr.io/stackdome/stackdome
-VERSION           ?= $(shell git describe --tags --always --dirty)
-REVISION          ?= $(shell git rev-parse HEAD)
+VERSION           ?= $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$$/\1/p' chart/Chart.yaml)
+REVISION          ?= $(shell git rev-parse HEAD)$(if $(shell git status --porcelain),-dirty)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct)
 
 image: build
 	cd tools/image && $(GO) run . -binary $(BIN)/stackdome -out $(abspath $(IMAGE)) \
 	  -repository $(IMAGE_REPOSITORY) -version $(VERSION) -revision $(REVISION) -created $(SOURCE_DATE_EPOCH)
+
+## version: the version make image tags, the chart's appVersion.
+version:
+	@echo $(VERSION)
 
 ## run: serve hooks on :8080 and error pages on :8082 with the embedded defaults.
 run:

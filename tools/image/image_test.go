@@ -16,9 +16,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// repoRoot is the stackdome checkout: go test runs in tools/image.
-const repoRoot = "../.."
-
 // makeImage runs `make image` with its own bin directory and returns the
 // directory (holding stackdome and stackdome-image.tar) and the digest the
 // tool printed.
@@ -36,17 +33,6 @@ func makeImage(t *testing.T) (dir, digest string) {
 		t.Fatalf("make image printed no digest:\n%s", stdout.String())
 	}
 	return dir, lines[len(lines)-1]
-}
-
-func git(t *testing.T, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = repoRoot
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // TestMakeImage builds the image twice from the checkout, as `make image`
@@ -78,13 +64,13 @@ func TestMakeImage(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	revision := git(t, "rev-parse", "HEAD")
+	revision := wantRevision(t)
 	commitTime, err := strconv.ParseInt(git(t, "log", "-1", "--format=%ct"), 10, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
 	created := time.Unix(commitTime, 0).UTC()
-	version := git(t, "describe", "--tags", "--always", "--dirty")
+	version := chartAppVersion(t)
 
 	img := openArchive(t, tarA)
 	if img.manifestDigest != digestA {
@@ -92,7 +78,7 @@ func TestMakeImage(t *testing.T) {
 	}
 	wantRefs := map[string]string{
 		"org.opencontainers.image.ref.name": version,
-		"io.containerd.image.name":          "ghcr.io/stackdome/stackdome:" + version,
+		"io.containerd.image.name":          chartImageRepository(t) + ":" + version,
 	}
 	if diff := cmp.Diff(wantRefs, img.refs); diff != "" {
 		t.Errorf("index annotations (-want +got):\n%s", diff)
