@@ -5,7 +5,7 @@ BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
 .PHONY: build run test vet fmt-check mod-check generate bench bench-pages bench-traefik browser-test e2e tools clean
-.PHONY: image version promtool
+.PHONY: image version promtool FORCE
 
 # -buildvcs=false whatever GOFLAGS says: the binary depends on the source
 # alone, not on whether the checkout is a clone or a git worktree (Go stamps
@@ -14,19 +14,37 @@ PKGS    := ./...
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/stackdome .
 
-## image: an OCI image tarball of build's binary, made without a container
-## engine by tools/image (go-containerregistry): scratch, user 65532:65532,
-## entrypoint /stackdome serve, OCI labels; timestamps from the commit, so
-## the same commit gives the same digest.
+## image: bin/stackdome-image.tar, stackdome's image for linux/amd64 and
+## linux/arm64, built without a container engine by tools/image
+## (go-containerregistry): per platform, a static binary as the one layer on
+## scratch, user 65532:65532, entrypoint /stackdome serve, OCI labels; the
+## image index of both in an OCI image layout tarball, named
+## $(IMAGE_REPOSITORY):$(VERSION). Every timestamp is the commit's, so one
+## commit gives one index digest and one digest a platform; the tool prints
+## them.
+##
+## VERSION is the chart's appVersion, so the tag make image writes is the
+## one `helm install ./chart` pulls. Another
+## (VERSION=0.2.0-rc.1) needs --set image.tag=0.2.0-rc.1 at install.
 IMAGE             ?= $(BIN)/stackdome-image.tar
 IMAGE_REPOSITORY  ?= ghcr.io/stackdome/stackdome
+IMAGE_ARCHS       ?= amd64 arm64
 VERSION           ?= $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$$/\1/p' chart/Chart.yaml)
 REVISION          ?= $(shell git rev-parse HEAD)$(if $(shell git status --porcelain),-dirty)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct)
 
-image: build
-	cd tools/image && $(GO) run . -binary $(BIN)/stackdome -out $(abspath $(IMAGE)) \
+IMAGE_BINARIES    = $(foreach a,$(IMAGE_ARCHS),$(abspath $(BIN))/linux-$(a)/stackdome)
+
+image: $(IMAGE_BINARIES)
+	cd tools/image && $(GO) run . build $(addprefix -binary ,$(IMAGE_BINARIES)) \
+	  -out $(abspath $(IMAGE)) \
 	  -repository $(IMAGE_REPOSITORY) -version $(VERSION) -revision $(REVISION) -created $(SOURCE_DATE_EPOCH)
+
+# build's binary for Linux and one GOARCH; go build decides what is stale.
+$(abspath $(BIN))/linux-%/stackdome: FORCE
+	CGO_ENABLED=0 GOOS=linux GOARCH=$* $(GO) build -trimpath -buildvcs=false -o $@ .
+
+FORCE:
 
 ## version: the version make image tags, the chart's appVersion.
 version:
