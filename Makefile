@@ -5,7 +5,7 @@ BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
 .PHONY: build run test vet fmt-check mod-check generate bench bench-pages bench-traefik browser-test e2e tools clean
-.PHONY: image version promtool FORCE
+.PHONY: image image-push version promtool FORCE
 
 # -buildvcs=false whatever GOFLAGS says: the binary depends on the source
 # alone, not on whether the checkout is a clone or a git worktree (Go stamps
@@ -23,8 +23,8 @@ build:
 ## commit gives one index digest and one digest a platform; the tool prints
 ## them.
 ##
-## VERSION is the chart's appVersion, so the tag make image writes is the
-## one `helm install ./chart` pulls. Another
+## VERSION is the chart's appVersion, so the tag make image writes and
+## make image-push pushes is the one `helm install ./chart` pulls. Another
 ## (VERSION=0.2.0-rc.1) needs --set image.tag=0.2.0-rc.1 at install.
 IMAGE             ?= $(BIN)/stackdome-image.tar
 IMAGE_REPOSITORY  ?= ghcr.io/stackdome/stackdome
@@ -45,6 +45,19 @@ $(abspath $(BIN))/linux-%/stackdome: FORCE
 	CGO_ENABLED=0 GOOS=linux GOARCH=$* $(GO) build -trimpath -buildvcs=false -o $@ .
 
 FORCE:
+
+## image-push: make image, then push the index with every platform to
+## $(REGISTRY)/stackdome:$(VERSION) (go-containerregistry; credentials from
+## the Docker config: docker login or crane auth login). REGISTRY=ghcr.io/stackdome
+## is the chart's default image.repository; another registry needs
+## --set image.repository=$(REGISTRY)/stackdome. Plain HTTP only to a
+## loopback registry (localhost:5001), or to any with INSECURE=1.
+image-push:
+	@if [ -z "$(REGISTRY)" ]; then \
+		echo "image-push: set REGISTRY=host[:port][/path]; the image goes to \$$REGISTRY/stackdome:$(VERSION) (REGISTRY=ghcr.io/stackdome is the chart's default image)" >&2; exit 2; \
+	fi
+	@$(MAKE) --no-print-directory image
+	cd tools/image && $(GO) run . push -archive $(abspath $(IMAGE)) -to $(REGISTRY)/stackdome:$(VERSION) $(if $(INSECURE),-insecure)
 
 ## version: the version make image tags, the chart's appVersion.
 version:

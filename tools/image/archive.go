@@ -2,15 +2,20 @@ package main
 
 import (
 	"archive/tar"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
@@ -27,9 +32,9 @@ const (
 )
 
 // writeArchive writes idx, with every manifest, config and layer it refers
-// to, as an OCI image layout in a tar archive: what `kind load
-// image-archive` (containerd) imports with all its platforms, what `skopeo
-// copy --all oci-archive:` copies. index.json holds
+// to, as an OCI image layout in a tar archive: what `make image-push` reads,
+// what `kind load image-archive` (containerd) imports with all its
+// platforms, what `skopeo copy --all oci-archive:` copies. index.json holds
 // one descriptor, the image index, named by tag and by repository:tag.
 //
 // There is no Docker manifest.json: it describes one image a tag, and a
@@ -195,4 +200,80 @@ func writeTar(w io.Writer, files map[string][]byte, mtime time.Time) error {
 		}
 	}
 	return tw.Close()
+}
+
+// readArchive unpacks an archive writeArchive wrote into dir and returns the
+// image index its index.json names. Every blob is checked against the digest
+// its name says as it is unpacked; names that would leave dir, links, and
+// anything but one image index in index.json are refused.
+func readArchive(archive, dir string) (v1.ImageIndex, error) {
+	f, err := os.Open(archive)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", archive, err)
+		}
+		if !filepath.IsLocal(hdr.Name) {
+			return nil, fmt.Errorf("%s: entry %q leaves the archive", archive, hdr.Name)
+		}
+		path := filepath.Join(dir, hdr.Name)
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			err = os.MkdirAll(path, 0o755)
+		case tar.TypeReg:
+			err = writeFile(path, hdr.Name, tr)
+		default:
+			err = fmt.Errorf("entry %q: type %c, want a file or a directory", hdr.Name, hdr.Typeflag)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", archive, err)
+		}
+	}
+
+	top, err := layout.ImageIndexFromPath(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", archive, err)
+	}
+	im, err := top.IndexManifest()
+	if err != nil {
+		return nil, err
+	}
+	if len(im.Manifests) != 1 || !im.Manifests[0].MediaType.IsIndex() {
+		return nil, fmt.Errorf("%s: index.json must name one image index (make image writes it so)", archive)
+	}
+	return top.ImageIndex(im.Manifests[0].Digest)
+}
+
+// writeFile writes the archive entry name to path; an entry under
+// blobs/sha256/ must hash to its name.
+func writeFile(path, name string, r io.Reader) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(f, h), r); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if want, ok := strings.CutPrefix(name, "blobs/sha256/"); ok {
+		if got := hex.EncodeToString(h.Sum(nil)); got != want {
+			return fmt.Errorf("blob %s holds content hashing to sha256:%s", name, got)
+		}
+	}
+	return nil
 }

@@ -1,18 +1,20 @@
 // Command image builds stackdome's multi-platform OCI image without a
-// container engine. build packs one static stackdome binary
+// container engine, and pushes it. build packs one static stackdome binary
 // a platform (linux/amd64, linux/arm64) into an image index — each image one
 // layer holding /stackdome on an empty base (scratch), run as 65532:65532
 // with the entrypoint /stackdome serve — written as an OCI image layout
 // tarball. Every byte it writes follows from its inputs — the binaries, the
 // flags and the -created time — so two builds of one commit give the same
-// digests.
+// digests. push uploads such a tarball's index,
+// every platform with it, to a registry.
 //
 //	go run . build -binary ../../bin/linux-amd64/stackdome -binary ../../bin/linux-arm64/stackdome \
 //	  -out ../../bin/stackdome-image.tar \
 //	  -version 0.1.0 -revision $(git rev-parse HEAD) -created $(git log -1 --format=%ct)
+//	go run . push -archive ../../bin/stackdome-image.tar -to localhost:5000/stackdome:0.1.0
 //
-// `make image` runs it. build prints the index digest and each platform's
-// manifest digest.
+// `make image` and `make image-push` run it. build prints the index digest
+// and each platform's manifest digest; push prints the reference pushed.
 package main
 
 import (
@@ -22,13 +24,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"time"
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "image:", err)
 		}
@@ -38,13 +44,15 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("want a command: build")
+		return errors.New("want a command: build or push")
 	}
 	switch args[0] {
 	case "build":
 		return runBuild(args[1:], stdout, stderr)
+	case "push":
+		return runPush(ctx, args[1:], stdout, stderr)
 	default:
-		return fmt.Errorf("unknown command %q: want build", args[0])
+		return fmt.Errorf("unknown command %q: want build or push", args[0])
 	}
 }
 
@@ -101,5 +109,43 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 		lines = append(lines, fmt.Sprintf("%-12s %s", p.platform.String(), p.manifest))
 	}
 	_, err = fmt.Fprintln(stdout, strings.Join(lines, "\n"))
+	return err
+}
+
+func runPush(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("image push", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var archive, to string
+	var insecure bool
+	fs.StringVar(&archive, "archive", "", "the OCI image layout tarball image build wrote")
+	fs.StringVar(&to, "to", "", "where to push: host[:port]/path:tag")
+	fs.BoolVar(&insecure, "insecure", false, "allow plain HTTP to a registry that is not on loopback")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if archive == "" || to == "" {
+		return errors.New("-archive and -to are required")
+	}
+	tag, err := pushTag(to, insecure)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "stackdome-image-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	idx, err := readArchive(archive, dir)
+	if err != nil {
+		return err
+	}
+	digest, err := push(ctx, idx, tag, insecure)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%s@%s\n", tag, digest)
 	return err
 }

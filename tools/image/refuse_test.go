@@ -86,11 +86,15 @@ func TestFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "want a command: build"},
+		{nil, "want a command: build or push"},
 		{[]string{"pull"}, `unknown command "pull"`},
 		{[]string{"build", "-out", "x", "-version", "v", "-revision", "r", "-created", "1"}, "-binary is required"},
 		{[]string{"build", "-binary", "b", "-out", "x", "-version", "v", "-revision", "r", "-created", "yesterday"}, `-created "yesterday": want Unix seconds`},
 		{[]string{"build", "-binary", "b", "-out", "x", "-version", "v", "-revision", "r", "-created", "1", "extra"}, `unexpected argument "extra"`},
+		{[]string{"push", "-archive", "x"}, "-archive and -to are required"},
+		// Never Docker Hub, never :latest by default.
+		{[]string{"push", "-archive", "x", "-to", "stackdome/stackdome:0.1.0"}, "want host[:port]/path:tag"},
+		{[]string{"push", "-archive", "x", "-to", "localhost:5001/stackdome"}, "want host[:port]/path:tag"},
 	} {
 		t.Run(fmt.Sprint(tc.args), func(t *testing.T) {
 			t.Setenv("SOURCE_DATE_EPOCH", "")

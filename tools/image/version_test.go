@@ -21,8 +21,9 @@ func TestOneVersion(t *testing.T) {
 		t.Errorf("make version VERSION=0.2.0-rc.1 = %q (%v)", got, err)
 	}
 
-	// A tagged stackdome image reference: …stackdome:<tag>, in prose or code.
-	tagged := regexp.MustCompile("stackdome:(v?[0-9][^\\s`\"')\\]]*)")
+	// A tagged stackdome image reference, …stackdome:<tag> in prose or code,
+	// the tag in the characters a tag may hold (a sentence's full stop cut).
+	tagged := regexp.MustCompile(`stackdome:(v?[0-9][\w.-]*)`)
 	docs, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -36,9 +37,9 @@ func TestOneVersion(t *testing.T) {
 		for i, line := range strings.Split(string(b), "\n") {
 			for _, m := range tagged.FindAllStringSubmatch(line, -1) {
 				seen++
-				if m[1] != appVersion {
+				if tag := strings.TrimRight(m[1], "."); tag != appVersion {
 					rel, _ := filepath.Rel(repoRoot, path)
-					t.Errorf("%s:%d: %q tags the image %s; the chart's appVersion is %s", rel, i+1, m[0], m[1], appVersion)
+					t.Errorf("%s:%d: %q tags the image %s; the chart's appVersion is %s", rel, i+1, m[0], tag, appVersion)
 				}
 			}
 		}
