@@ -5,7 +5,7 @@ BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
 .PHONY: build run test vet fmt-check mod-check generate bench bench-pages bench-traefik browser-test e2e tools clean
-.PHONY: image image-push version promtool FORCE
+.PHONY: image image-push kind-load version promtool FORCE
 
 # -buildvcs=false whatever GOFLAGS says: the binary depends on the source
 # alone, not on whether the checkout is a clone or a git worktree (Go stamps
@@ -58,6 +58,20 @@ image-push:
 	fi
 	@$(MAKE) --no-print-directory image
 	cd tools/image && $(GO) run . push -archive $(abspath $(IMAGE)) -to $(REGISTRY)/stackdome:$(VERSION) $(if $(INSECURE),-insecure)
+
+## kind-load: make image, then load it into every node of the kind cluster
+## $(KIND_CLUSTER). kind hands the tarball to each node's containerd
+## (ctr images import --all-platforms), which reads the OCI layout and names
+## the image after its io.containerd.image.name annotation,
+## $(IMAGE_REPOSITORY):$(VERSION): the chart's default image, which the
+## kubelet then finds (pullPolicy IfNotPresent) without a registry.
+KIND         ?= kind
+KIND_CLUSTER ?= kind
+kind-load:
+	@command -v $(KIND) >/dev/null 2>&1 || { \
+		echo "kind-load: $(KIND) is not installed (https://kind.sigs.k8s.io/docs/user/quick-start/#installation)" >&2; exit 127; }
+	@$(MAKE) --no-print-directory image
+	$(KIND) load image-archive $(abspath $(IMAGE)) --name $(KIND_CLUSTER)
 
 ## version: the version make image tags, the chart's appVersion.
 version:
