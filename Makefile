@@ -19,14 +19,15 @@ build:
 ## (go-containerregistry): per platform, a static binary as the one layer on
 ## scratch, user 65532:65532, entrypoint /stackdome serve, OCI labels; the
 ## image index of both in an OCI image layout tarball, named
-## $(IMAGE_REPOSITORY):$(VERSION). Every timestamp is the commit's, so one
-## commit gives one index digest and one digest a platform; the tool prints
-## them.
+## $(IMAGE_REPOSITORY):$(VERSION), and its CycloneDX SBOM beside it. Every
+## timestamp is the commit's, so one commit gives one index digest and one
+## digest a platform; the tool prints them.
 ##
 ## VERSION is the chart's appVersion, so the tag make image writes and
 ## make image-push pushes is the one `helm install ./chart` pulls. Another
 ## (VERSION=0.2.0-rc.1) needs --set image.tag=0.2.0-rc.1 at install.
 IMAGE             ?= $(BIN)/stackdome-image.tar
+IMAGE_SBOM        ?= $(IMAGE:.tar=.sbom.cdx.json)
 IMAGE_REPOSITORY  ?= ghcr.io/stackdome/stackdome
 IMAGE_ARCHS       ?= amd64 arm64
 VERSION           ?= $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$$/\1/p' chart/Chart.yaml)
@@ -37,7 +38,7 @@ IMAGE_BINARIES    = $(foreach a,$(IMAGE_ARCHS),$(abspath $(BIN))/linux-$(a)/stac
 
 image: $(IMAGE_BINARIES)
 	cd tools/image && $(GO) run . build $(addprefix -binary ,$(IMAGE_BINARIES)) \
-	  -out $(abspath $(IMAGE)) \
+	  -out $(abspath $(IMAGE)) -sbom $(abspath $(IMAGE_SBOM)) \
 	  -repository $(IMAGE_REPOSITORY) -version $(VERSION) -revision $(REVISION) -created $(SOURCE_DATE_EPOCH)
 
 # build's binary for Linux and one GOARCH; go build decides what is stale.

@@ -3,6 +3,7 @@ module github.com/stackdome/stackdome/tools/image
 go 1.26.0
 
 require (
+	github.com/CycloneDX/cyclonedx-go v0.12.0
 	github.com/google/go-cmp v0.7.0
 	github.com/google/go-containerregistry v0.22.1
 )

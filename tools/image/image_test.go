@@ -25,8 +25,8 @@ var platforms = []struct {
 }
 
 // makeImage runs `make image` with its own bin directory and returns the
-// directory (holding linux-<arch>/stackdome and stackdome-image.tar) and the
-// digests the tool printed.
+// directory (holding linux-<arch>/stackdome, stackdome-image.tar and the
+// SBOM) and the digests the tool printed.
 func makeImage(t *testing.T) (dir string, printed map[string]string) {
 	t.Helper()
 	dir = t.TempDir()
@@ -53,8 +53,8 @@ func readFile(t *testing.T, path string) []byte {
 // each config (user, entrypoint, labels, timestamps); each layer (only
 // /stackdome, 0755, root-owned, byte-identical to the binary make built for
 // that platform, an ELF for that machine whose build info says that GOARCH,
-// no shell); and that both builds gave the same digests and the same
-// tarball.
+// no shell); and that both builds gave the same digests, the same tarball
+// and the same SBOM.
 func TestMakeImage(t *testing.T) {
 	dirA, digestsA := makeImage(t)
 	dirB, digestsB := makeImage(t)
@@ -65,6 +65,10 @@ func TestMakeImage(t *testing.T) {
 	tarA := readFile(t, filepath.Join(dirA, "stackdome-image.tar"))
 	if !bytes.Equal(tarA, readFile(t, filepath.Join(dirB, "stackdome-image.tar"))) {
 		t.Errorf("two builds of one commit gave different tarballs")
+	}
+	sbomA := readFile(t, filepath.Join(dirA, "stackdome-image.sbom.cdx.json"))
+	if !bytes.Equal(sbomA, readFile(t, filepath.Join(dirB, "stackdome-image.sbom.cdx.json"))) {
+		t.Errorf("two builds of one commit gave different SBOMs")
 	}
 
 	commitTime, err := strconv.ParseInt(git(t, "log", "-1", "--format=%ct"), 10, 64)
@@ -143,6 +147,8 @@ func TestMakeImage(t *testing.T) {
 			checkBinary(t, f.data, p.arch, p.machine)
 		})
 	}
+
+	checkSBOM(t, sbomA, a, dirA, created)
 }
 
 // checkBinary: the binary in the layer runs on the platform the index says

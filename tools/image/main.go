@@ -3,13 +3,13 @@
 // a platform (linux/amd64, linux/arm64) into an image index — each image one
 // layer holding /stackdome on an empty base (scratch), run as 65532:65532
 // with the entrypoint /stackdome serve — written as an OCI image layout
-// tarball. Every byte it writes follows from its inputs — the binaries, the
-// flags and the -created time — so two builds of one commit give the same
-// digests. push uploads such a tarball's index,
+// tarball, with a CycloneDX SBOM beside it. Every byte it writes follows from
+// its inputs — the binaries, the flags and the -created time — so two builds
+// of one commit give the same digests. push uploads such a tarball's index,
 // every platform with it, to a registry.
 //
 //	go run . build -binary ../../bin/linux-amd64/stackdome -binary ../../bin/linux-arm64/stackdome \
-//	  -out ../../bin/stackdome-image.tar \
+//	  -out ../../bin/stackdome-image.tar -sbom ../../bin/stackdome-image.sbom.cdx.json \
 //	  -version 0.1.0 -revision $(git rev-parse HEAD) -created $(git log -1 --format=%ct)
 //	go run . push -archive ../../bin/stackdome-image.tar -to localhost:5000/stackdome:0.1.0
 //
@@ -60,12 +60,13 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("image build", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var spec imageSpec
-	var out, created string
+	var out, sbomOut, created string
 	fs.Func("binary", "a static linux stackdome binary; once a platform (make image builds linux/amd64 and linux/arm64)", func(s string) error {
 		spec.binaries = append(spec.binaries, s)
 		return nil
 	})
 	fs.StringVar(&out, "out", "", "the OCI image layout tarball to write")
+	fs.StringVar(&sbomOut, "sbom", "", "the CycloneDX SBOM (JSON) to write beside it; none when empty")
 	fs.StringVar(&spec.repository, "repository", "ghcr.io/stackdome/stackdome", "repository the tarball names the image in (the chart's image.repository)")
 	fs.StringVar(&spec.version, "version", "", "org.opencontainers.image.version, and the tag (the chart's appVersion)")
 	fs.StringVar(&spec.revision, "revision", "", "org.opencontainers.image.revision: the commit")
@@ -99,6 +100,15 @@ func runBuild(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := writeArchive(out, b.index, spec.repository, spec.version, spec.created); err != nil {
 		return err
+	}
+	if sbomOut != "" {
+		bom, err := sbom(b, spec)
+		if err != nil {
+			return err
+		}
+		if err := writeSBOM(sbomOut, bom); err != nil {
+			return err
+		}
 	}
 	digest, err := b.index.Digest()
 	if err != nil {

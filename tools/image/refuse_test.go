@@ -59,23 +59,25 @@ func TestRefusesABinaryScratchCannotRun(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			out := filepath.Join(dir, "image.tar")
-			args := []string{"build", "-out", out, "-version", "v", "-revision", "r", "-created", "0"}
+			sbom := filepath.Join(dir, "image.sbom.cdx.json")
+			args := []string{"build", "-out", out, "-sbom", sbom, "-version", "v", "-revision", "r", "-created", "0"}
 			for _, b := range tc.binaries(t) {
 				args = append(args, "-binary", b)
 			}
 			err := run(context.Background(), args, io.Discard, io.Discard)
 			_, statErr := os.Stat(out)
+			_, sbomErr := os.Stat(sbom)
 			if tc.want == "" {
-				if err != nil || statErr != nil {
-					t.Fatalf("refused good binaries: %v %v", err, statErr)
+				if err != nil || statErr != nil || sbomErr != nil {
+					t.Fatalf("refused good binaries: %v %v %v", err, statErr, sbomErr)
 				}
 				return
 			}
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("want an error containing %q, got %v", tc.want, err)
 			}
-			if statErr == nil {
-				t.Errorf("%s written for a refused binary", out)
+			if statErr == nil || sbomErr == nil {
+				t.Errorf("%s or %s written for a refused binary", out, sbom)
 			}
 		})
 	}
