@@ -5,7 +5,7 @@ BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
 .PHONY: build run test vet fmt-check mod-check generate bench bench-pages bench-traefik browser-test e2e tools clean
-.PHONY: image promtool chart-readme
+.PHONY: image image-push kind-load version promtool chart-readme FORCE
 
 # -buildvcs=false whatever GOFLAGS says: the binary depends on the source
 # alone, not on whether the checkout is a clone or a git worktree (Go stamps
@@ -14,19 +14,69 @@ PKGS    := ./...
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/stackdome .
 
-## image: an OCI image tarball of build's binary, made without a container
-## engine by tools/image (go-containerregistry): scratch, user 65532:65532,
-## entrypoint /stackdome serve, OCI labels; timestamps from the commit, so
-## the same commit gives the same digest.
+## image: bin/stackdome-image.tar, stackdome's image for linux/amd64 and
+## linux/arm64, built without a container engine by tools/image
+## (go-containerregistry): per platform, a static binary as the one layer on
+## scratch, user 65532:65532, entrypoint /stackdome serve, OCI labels; the
+## image index of both in an OCI image layout tarball, named
+## $(IMAGE_REPOSITORY):$(VERSION), and its CycloneDX SBOM beside it. Every
+## timestamp is the commit's, so one commit gives one index digest and one
+## digest a platform; the tool prints them.
+##
+## VERSION is the chart's appVersion, so the tag make image writes and
+## make image-push pushes is the one `helm install ./chart` pulls. Another
+## (VERSION=0.2.0-rc.1) needs --set image.tag=0.2.0-rc.1 at install.
 IMAGE             ?= $(BIN)/stackdome-image.tar
+IMAGE_SBOM        ?= $(IMAGE:.tar=.sbom.cdx.json)
 IMAGE_REPOSITORY  ?= ghcr.io/stackdome/stackdome
-VERSION           ?= $(shell git describe --tags --always --dirty)
-REVISION          ?= $(shell git rev-parse HEAD)
+IMAGE_ARCHS       ?= amd64 arm64
+VERSION           ?= $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$$/\1/p' chart/Chart.yaml)
+REVISION          ?= $(shell git rev-parse HEAD)$(if $(shell git status --porcelain),-dirty)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct)
 
-image: build
-	cd tools/image && $(GO) run . -binary $(BIN)/stackdome -out $(abspath $(IMAGE)) \
+IMAGE_BINARIES    = $(foreach a,$(IMAGE_ARCHS),$(abspath $(BIN))/linux-$(a)/stackdome)
+
+image: $(IMAGE_BINARIES)
+	cd tools/image && $(GO) run . build $(addprefix -binary ,$(IMAGE_BINARIES)) \
+	  -out $(abspath $(IMAGE)) -sbom $(abspath $(IMAGE_SBOM)) \
 	  -repository $(IMAGE_REPOSITORY) -version $(VERSION) -revision $(REVISION) -created $(SOURCE_DATE_EPOCH)
+
+# build's binary for Linux and one GOARCH; go build decides what is stale.
+$(abspath $(BIN))/linux-%/stackdome: FORCE
+	CGO_ENABLED=0 GOOS=linux GOARCH=$* $(GO) build -trimpath -buildvcs=false -o $@ .
+
+FORCE:
+
+## image-push: make image, then push the index with every platform to
+## $(REGISTRY)/stackdome:$(VERSION) (go-containerregistry; credentials from
+## the Docker config: docker login or crane auth login). REGISTRY=ghcr.io/stackdome
+## is the chart's default image.repository; another registry needs
+## --set image.repository=$(REGISTRY)/stackdome. Plain HTTP only to a
+## loopback registry (localhost:5001), or to any with INSECURE=1.
+image-push:
+	@if [ -z "$(REGISTRY)" ]; then \
+		echo "image-push: set REGISTRY=host[:port][/path]; the image goes to \$$REGISTRY/stackdome:$(VERSION) (REGISTRY=ghcr.io/stackdome is the chart's default image)" >&2; exit 2; \
+	fi
+	@$(MAKE) --no-print-directory image
+	cd tools/image && $(GO) run . push -archive $(abspath $(IMAGE)) -to $(REGISTRY)/stackdome:$(VERSION) $(if $(INSECURE),-insecure)
+
+## kind-load: make image, then load it into every node of the kind cluster
+## $(KIND_CLUSTER). kind hands the tarball to each node's containerd
+## (ctr images import --all-platforms), which reads the OCI layout and names
+## the image after its io.containerd.image.name annotation,
+## $(IMAGE_REPOSITORY):$(VERSION): the chart's default image, which the
+## kubelet then finds (pullPolicy IfNotPresent) without a registry.
+KIND         ?= kind
+KIND_CLUSTER ?= kind
+kind-load:
+	@command -v $(KIND) >/dev/null 2>&1 || { \
+		echo "kind-load: $(KIND) is not installed (https://kind.sigs.k8s.io/docs/user/quick-start/#installation)" >&2; exit 127; }
+	@$(MAKE) --no-print-directory image
+	$(KIND) load image-archive $(abspath $(IMAGE)) --name $(KIND_CLUSTER)
+
+## version: the version make image tags, the chart's appVersion.
+version:
+	@echo $(VERSION)
 
 ## run: serve hooks on :8080, metrics on :8081 and error pages on :8082 with the embedded defaults.
 run:

@@ -6,7 +6,6 @@ import (
 	"debug/buildinfo"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -27,24 +26,29 @@ var entrypoint = []string{"/" + binaryPath, "serve"}
 
 // imageSpec is everything the image is built from.
 type imageSpec struct {
-	binary                                string
+	binaries                              []string // one a platform
 	repository, version, revision, source string
 	created                               time.Time
 }
 
-// build returns the image: scratch plus one layer holding the binary, the
-// config naming user, entrypoint, ports and the OCI labels. Nothing in it
-// comes from the clock or the machine: timestamps are spec.created, the
-// architecture is the binary's own.
-func build(spec imageSpec) (v1.Image, error) {
-	bin, err := os.ReadFile(spec.binary)
-	if err != nil {
-		return nil, err
+// labels are the OCI annotations every manifest's config carries as labels
+// and the index carries as annotations (registries such as GHCR read a
+// multi-platform image's description from its index).
+func (spec imageSpec) labels() map[string]string {
+	return map[string]string{
+		"org.opencontainers.image.created":  spec.created.Format(time.RFC3339),
+		"org.opencontainers.image.revision": spec.revision,
+		"org.opencontainers.image.source":   spec.source,
+		"org.opencontainers.image.title":    "stackdome",
+		"org.opencontainers.image.version":  spec.version,
 	}
-	arch, err := staticLinuxArch(bin)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", spec.binary, err)
-	}
+}
+
+// platformImage returns the image of one binary: scratch plus one layer
+// holding it, the config naming user, entrypoint, ports and the OCI labels.
+// Nothing in it comes from the clock or the machine: timestamps are
+// spec.created, the architecture is the binary's own.
+func platformImage(bin []byte, arch string, spec imageSpec) (v1.Image, error) {
 	layerTar, err := layerTarball(bin, spec.created)
 	if err != nil {
 		return nil, err
@@ -63,7 +67,7 @@ func build(spec imageSpec) (v1.Image, error) {
 		MediaType: types.OCILayer,
 		History: v1.History{
 			Created:   v1.Time{Time: spec.created},
-			CreatedBy: "tools/image: /stackdome from make build",
+			CreatedBy: "tools/image: /stackdome from make image",
 		},
 	})
 	if err != nil {
@@ -82,13 +86,7 @@ func build(spec imageSpec) (v1.Image, error) {
 		Entrypoint:   entrypoint,
 		WorkingDir:   "/",
 		ExposedPorts: map[string]struct{}{"8080/tcp": {}, "8082/tcp": {}},
-		Labels: map[string]string{
-			"org.opencontainers.image.created":  spec.created.Format(time.RFC3339),
-			"org.opencontainers.image.revision": spec.revision,
-			"org.opencontainers.image.source":   spec.source,
-			"org.opencontainers.image.title":    "stackdome",
-			"org.opencontainers.image.version":  spec.version,
-		},
+		Labels:       spec.labels(),
 	}
 	return mutate.ConfigFile(img, cf)
 }
@@ -118,13 +116,14 @@ func layerTarball(bin []byte, created time.Time) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// staticLinuxArch returns the GOARCH of a Go binary built for Linux without
-// cgo and with -trimpath, and an error for any other: on scratch there is no
-// libc to link against, and build paths have no business in an image.
-func staticLinuxArch(bin []byte) (string, error) {
+// staticLinuxBinary returns the build info of a Go binary built for Linux
+// without cgo and with -trimpath, and its GOARCH; an error for any other: on
+// scratch there is no libc to link against, and build paths have no business
+// in an image.
+func staticLinuxBinary(bin []byte) (*buildinfo.BuildInfo, string, error) {
 	info, err := buildinfo.Read(bytes.NewReader(bin))
 	if err != nil {
-		return "", fmt.Errorf("not a Go binary: %w", err)
+		return nil, "", fmt.Errorf("not a Go binary: %w", err)
 	}
 	settings := map[string]string{}
 	for _, s := range info.Settings {
@@ -132,13 +131,13 @@ func staticLinuxArch(bin []byte) (string, error) {
 	}
 	switch {
 	case settings["GOOS"] != "linux":
-		return "", fmt.Errorf("built for GOOS=%q, want linux", settings["GOOS"])
+		return nil, "", fmt.Errorf("built for GOOS=%q, want linux", settings["GOOS"])
 	case settings["CGO_ENABLED"] != "0":
-		return "", fmt.Errorf("built with CGO_ENABLED=%q, want 0: scratch has no libc", settings["CGO_ENABLED"])
+		return nil, "", fmt.Errorf("built with CGO_ENABLED=%q, want 0: scratch has no libc", settings["CGO_ENABLED"])
 	case settings["-trimpath"] != "true":
-		return "", fmt.Errorf("built without -trimpath")
+		return nil, "", fmt.Errorf("built without -trimpath")
 	case settings["GOARCH"] == "":
-		return "", fmt.Errorf("no GOARCH in the build info")
+		return nil, "", fmt.Errorf("no GOARCH in the build info")
 	}
-	return settings["GOARCH"], nil
+	return info, settings["GOARCH"], nil
 }

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -44,27 +43,58 @@ type ociHistory struct {
 	CreatedBy string `json:"created_by"`
 }
 
+type ociPlatform struct {
+	Architecture string `json:"architecture"`
+	OS           string `json:"os"`
+}
+
 type descriptor struct {
-	MediaType   string            `json:"mediaType"`
-	Size        int64             `json:"size"`
-	Digest      string            `json:"digest"`
-	Annotations map[string]string `json:"annotations,omitempty"`
+	MediaType    string            `json:"mediaType"`
+	Size         int64             `json:"size"`
+	Digest       string            `json:"digest"`
+	Platform     *ociPlatform      `json:"platform,omitempty"`
+	ArtifactType string            `json:"artifactType,omitempty"`
+	Annotations  map[string]string `json:"annotations,omitempty"`
+}
+
+type ociIndex struct {
+	SchemaVersion int               `json:"schemaVersion"`
+	MediaType     string            `json:"mediaType"`
+	Manifests     []descriptor      `json:"manifests"`
+	Annotations   map[string]string `json:"annotations,omitempty"`
+}
+
+// openedArchive is a multi-platform OCI layout tarball, read.
+type openedArchive struct {
+	names       []string          // tar entries, in order
+	indexDigest string            // the one image index index.json names
+	refs        map[string]string // its annotations in index.json
+	index       ociIndex
+	images      map[string]openedImage // by "os/arch"
 }
 
 type openedImage struct {
 	manifestDigest string
-	refs           map[string]string
 	config         ociConfig
 	layerTar       []byte // uncompressed
 }
 
-// openArchive reads an OCI image layout tarball the way a runtime would:
-// oci-layout → index.json → manifest → config and layers, checking every
-// blob against its digest and size, and Docker's manifest.json against the
-// same blobs.
-func openArchive(t *testing.T, archive []byte) openedImage {
+const (
+	mediaIndex    = "application/vnd.oci.image.index.v1+json"
+	mediaManifest = "application/vnd.oci.image.manifest.v1+json"
+	mediaConfig   = "application/vnd.oci.image.config.v1+json"
+	mediaLayer    = "application/vnd.oci.image.layer.v1.tar+gzip"
+)
+
+// openArchive reads an OCI image layout tarball the way containerd's
+// importer does (oci-layout present: index.json → image index → each
+// platform's manifest → config and layers), checking every blob against its
+// digest and size: `ctr images import --all-platforms` fails on a missing
+// one.
+func openArchive(t *testing.T, archive []byte) openedArchive {
 	t.Helper()
 	entries := map[string][]byte{}
+	var a openedArchive
 	tr := tar.NewReader(bytes.NewReader(archive))
 	for {
 		hdr, err := tr.Next()
@@ -79,9 +109,13 @@ func openArchive(t *testing.T, archive []byte) openedImage {
 			t.Fatal(err)
 		}
 		entries[hdr.Name] = b
+		a.names = append(a.names, hdr.Name)
 	}
 	if got := string(entries["oci-layout"]); got != `{"imageLayoutVersion":"1.0.0"}` {
 		t.Fatalf("oci-layout = %q", got)
+	}
+	if _, ok := entries["manifest.json"]; ok {
+		t.Errorf("the archive holds a Docker manifest.json, which can name only one platform's image")
 	}
 	blob := func(d descriptor) []byte {
 		t.Helper()
@@ -94,59 +128,58 @@ func openArchive(t *testing.T, archive []byte) openedImage {
 		}
 		return b
 	}
-	strict := func(what string, b []byte, v any) {
-		t.Helper()
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(v); err != nil {
-			t.Fatalf("%s: %v\n%s", what, err, b)
+
+	var top ociIndex
+	strict(t, "index.json", entries["index.json"], &top)
+	if top.SchemaVersion != 2 || top.MediaType != mediaIndex || len(top.Manifests) != 1 || top.Manifests[0].MediaType != mediaIndex {
+		t.Fatalf("index.json names %+v, want one image index", top)
+	}
+	a.indexDigest, a.refs = top.Manifests[0].Digest, top.Manifests[0].Annotations
+	strict(t, "image index", blob(top.Manifests[0]), &a.index)
+	if a.index.SchemaVersion != 2 || a.index.MediaType != mediaIndex {
+		t.Fatalf("image index: %+v", a.index)
+	}
+
+	a.images = map[string]openedImage{}
+	for _, d := range a.index.Manifests {
+		if d.MediaType != mediaManifest || d.Platform == nil {
+			t.Fatalf("image index lists %+v, want image manifests with their platform", d)
 		}
+		var manifest struct {
+			SchemaVersion int          `json:"schemaVersion"`
+			MediaType     string       `json:"mediaType"`
+			Config        descriptor   `json:"config"`
+			Layers        []descriptor `json:"layers"`
+		}
+		strict(t, "manifest "+d.Digest, blob(d), &manifest)
+		if manifest.SchemaVersion != 2 || manifest.MediaType != mediaManifest || manifest.Config.MediaType != mediaConfig ||
+			len(manifest.Layers) != 1 || manifest.Layers[0].MediaType != mediaLayer {
+			t.Fatalf("manifest %s: %+v", d.Digest, manifest)
+		}
+		img := openedImage{manifestDigest: d.Digest}
+		strict(t, "config", blob(manifest.Config), &img.config)
+		if img.config.OS != d.Platform.OS || img.config.Architecture != d.Platform.Architecture {
+			t.Errorf("the index says %s/%s, the config of %s says %s/%s", d.Platform.OS, d.Platform.Architecture, d.Digest, img.config.OS, img.config.Architecture)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(blob(manifest.Layers[0])))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if img.layerTar, err = io.ReadAll(zr); err != nil {
+			t.Fatal(err)
+		}
+		a.images[d.Platform.OS+"/"+d.Platform.Architecture] = img
 	}
+	return a
+}
 
-	var index struct {
-		SchemaVersion int          `json:"schemaVersion"`
-		MediaType     string       `json:"mediaType"`
-		Manifests     []descriptor `json:"manifests"`
+func strict(t *testing.T, what string, b []byte, v any) {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("%s: %v\n%s", what, err, b)
 	}
-	strict("index.json", entries["index.json"], &index)
-	if index.SchemaVersion != 2 || index.MediaType != "application/vnd.oci.image.index.v1+json" || len(index.Manifests) != 1 {
-		t.Fatalf("index.json: %+v", index)
-	}
-	if index.Manifests[0].MediaType != "application/vnd.oci.image.manifest.v1+json" {
-		t.Fatalf("index.json names a %s", index.Manifests[0].MediaType)
-	}
-	var manifest struct {
-		SchemaVersion int          `json:"schemaVersion"`
-		MediaType     string       `json:"mediaType"`
-		Config        descriptor   `json:"config"`
-		Layers        []descriptor `json:"layers"`
-	}
-	strict("manifest", blob(index.Manifests[0]), &manifest)
-	if manifest.Config.MediaType != "application/vnd.oci.image.config.v1+json" || len(manifest.Layers) != 1 ||
-		manifest.Layers[0].MediaType != "application/vnd.oci.image.layer.v1.tar+gzip" {
-		t.Fatalf("manifest: %+v", manifest)
-	}
-	img := openedImage{manifestDigest: index.Manifests[0].Digest, refs: index.Manifests[0].Annotations}
-	strict("config", blob(manifest.Config), &img.config)
-	zr, err := gzip.NewReader(bytes.NewReader(blob(manifest.Layers[0])))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if img.layerTar, err = io.ReadAll(zr); err != nil {
-		t.Fatal(err)
-	}
-
-	var docker []struct {
-		Config   string
-		RepoTags []string
-		Layers   []string
-	}
-	strict("manifest.json", entries["manifest.json"], &docker)
-	wantDocker := []string{"blobs/" + strings.Replace(manifest.Config.Digest, ":", "/", 1), "blobs/" + strings.Replace(manifest.Layers[0].Digest, ":", "/", 1)}
-	if len(docker) != 1 || !slices.Equal([]string{docker[0].Config, strings.Join(docker[0].Layers, ",")}, wantDocker) {
-		t.Errorf("manifest.json %+v does not name the OCI manifest's blobs %q", docker, wantDocker)
-	}
-	return img
 }
 
 type layerFile struct {
