@@ -12,6 +12,6 @@ RUN CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags="-s -w" -o /out/st
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/stackdome /stackdome
 USER 65532:65532
-EXPOSE 8080 8082
+EXPOSE 8080 8081 8082
 # The chart passes flags only, after this entrypoint.
 ENTRYPOINT ["/stackdome", "serve"]

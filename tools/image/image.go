@@ -85,7 +85,7 @@ func platformImage(bin []byte, arch string, spec imageSpec) (v1.Image, error) {
 		User:         user,
 		Entrypoint:   entrypoint,
 		WorkingDir:   "/",
-		ExposedPorts: map[string]struct{}{"8080/tcp": {}, "8082/tcp": {}},
+		ExposedPorts: map[string]struct{}{"8080/tcp": {}, "8081/tcp": {}, "8082/tcp": {}},
 		Labels:       spec.labels(),
 	}
 	return mutate.ConfigFile(img, cf)

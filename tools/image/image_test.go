@@ -117,7 +117,7 @@ func TestMakeImage(t *testing.T) {
 			wantConfig.Config.User = "65532:65532"
 			wantConfig.Config.Entrypoint = []string{"/stackdome", "serve"}
 			wantConfig.Config.WorkingDir = "/"
-			wantConfig.Config.ExposedPorts = map[string]struct{}{"8080/tcp": {}, "8082/tcp": {}}
+			wantConfig.Config.ExposedPorts = map[string]struct{}{"8080/tcp": {}, "8081/tcp": {}, "8082/tcp": {}}
 			wantConfig.Config.Labels = labels
 			wantConfig.RootFS.Type = "layers"
 			wantConfig.RootFS.DiffIDs = []string{sha(img.layerTar)}
