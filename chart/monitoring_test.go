@@ -35,6 +35,7 @@ func TestPrometheusRuleFollowsTheRelease(t *testing.T) {
 			wantDeployment: "stackdome", wantDeployNS: "stackdome",
 			wantFor: map[string]string{
 				"StackResourcePortNotListening": "5m", "StackResourceStalled": "10m", "StackResourceNotAvailable": "30m",
+				"StackResourceErrorPagesNotWired": "15m",
 			},
 			wantGroups: []string{"stackdome.stackresources", "stackdome"},
 		},
@@ -43,11 +44,13 @@ func TestPrometheusRuleFollowsTheRelease(t *testing.T) {
 				"prometheusRule.enabled=true", "prometheusRule.namespace=monitoring",
 				`prometheusRule.stackdomeSelector=service="edge-stackdome"`,
 				"prometheusRule.portNotListeningFor=2m", "prometheusRule.stalledFor=1h", "prometheusRule.notAvailableFor=45m",
+				"prometheusRule.errorPagesNotWiredFor=1h30m",
 			}},
 			wantNamespace: "monitoring", wantSelector: `service="edge-stackdome"`,
 			wantDeployment: "edge-stackdome", wantDeployNS: "platform",
 			wantFor: map[string]string{
 				"StackResourcePortNotListening": "2m", "StackResourceStalled": "1h", "StackResourceNotAvailable": "45m",
+				"StackResourceErrorPagesNotWired": "1h30m",
 			},
 			wantGroups: []string{"stackdome.stackresources", "stackdome"},
 		},

@@ -147,6 +147,7 @@ func sampleObjects(t *testing.T) map[string]map[string]any {
 // status the condition has, each with the condition's reason.
 func TestKubeStateMetricsSeries(t *testing.T) {
 	r := loadKSMConfig(t).Spec.Resources[0]
+	withPages := 0
 	for name, obj := range sampleObjects(t) {
 		t.Run(name, func(t *testing.T) {
 			meta := obj["metadata"].(map[string]any)
@@ -185,10 +186,22 @@ func TestKubeStateMetricsSeries(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("series (-want +got):\n%s", diff)
 			}
-			if len(conds) != 4 {
-				t.Errorf("%d conditions, want Available, Converged, Stalled, Reconciling", len(conds))
+			var types []string
+			for _, c := range conds {
+				types = append(types, fmt.Sprint(c.(map[string]any)["type"]))
+			}
+			if kstatus := []string{"Available", "Converged", "Stalled", "Reconciling"}; !slices.Equal(types, kstatus) &&
+				!slices.Equal(types, append(kstatus, "ErrorPages")) {
+				t.Errorf("conditions %q, want Available, Converged, Stalled, Reconciling, then ErrorPages for an app that wants the pages", types)
+			}
+			if slices.Contains(types, "ErrorPages") {
+				withPages++
 			}
 		})
+	}
+	// The ErrorPages alert reads series only a public app's status gives.
+	if withPages == 0 {
+		t.Error("no fixture's status carries the ErrorPages condition")
 	}
 }
 
@@ -256,7 +269,7 @@ func hooksConstants(t *testing.T) map[string][]string {
 			}
 		}
 	}
-	if len(out["Cond"]) != 4 || len(out["Reason"]) == 0 {
+	if len(out["Cond"]) != 5 || len(out["Reason"]) == 0 {
 		t.Fatalf("hooks' condition types %q and reasons %q", out["Cond"], out["Reason"])
 	}
 	return out
