@@ -7,7 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"reflect"
+	"sync/atomic"
 )
 
 // metacontroller does, for one parent, what Metacontroller v4.17.2 does in one
@@ -120,6 +123,9 @@ func (m *metacontroller) sync(ctx context.Context, ns, name string) (*syncResult
 	}
 
 	req := obj{"controller": cc, "parent": parent, "children": children.asObj(), "related": related.asObj(), "finalizing": false}
+	if err := recordRequest(ns, name, syncVersion, req); err != nil {
+		return nil, err
+	}
 	var raw json.RawMessage
 	if err := m.hook.post(ctx, "/sync", req, &raw); err != nil {
 		return nil, fmt.Errorf("sync: %w", err)
@@ -226,4 +232,27 @@ func ownedBy(o obj, uid string) bool {
 		}
 	}
 	return false
+}
+
+// requestSeq numbers the requests recordRequest writes, in the order sent.
+var requestSeq atomic.Int64
+
+// recordRequest writes a sync request as the emulation sends it to
+// $STACKDOME_E2E_REQUESTS/<seq>-<namespace>-<name>-sync-<version>.json when
+// that variable names a directory, so what each hook version receives can be
+// read and compared (docs/e2e.md); it does nothing otherwise.
+func recordRequest(ns, name, version string, req obj) error {
+	dir := os.Getenv("STACKDOME_E2E_REQUESTS")
+	if dir == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(req, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	file := fmt.Sprintf("%05d-%s-%s-sync-%s.json", requestSeq.Add(1), ns, name, version)
+	return os.WriteFile(filepath.Join(dir, file), append(b, '\n'), 0o644)
 }
