@@ -14,18 +14,9 @@ import (
 	"github.com/stackdome/stackdome/schema"
 )
 
-// Labels and annotations stackdome puts on what it makes.
+// dataVolume is the volume of spec.storage.
 const (
-	LabelName      = "app.kubernetes.io/name"
-	LabelInstance  = "app.kubernetes.io/instance"
-	LabelManagedBy = "app.kubernetes.io/managed-by"
-	ManagedBy      = "stackdome"
-	// AnnotationRevision on a pod template (and so on its pods) names the
-	// revision of the desired pod template. One rule for Deployments and
-	// StatefulSets tells which pods are current.
-	AnnotationRevision = "stackdome.io/revision"
-	containerName      = "app"
-	dataVolume         = "data"
+	dataVolume = "data"
 )
 
 // ChildResource is a kind Sync may return, as a CompositeController's
@@ -50,12 +41,12 @@ var ChildResources = []ChildResource{
 // selector is the label set that picks the app's pods: the workload's
 // selector and the customize hook's rule.
 func selector(name string) map[string]string {
-	return map[string]string{LabelInstance: name, LabelManagedBy: ManagedBy}
+	return map[string]string{schema.LabelInstance: name, schema.LabelManagedBy: schema.ManagedBy}
 }
 
 // labels go on every child and on the pod template.
 func labels(name string) map[string]string {
-	return map[string]string{LabelName: name, LabelInstance: name, LabelManagedBy: ManagedBy}
+	return map[string]string{schema.LabelName: name, schema.LabelInstance: name, schema.LabelManagedBy: schema.ManagedBy}
 }
 
 // headlessName is the StatefulSet's governing Service.

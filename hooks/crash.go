@@ -79,14 +79,14 @@ func terminationReason(t *corev1.ContainerStateTerminated) string {
 }
 
 // crashReason is the condition reason of a runtime_crash detail.
-func crashReason(d schema.FailureDetail) Reason {
+func crashReason(d schema.FailureDetail) schema.Reason {
 	switch {
 	case imagePullReasons[d.Reason]:
-		return ReasonImagePullFailed
+		return schema.ReasonImagePullFailed
 	case configReasons[d.Reason]:
-		return ReasonConfigError
+		return schema.ReasonConfigError
 	}
-	return ReasonCrashLooping
+	return schema.ReasonCrashLooping
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -136,12 +136,12 @@ func TestCrashDetails(t *testing.T) {
 }
 
 func TestCrashReason(t *testing.T) {
-	tests := map[string]Reason{
-		"ImagePullBackOff": ReasonImagePullFailed, "ErrImagePull": ReasonImagePullFailed, "InvalidImageName": ReasonImagePullFailed,
-		"ErrImageNeverPull": ReasonImagePullFailed, "CreateContainerConfigError": ReasonConfigError, "CreateContainerError": ReasonConfigError,
-		"RunContainerError": ReasonConfigError, "OOMKilled": ReasonCrashLooping, "Error": ReasonCrashLooping, "CrashLoopBackOff": ReasonCrashLooping,
+	tests := map[string]schema.Reason{
+		"ImagePullBackOff": schema.ReasonImagePullFailed, "ErrImagePull": schema.ReasonImagePullFailed, "InvalidImageName": schema.ReasonImagePullFailed,
+		"ErrImageNeverPull": schema.ReasonImagePullFailed, "CreateContainerConfigError": schema.ReasonConfigError, "CreateContainerError": schema.ReasonConfigError,
+		"RunContainerError": schema.ReasonConfigError, "OOMKilled": schema.ReasonCrashLooping, "Error": schema.ReasonCrashLooping, "CrashLoopBackOff": schema.ReasonCrashLooping,
 	}
-	got := map[string]Reason{}
+	got := map[string]schema.Reason{}
 	for r := range tests {
 		got[r] = crashReason(schema.FailureDetail{Reason: r})
 	}

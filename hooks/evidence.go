@@ -30,8 +30,8 @@ type carried struct {
 
 // verdictReasons are the Available reasons of a status built from a verdict.
 var verdictReasons = map[string]bool{
-	string(ReasonServing): true, string(ReasonPortCheckFailing): true,
-	string(ReasonPortsUnverified): true, string(ReasonPortNotListening): true,
+	string(schema.ReasonServing): true, string(schema.ReasonPortCheckFailing): true,
+	string(schema.ReasonPortsUnverified): true, string(schema.ReasonPortNotListening): true,
 }
 
 // carry reads what the previous status knew of spec revision rev and
@@ -61,7 +61,7 @@ func carry(prev schema.Status, rev, wrev string) carried {
 	if pc != nil {
 		c.failingSince, c.checkedAt = pc.FailingSince, pc.CheckedAt
 	}
-	avail := find(prev.Conditions, CondAvailable)
+	avail := find(prev.Conditions, schema.CondAvailable)
 	fromVerdict := c.checkedAt != nil || (avail != nil && verdictReasons[avail.Reason] && len(prev.Ports) > 0)
 	if fromVerdict {
 		res := portcheck.Result{}
@@ -80,7 +80,7 @@ func carry(prev schema.Status, rev, wrev string) carried {
 		}
 		c.verdict = &res
 	}
-	if s := find(prev.Conditions, CondStalled); s != nil && s.Status == metav1.ConditionTrue && s.Reason == string(ReasonPortNotListening) && pc != nil {
+	if s := find(prev.Conditions, schema.CondStalled); s != nil && s.Status == metav1.ConditionTrue && s.Reason == string(schema.ReasonPortNotListening) && pc != nil {
 		c.condemned = true
 	}
 	return c

@@ -3,6 +3,7 @@ package hooks
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/stackdome/stackdome/schema"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -145,7 +146,7 @@ func checkAnswer(tb testing.TB, path string, w *httptest.ResponseRecorder) {
 			tb.Fatalf("customize answer has %d rules, want the pods rule and at most the error-page Service's: %s", n, body)
 		}
 		r := resp.RelatedResources[0]
-		if r.APIVersion != "v1" || r.Resource != "pods" || r.LabelSelector == nil || r.LabelSelector.MatchLabels[LabelInstance] == "" {
+		if r.APIVersion != "v1" || r.Resource != "pods" || r.LabelSelector == nil || r.LabelSelector.MatchLabels[schema.LabelInstance] == "" {
 			tb.Fatalf("customize answer could select every pod of the namespace: %s", body)
 		}
 		if len(resp.RelatedResources) == 2 {

@@ -45,7 +45,7 @@ func (f *facts) servingGate() row {
 // servingNoPorts is the row "serving, all ports open" when none are
 // declared: nothing to dial.
 func servingNoPorts() row {
-	return row{verdict: verdict{available: true, converged: true, reason: ReasonServing, message: "all replicas are ready; no ports are declared"}}
+	return row{verdict: verdict{available: true, converged: true, reason: schema.ReasonServing, message: "all replicas are ready; no ports are declared"}}
 }
 
 // condemnedKept is the row "serving, a port closed past grace" once the
@@ -54,7 +54,7 @@ func servingNoPorts() row {
 func condemnedKept(f *facts) row {
 	details := f.prev.of(schema.ReadinessFailure, f.wrev)
 	return row{
-		verdict:      verdict{stalled: true, reason: ReasonPortNotListening, message: f.condemnation(details, f.prev.failingSince)},
+		verdict:      verdict{stalled: true, reason: schema.ReasonPortNotListening, message: f.condemnation(details, f.prev.failingSince)},
 		details:      details,
 		ports:        f.prev.ports,
 		failingSince: f.prev.failingSince,
@@ -66,7 +66,7 @@ func condemnedKept(f *facts) row {
 // so the pod event is on its way.
 func waitingForReadyPod(f *facts) row {
 	return row{
-		verdict:      verdict{available: true, reason: ReasonVerifyingPorts, message: "all replicas are ready; waiting for a ready pod of revision " + f.wrev},
+		verdict:      verdict{available: true, reason: schema.ReasonVerifyingPorts, message: "all replicas are ready; waiting for a ready pod of revision " + f.wrev},
 		ports:        f.prev.ports,
 		failingSince: f.prev.failingSince,
 	}
@@ -78,9 +78,9 @@ func verifying(f *facts, rep *pod) row {
 	r := row{ports: f.prev.ports, failingSince: f.prev.failingSince}
 	r.jobs, r.requeue = f.dialsFor(rep, nil, dialAgain)
 	if since := f.prev.failingSince; since != nil {
-		r.verdict = verdict{available: true, reason: ReasonPortCheckFailing, message: f.windowMessage(since, "a declared port refused connections")}
+		r.verdict = verdict{available: true, reason: schema.ReasonPortCheckFailing, message: f.windowMessage(since, "a declared port refused connections")}
 	} else {
-		r.verdict = verdict{available: true, reason: ReasonVerifyingPorts, message: fmt.Sprintf("all replicas are ready; verifying %s on pod %s", portList(f.spec.Ports), rep.Metadata.Name)}
+		r.verdict = verdict{available: true, reason: schema.ReasonVerifyingPorts, message: fmt.Sprintf("all replicas are ready; verifying %s on pod %s", portList(f.spec.Ports), rep.Metadata.Name)}
 	}
 	return r
 }
@@ -91,7 +91,7 @@ func verifying(f *facts, rep *pod) row {
 func condemned(f *facts, rep *pod, ev evidence, since *metav1.Time) row {
 	details := portFailures(ev.res.ClosedPorts(), rep.Metadata.Name, f.wrev)
 	return row{
-		verdict:      verdict{stalled: true, reason: ReasonPortNotListening, message: f.condemnation(details, since)},
+		verdict:      verdict{stalled: true, reason: schema.ReasonPortNotListening, message: f.condemnation(details, since)},
 		details:      details,
 		ports:        portsOf(ev.res),
 		failingSince: since,
@@ -104,7 +104,7 @@ func condemned(f *facts, rep *pod, ev evidence, since *metav1.Time) row {
 // dropped and the pod dialed again.
 func windowOpen(f *facts, rep *pod, ev evidence, since *metav1.Time) row {
 	r := row{
-		verdict:      verdict{available: true, reason: ReasonPortCheckFailing, message: f.windowMessage(since, ev.res.Message())},
+		verdict:      verdict{available: true, reason: schema.ReasonPortCheckFailing, message: f.windowMessage(since, ev.res.Message())},
 		ports:        portsOf(ev.res),
 		failingSince: since,
 		evidence:     &ev,
@@ -117,7 +117,7 @@ func windowOpen(f *facts, rep *pod, ev evidence, since *metav1.Time) row {
 // stale verdict still counts while it is dialed again.
 func servingOpen(f *facts, rep *pod, ev evidence) row {
 	r := row{
-		verdict:  verdict{available: true, converged: true, reason: ReasonServing, message: fmt.Sprintf("%s serves: %s open", f.name, portList(f.spec.Ports))},
+		verdict:  verdict{available: true, converged: true, reason: schema.ReasonServing, message: fmt.Sprintf("%s serves: %s open", f.name, portList(f.spec.Ports))},
 		ports:    portsOf(ev.res),
 		evidence: &ev,
 	}
@@ -133,7 +133,7 @@ func servingOpen(f *facts, rep *pod, ev evidence) row {
 // never condemned, dialed again.
 func unverified(f *facts, rep *pod, ev evidence) row {
 	r := row{
-		verdict:      verdict{available: true, reason: ReasonPortsUnverified, message: ev.res.Message()},
+		verdict:      verdict{available: true, reason: schema.ReasonPortsUnverified, message: ev.res.Message()},
 		ports:        portsOf(ev.res),
 		failingSince: f.prev.failingSince,
 		evidence:     &ev,

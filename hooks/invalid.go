@@ -68,16 +68,16 @@ func keepRunning(children metacontroller.Objects) ([]any, error) {
 func invalidStatus(p *parent, err error, now metav1.Time) schema.Status {
 	st := p.Status
 	st.ObservedGeneration = p.Metadata.Generation
-	prevAvailable := find(st.Conditions, CondAvailable)
+	prevAvailable := find(st.Conditions, schema.CondAvailable)
 	v := verdict{
 		available: prevAvailable != nil && prevAvailable.Status == metav1.ConditionTrue,
-		stalled:   true, reason: ReasonInvalidSpec, message: err.Error(),
+		stalled:   true, reason: schema.ReasonInvalidSpec, message: err.Error(),
 	}
 	cs := conditions(v, st.Conditions, p.Metadata.Generation, now)
 	if prevAvailable != nil {
 		cs[0] = *prevAvailable
 	}
-	if pages := find(st.Conditions, CondErrorPages); pages != nil {
+	if pages := find(st.Conditions, schema.CondErrorPages); pages != nil {
 		cs = append(cs, *pages) // the running routes are untouched too
 	}
 	st.Conditions = cs

@@ -18,23 +18,10 @@ import (
 // pages, or in another namespace than --error-service-namespace, looks the
 // same from here.
 
-// CondErrorPages is the condition type of the error wiring. A status carries
-// it only for an app that wants the pages: public ports, errorPages.enabled,
-// and an install with an error-page Service (not --error-service-name=).
-const CondErrorPages ConditionType = "ErrorPages"
-
-// Reasons of the ErrorPages condition.
-const (
-	ReasonWired                 Reason = "Wired"                 // the route's 5xx get the branded pages
-	ReasonWiringPending         Reason = "WiringPending"         // the wiring is being created; the route refers to it once observed
-	ReasonErrorServiceNotSeen   Reason = "ErrorServiceNotSeen"   // the sync request carries no error-page Service
-	ReasonErrorServiceNoAddress Reason = "ErrorServiceNoAddress" // the error-page Service has no ClusterIP to mirror
-)
-
 // pagesVerdict is the ErrorPages condition of one sync.
 type pagesVerdict struct {
 	wired   bool
-	reason  Reason
+	reason  schema.Reason
 	message string
 }
 
@@ -57,7 +44,7 @@ func pagesCondition(cfg Config, name string, spec schema.Spec, v wiringView) (pv
 	if !cfg.ErrorService.CrossNamespace {
 		switch {
 		case !v.related.seen:
-			return pagesVerdict{reason: ReasonErrorServiceNotSeen, message: fmt.Sprintf(
+			return pagesVerdict{reason: schema.ReasonErrorServiceNotSeen, message: fmt.Sprintf(
 				"5xx answers reach clients as the app sends them: the sync request carries no Service %s to point the errors Middleware at. "+
 					"Check that the stackdome chart is installed in namespace %s with errorPages.enabled=true (kubectl -n %s get service %s), "+
 					"and that its CompositeController runs the sync and customize hooks at version v2 "+
@@ -65,17 +52,17 @@ func pagesCondition(cfg Config, name string, spec schema.Spec, v wiringView) (pv
 					"Metacontroller never sends a sync hook at v1 an object of another namespace",
 				svc, ns, ns, svcName)}, true
 		case len(v.related.addrs) == 0 && len(v.slice) == 0:
-			return pagesVerdict{reason: ReasonErrorServiceNoAddress, message: fmt.Sprintf(
+			return pagesVerdict{reason: schema.ReasonErrorServiceNoAddress, message: fmt.Sprintf(
 				"5xx answers reach clients as the app sends them: Service %s has no ClusterIP to put into EndpointSlice %s; "+
 					"it must be a ClusterIP Service with an address (kubectl -n %s get service %s -o wide)",
 				svc, errorPagesName(name), ns, svcName)}, true
 		}
 	}
 	if !v.routeRefers {
-		return pagesVerdict{reason: ReasonWiringPending, message: "5xx answers reach clients as the app sends them until the wiring is in place: " +
+		return pagesVerdict{reason: schema.ReasonWiringPending, message: "5xx answers reach clients as the app sends them until the wiring is in place: " +
 			"the errors Middleware and what it points at are being created, and the route refers to them once they are observed " +
 			"(Traefik disables a route whose Middleware it cannot build)"}, true
 	}
-	return pagesVerdict{wired: true, reason: ReasonWired, message: "5xx answers of this app's routes get the branded pages of Service " + svc +
+	return pagesVerdict{wired: true, reason: schema.ReasonWired, message: "5xx answers of this app's routes get the branded pages of Service " + svc +
 		" (HTML for browsers, a JSON envelope for API clients), the status code kept"}, true
 }

@@ -32,7 +32,7 @@ func TestPagesCondition(t *testing.T) {
 	type want struct {
 		Present bool
 		Wired   bool
-		Reason  Reason
+		Reason  schema.Reason
 	}
 	for name, tc := range map[string]struct {
 		cfg  Config
@@ -43,14 +43,14 @@ func TestPagesCondition(t *testing.T) {
 		"private app: no condition":       {cfg: DefaultConfig(), spec: private, view: wiringView{related: seen(addr...)}},
 		"pages off in the spec":           {cfg: DefaultConfig(), spec: off, view: wiringView{related: seen(addr...)}},
 		"no error Service installed":      {cfg: none, spec: public},
-		"service not in the request":      {cfg: DefaultConfig(), spec: public, want: want{Present: true, Reason: ReasonErrorServiceNotSeen}},
-		"not in the request, still wired": {cfg: DefaultConfig(), spec: public, view: wiringView{slice: addr, serviceObserved: true, routeRefers: true}, want: want{Present: true, Reason: ReasonErrorServiceNotSeen}},
-		"service without an address":      {cfg: DefaultConfig(), spec: public, view: wiringView{related: seen()}, want: want{Present: true, Reason: ReasonErrorServiceNoAddress}},
-		"no address, the slice keeps one": {cfg: DefaultConfig(), spec: public, view: wiringView{related: seen(), slice: addr, serviceObserved: true, routeRefers: true}, want: want{Present: true, Wired: true, Reason: ReasonWired}},
-		"being created":                   {cfg: DefaultConfig(), spec: public, view: wiringView{related: seen(addr...)}, want: want{Present: true, Reason: ReasonWiringPending}},
-		"wired":                           {cfg: DefaultConfig(), spec: public, view: wiringView{related: seen(addr...), slice: addr, serviceObserved: true, routeRefers: true}, want: want{Present: true, Wired: true, Reason: ReasonWired}},
-		"cross-namespace, pending":        {cfg: cross, spec: public, want: want{Present: true, Reason: ReasonWiringPending}},
-		"cross-namespace, wired":          {cfg: cross, spec: public, view: wiringView{routeRefers: true}, want: want{Present: true, Wired: true, Reason: ReasonWired}},
+		"service not in the request":      {cfg: DefaultConfig(), spec: public, want: want{Present: true, Reason: schema.ReasonErrorServiceNotSeen}},
+		"not in the request, still wired": {cfg: DefaultConfig(), spec: public, view: wiringView{slice: addr, serviceObserved: true, routeRefers: true}, want: want{Present: true, Reason: schema.ReasonErrorServiceNotSeen}},
+		"service without an address":      {cfg: DefaultConfig(), spec: public, view: wiringView{related: seen()}, want: want{Present: true, Reason: schema.ReasonErrorServiceNoAddress}},
+		"no address, the slice keeps one": {cfg: DefaultConfig(), spec: public, view: wiringView{related: seen(), slice: addr, serviceObserved: true, routeRefers: true}, want: want{Present: true, Wired: true, Reason: schema.ReasonWired}},
+		"being created":                   {cfg: DefaultConfig(), spec: public, view: wiringView{related: seen(addr...)}, want: want{Present: true, Reason: schema.ReasonWiringPending}},
+		"wired":                           {cfg: DefaultConfig(), spec: public, view: wiringView{related: seen(addr...), slice: addr, serviceObserved: true, routeRefers: true}, want: want{Present: true, Wired: true, Reason: schema.ReasonWired}},
+		"cross-namespace, pending":        {cfg: cross, spec: public, want: want{Present: true, Reason: schema.ReasonWiringPending}},
+		"cross-namespace, wired":          {cfg: cross, spec: public, view: wiringView{routeRefers: true}, want: want{Present: true, Wired: true, Reason: schema.ReasonWired}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			pv, ok := pagesCondition(tc.cfg.withDefaults(), "web", tc.spec, tc.view)
@@ -61,7 +61,7 @@ func TestPagesCondition(t *testing.T) {
 			if ok && !pv.wired {
 				require.Contains(t, pv.message, "5xx", "a False condition says what it costs")
 			}
-			if pv.reason == ReasonErrorServiceNotSeen {
+			if pv.reason == schema.ReasonErrorServiceNotSeen {
 				require.Contains(t, pv.message, "stackdome/stackdome-error-pages", "it names the Service it cannot see")
 				require.Contains(t, pv.message, "version v2", "and what to check")
 			}
@@ -154,8 +154,8 @@ func TestUpgradeAddsTheErrorPagesCondition(t *testing.T) {
 		Status schema.Status `json:"status"`
 	}
 	require.NoError(t, json.Unmarshal(req.Parent, &p))
-	require.NotNil(t, find(p.Status.Conditions, CondErrorPages), "the fixture's status is this version's")
-	p.Status.Conditions = slices.DeleteFunc(p.Status.Conditions, func(c metav1.Condition) bool { return c.Type == string(CondErrorPages) })
+	require.NotNil(t, find(p.Status.Conditions, schema.CondErrorPages), "the fixture's status is this version's")
+	p.Status.Conditions = slices.DeleteFunc(p.Status.Conditions, func(c metav1.Condition) bool { return c.Type == string(schema.CondErrorPages) })
 	old := withStatus(t, req, p.Status)
 	upgraded := testNow.Add(time.Hour)
 	resp, _, err := Sync(old, nil, upgraded)
@@ -163,7 +163,7 @@ func TestUpgradeAddsTheErrorPagesCondition(t *testing.T) {
 	got := resp.Status.(schema.Status)
 
 	want := golden.Status
-	pages := find(want.Conditions, CondErrorPages)
+	pages := find(want.Conditions, schema.CondErrorPages)
 	require.NotNil(t, pages, "serving is wired")
 	pages.LastTransitionTime = stampOf(upgraded)
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -19,7 +19,7 @@ func filesVolume(name string) string { return "files-" + name }
 // says whether the data volume of spec.storage is mounted.
 func podTemplate(cfg Config, name string, spec schema.Spec, mount bool) corev1.PodTemplateSpec {
 	c := corev1.Container{
-		Name:            containerName,
+		Name:            schema.ContainerName,
 		Image:           spec.Image,
 		Command:         spec.Command,
 		Args:            spec.Args,
@@ -87,7 +87,7 @@ func withRevision(annotations map[string]string, rev string) map[string]string {
 	if out == nil {
 		out = map[string]string{}
 	}
-	out[AnnotationRevision] = rev
+	out[schema.AnnotationRevision] = rev
 	return out
 }
 

@@ -74,7 +74,7 @@ func portFailures(closed []portcheck.PortResult, podName, rev string) []schema.F
 	out := make([]schema.FailureDetail, 0, len(closed))
 	for _, p := range closed {
 		out = append(out, schema.FailureDetail{
-			Type: schema.ReadinessFailure, Reason: string(ReasonPortNotListening), Container: containerName, Port: p.Port, Revision: rev,
+			Type: schema.ReadinessFailure, Reason: string(schema.ReasonPortNotListening), Container: schema.ContainerName, Port: p.Port, Revision: rev,
 			Message: fmt.Sprintf("port %d (%s) refused connection on pod %s: nothing listens there", p.Port, p.Name, podName),
 		})
 	}

@@ -9,26 +9,19 @@ import "github.com/stackdome/stackdome/schema"
 func currentPods(pods []pod, rev string) []*pod {
 	var out []*pod
 	for i := range pods {
-		if pods[i].Metadata.Annotations[AnnotationRevision] == rev {
+		if pods[i].Metadata.Annotations[schema.AnnotationRevision] == rev {
 			out = append(out, &pods[i])
 		}
 	}
 	return out
 }
 
-// Labels the workload controllers put on pods, naming the revision of the
-// workload (a ReplicaSet's, a StatefulSet's ControllerRevision) they run.
-const (
-	labelPodTemplateHash        = "pod-template-hash"
-	labelControllerRevisionHash = "controller-revision-hash"
-)
-
 // revisionLabel is the pod label that names the workload revision for w.
 func revisionLabel(w *workload) string {
 	if w != nil && w.Kind == "StatefulSet" {
-		return labelControllerRevisionHash
+		return schema.LabelControllerRevisionHash
 	}
-	return labelPodTemplateHash
+	return schema.LabelPodTemplateHash
 }
 
 // workloadRevision is the workload revision the pods of the spec run: a
@@ -37,7 +30,7 @@ func revisionLabel(w *workload) string {
 // the same spec under a new ReplicaSet); else the spec revision itself. Every
 // verdict, window and condemnation belongs to it.
 func workloadRevision(w *workload, current []*pod, rev string) string {
-	if w != nil && w.Kind == "StatefulSet" && w.Status.UpdateRevision != "" && w.Spec.Template.Metadata.Annotations[AnnotationRevision] == rev {
+	if w != nil && w.Kind == "StatefulSet" && w.Status.UpdateRevision != "" && w.Spec.Template.Metadata.Annotations[schema.AnnotationRevision] == rev {
 		return w.Status.UpdateRevision
 	}
 	label := revisionLabel(w)

@@ -51,7 +51,7 @@ func (f *facts) notServing() row {
 	}
 	if w := f.workload; w != nil && w.Kind != "StatefulSet" {
 		for _, c := range w.Status.Conditions {
-			if c.Type == "Progressing" && c.Status == "False" && c.Reason == string(ReasonDeadlineExceeded) {
+			if c.Type == "Progressing" && c.Status == "False" && c.Reason == string(schema.ReasonDeadlineExceeded) {
 				return deadlineExceeded(f, pr, c.Message)
 			}
 		}
@@ -75,7 +75,7 @@ func (f *facts) base(pr probe, v verdict) row {
 // provisionalClosed is the row "running, not ready, a declared port proven
 // closed": not believed enough to stall, but named at once.
 func provisionalClosed(f *facts, pr probe) row {
-	r := f.base(pr, verdict{reason: ReasonPortNotListening, message: "provisional: pod " + pr.rep.Metadata.Name + " is not ready and " + pr.ev.res.Message()})
+	r := f.base(pr, verdict{reason: schema.ReasonPortNotListening, message: "provisional: pod " + pr.rep.Metadata.Name + " is not ready and " + pr.ev.res.Message()})
 	r.details = portFailures(pr.ev.res.ClosedPorts(), pr.rep.Metadata.Name, f.wrev)
 	return r
 }
@@ -83,22 +83,22 @@ func provisionalClosed(f *facts, pr probe) row {
 // deadlineExceeded is the row of a Deployment whose rollout passed its
 // progress deadline: a human must act.
 func deadlineExceeded(f *facts, pr probe, msg string) row {
-	return f.base(pr, verdict{stalled: true, reason: ReasonDeadlineExceeded, message: clip("Deployment " + f.name + ": " + msg)})
+	return f.base(pr, verdict{stalled: true, reason: schema.ReasonDeadlineExceeded, message: clip("Deployment " + f.name + ": " + msg)})
 }
 
 // notReady is the row of a pod running but not ready past the boot grace,
 // with no proof of a closed port.
 func notReady(f *facts, pr probe, since metav1.Time) row {
 	msg := fmt.Sprintf("pod %s has been running but not ready since %s", pr.rep.Metadata.Name, since.UTC().Format(time.RFC3339))
-	r := f.base(pr, verdict{reason: ReasonNotReady, message: msg})
-	r.details = []schema.FailureDetail{{Type: schema.ReadinessFailure, Reason: string(ReasonNotReady), Message: msg, Container: containerName, Revision: f.wrev}}
+	r := f.base(pr, verdict{reason: schema.ReasonNotReady, message: msg})
+	r.details = []schema.FailureDetail{{Type: schema.ReadinessFailure, Reason: string(schema.ReasonNotReady), Message: msg, Container: schema.ContainerName, Revision: f.wrev}}
 	return r
 }
 
 // progressing is the row "workload missing / rolling out": what the
 // workload is waiting for.
 func progressing(f *facts, pr probe) row {
-	return f.base(pr, verdict{reason: ReasonProgressing, message: rollout(f.workload, f.name, f.rev, f.replicas())})
+	return f.base(pr, verdict{reason: schema.ReasonProgressing, message: rollout(f.workload, f.name, f.rev, f.replicas())})
 }
 
 // rollout says what the workload is waiting for.
@@ -106,7 +106,7 @@ func rollout(w *workload, name, rev string, replicas int32) string {
 	if w == nil {
 		return "waiting for the workload " + name + " to be created"
 	}
-	if w.Spec.Template.Metadata.Annotations[AnnotationRevision] != rev {
+	if w.Spec.Template.Metadata.Annotations[schema.AnnotationRevision] != rev {
 		return fmt.Sprintf("waiting for %s %s to take revision %s", w.Kind, name, rev)
 	}
 	st := w.Status

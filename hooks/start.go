@@ -50,7 +50,7 @@ func (f *facts) createFailed() (row, bool) {
 			if reason == "" {
 				reason = "FailedCreate"
 			}
-			return f.startRow(verdict{stalled: true, reason: ReasonCreateFailed, message: msg}, f.startFailure(reason, msg)), true
+			return f.startRow(verdict{stalled: true, reason: schema.ReasonCreateFailed, message: msg}, f.startFailure(reason, msg)), true
 		}
 	}
 	return row{}, false
@@ -73,7 +73,7 @@ func (f *facts) rolloutBlocked() (row, bool) {
 	}
 	for i := range f.all {
 		p := &f.all[i]
-		if p.Metadata.Labels[labelControllerRevisionHash] != cur {
+		if p.Metadata.Labels[schema.LabelControllerRevisionHash] != cur {
 			continue
 		}
 		if ready, _ := p.ready(); ready {
@@ -81,7 +81,7 @@ func (f *facts) rolloutBlocked() (row, bool) {
 		}
 		msg := fmt.Sprintf("pod %s is not Ready on the old revision %s, and under podManagementPolicy OrderedReady StatefulSet %s will not replace it, so its rollout to %s waits: delete it (kubectl delete pod %s -n %s) and it is recreated on the new revision",
 			p.Metadata.Name, cur, f.name, upd, p.Metadata.Name, f.namespace)
-		return f.startRow(verdict{stalled: true, reason: ReasonRolloutBlocked, message: msg}, f.startFailure(string(ReasonRolloutBlocked), msg)), true
+		return f.startRow(verdict{stalled: true, reason: schema.ReasonRolloutBlocked, message: msg}, f.startFailure(string(schema.ReasonRolloutBlocked), msg)), true
 	}
 	return row{}, false
 }
@@ -109,7 +109,7 @@ func (f *facts) unschedulable() (row, bool) {
 			} else {
 				msg += fmt.Sprintf(" (since %s)", c.LastTransitionTime.UTC().Format(time.RFC3339))
 			}
-			return f.startRow(verdict{stalled: stalled, reason: ReasonUnschedulable, message: clip(msg)}, f.startFailure(string(ReasonUnschedulable), msg)), true
+			return f.startRow(verdict{stalled: stalled, reason: schema.ReasonUnschedulable, message: clip(msg)}, f.startFailure(string(schema.ReasonUnschedulable), msg)), true
 		}
 	}
 	return row{}, false

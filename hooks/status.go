@@ -99,7 +99,7 @@ func decide(cfg Config, p *parent, spec schema.Spec, rev string, obs observed, c
 		Ports:              portTable(spec.Ports, r.ports),
 	}
 	if pv, ok := pagesCondition(cfg, p.Metadata.Name, spec, obs.wiring); ok {
-		st.Conditions = append(st.Conditions, condition(p.Status.Conditions, CondErrorPages, pv.wired, pv.reason, clip(pv.message), p.Metadata.Generation, now))
+		st.Conditions = append(st.Conditions, condition(p.Status.Conditions, schema.CondErrorPages, pv.wired, pv.reason, clip(pv.message), p.Metadata.Generation, now))
 	}
 	if spec.Host != "" && len(spec.PublicPorts()) > 0 {
 		st.URL = "https://" + spec.Host
@@ -217,14 +217,14 @@ func crashing(f *facts, crashes []schema.FailureDetail) row {
 // scaledToZero is the row of a workload scaled to zero: converged, and
 // honest that nothing serves.
 func scaledToZero(f *facts) row {
-	return row{verdict: verdict{converged: true, reason: ReasonScaledToZero,
+	return row{verdict: verdict{converged: true, reason: schema.ReasonScaledToZero,
 		message: f.workload.Kind + " " + f.name + " is scaled to zero: nothing serves"}}
 }
 
 // storageNotApplied is the row "a spec change the workload cannot take":
 // the app is what r says it is, but a human must act to apply the change.
 func storageNotApplied(f *facts, r row) row {
-	r.verdict = verdict{available: r.available, stalled: true, reason: ReasonStorageNotApplied, message: f.claims.notApplied}
+	r.verdict = verdict{available: r.available, stalled: true, reason: schema.ReasonStorageNotApplied, message: f.claims.notApplied}
 	return r
 }
 
@@ -232,7 +232,7 @@ func storageNotApplied(f *facts, r row) row {
 // replica updated, ready and available.
 func (f *facts) serving() bool {
 	w, replicas := f.workload, f.replicas()
-	if w == nil || replicas == 0 || w.Spec.Template.Metadata.Annotations[AnnotationRevision] != f.rev {
+	if w == nil || replicas == 0 || w.Spec.Template.Metadata.Annotations[schema.AnnotationRevision] != f.rev {
 		return false
 	}
 	st := w.Status

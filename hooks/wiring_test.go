@@ -253,7 +253,7 @@ func withoutSlice(tb testing.TB, body []byte) string {
 	}
 	var conds []any
 	for _, c := range resp.Status["conditions"].([]any) {
-		if c.(map[string]any)["type"] != string(CondErrorPages) {
+		if c.(map[string]any)["type"] != string(schema.CondErrorPages) {
 			conds = append(conds, c)
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/stackdome/stackdome/hooks"
 	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/portcheck"
+	"github.com/stackdome/stackdome/schema"
 )
 
 // Markers every request built here carries, so that For can make distinct
@@ -315,7 +316,7 @@ func relatedPod(shell map[string]any, rev string, i int, ports [3]int32) map[str
 	md["namespace"] = nsMarker
 	md["uid"] = fmt.Sprintf("5d00%04x-1f2e-4c3d-8b4a-9e0000000260", i)
 	md["generateName"] = "checkout-" + rev + "-"
-	md["annotations"] = map[string]any{hooks.AnnotationRevision: rev}
+	md["annotations"] = map[string]any{schema.AnnotationRevision: rev}
 	md["labels"].(map[string]any)["pod-template-hash"] = rev
 	md["ownerReferences"].([]any)[0].(map[string]any)["name"] = "checkout-" + rev
 	var mf any
