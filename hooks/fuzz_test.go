@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/stackdome/stackdome/hooks/internal/observed"
 	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/portcheck"
 )
@@ -44,7 +45,7 @@ func fuzzRouter(tb testing.TB) http.Handler {
 func viaSync(h *Handler, body []byte) (int, string) {
 	var req metacontroller.SyncRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		return http.StatusBadRequest, "decoding request: " + oneLine(typeError(err)) + "\n"
+		return http.StatusBadRequest, "decoding request: " + oneLine(observed.TypeError(err)) + "\n"
 	}
 	resp, _, err := h.Config.Sync(&req, h.Verifier, h.now())
 	if err != nil {
