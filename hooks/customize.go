@@ -7,12 +7,6 @@ import (
 	"github.com/stackdome/stackdome/schema"
 )
 
-// Customize answers the customize hook with DefaultConfig. See
-// Config.Customize.
-func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error) {
-	return DefaultConfig().Customize(req)
-}
-
 // Customize answers the customize hook, which the chart registers at hook
 // version v2 so that a namespaced parent may relate an object of another
 // namespace:
