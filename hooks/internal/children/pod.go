@@ -18,35 +18,7 @@ func filesVolume(name string) string { return "files-" + name }
 // podTemplate is the pod of a spec, without its revision annotation; mount
 // says whether the data volume of spec.storage is mounted.
 func podTemplate(cfg Config, name string, spec schema.Spec, mount bool) corev1.PodTemplateSpec {
-	c := corev1.Container{
-		Name:            schema.ContainerName,
-		Image:           spec.Image,
-		Command:         spec.Command,
-		Args:            spec.Args,
-		Env:             spec.Env,
-		EnvFrom:         spec.EnvFrom,
-		SecurityContext: containerSecurity(cfg, spec.SecurityContext),
-	}
-	if spec.Resources != nil {
-		c.Resources = *spec.Resources
-	}
-	for _, p := range spec.Ports {
-		c.Ports = append(c.Ports, corev1.ContainerPort{Name: p.Name, ContainerPort: p.Port, Protocol: corev1.ProtocolTCP})
-	}
-	if hc := spec.HealthChecks; hc != nil {
-		c.ReadinessProbe, c.LivenessProbe, c.StartupProbe = hc.Readiness, hc.Liveness, hc.Startup
-	}
-	// An explicit readiness probe always wins. Otherwise a TCP probe on the
-	// primary port with the kubelet's default timing; never a synthesized
-	// liveness or startup probe, which would restart-loop a slow starter.
-	if primary, ok := spec.PrimaryPort(); ok && c.ReadinessProbe == nil {
-		c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
-			TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(primary.Port)},
-		}}
-	}
-	if mount {
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: dataVolume, MountPath: spec.Storage.MountPath})
-	}
+	c := container(cfg, spec, mount)
 	pod := corev1.PodSpec{
 		ImagePullSecrets:   spec.ImagePullSecrets,
 		ServiceAccountName: spec.ServiceAccountName,
@@ -79,6 +51,41 @@ func podTemplate(cfg Config, name string, spec schema.Spec, mount bool) corev1.P
 		ObjectMeta: metav1.ObjectMeta{Labels: l, Annotations: maps.Clone(spec.PodAnnotations)},
 		Spec:       pod,
 	}
+}
+
+// container is the app container of a spec, before the files are mounted;
+// mount says whether the data volume of spec.storage is.
+func container(cfg Config, spec schema.Spec, mount bool) corev1.Container {
+	c := corev1.Container{
+		Name:            schema.ContainerName,
+		Image:           spec.Image,
+		Command:         spec.Command,
+		Args:            spec.Args,
+		Env:             spec.Env,
+		EnvFrom:         spec.EnvFrom,
+		SecurityContext: containerSecurity(cfg, spec.SecurityContext),
+	}
+	if spec.Resources != nil {
+		c.Resources = *spec.Resources
+	}
+	for _, p := range spec.Ports {
+		c.Ports = append(c.Ports, corev1.ContainerPort{Name: p.Name, ContainerPort: p.Port, Protocol: corev1.ProtocolTCP})
+	}
+	if hc := spec.HealthChecks; hc != nil {
+		c.ReadinessProbe, c.LivenessProbe, c.StartupProbe = hc.Readiness, hc.Liveness, hc.Startup
+	}
+	// An explicit readiness probe always wins. Otherwise a TCP probe on the
+	// primary port with the kubelet's default timing; never a synthesized
+	// liveness or startup probe, which would restart-loop a slow starter.
+	if primary, ok := spec.PrimaryPort(); ok && c.ReadinessProbe == nil {
+		c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
+			TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(primary.Port)},
+		}}
+	}
+	if mount {
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: dataVolume, MountPath: spec.Storage.MountPath})
+	}
+	return c
 }
 
 // withRevision returns the annotations with stackdome's revision added.
