@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/stackdome/stackdome/hooks/internal/children"
+	"github.com/stackdome/stackdome/hooks/internal/observed"
 	"github.com/stackdome/stackdome/schema"
 )
 
-// childCache keeps, per parent name and raw spec, the revision and encoded
-// children that buildChildren makes of them, and per observed wiring the
-// encoded routing children: pure functions of those and of the handler's
+// childCache is the handler's childSource: it keeps, per parent name and
+// raw spec, the revision and encoded children that children.Build makes of
+// them, and per observed wiring the encoded routing children: pure functions of those and of the handler's
 // fixed Config, asked for again on every sync of an unchanged resource
 // (Metacontroller resyncs every parent each resyncPeriodSeconds and on every
 // pod change). It is bounded in bytes; when full, arbitrary entries make
@@ -30,33 +32,41 @@ type builtChildren struct {
 // maxCachedBytes bounds the cache: a few thousand typical resources.
 const maxCachedBytes = 8 << 20
 
-// get returns the children of name and spec (the defaulted decoding of
-// rawSpec) with claim templates cl, building and caching them when not held.
-// Children that keep observed claim templates depend on more than the spec:
-// they are built every time, never cached.
-func (c *childCache) get(cfg Config, name string, rawSpec []byte, spec schema.Spec, cl claims) (*builtChildren, error) {
-	if cl.kept != nil {
-		return build(cfg, name, spec, cl)
+// build is the childSource's build: the children of name and spec (the
+// defaulted decoding of rawSpec) with claim templates cl, built and cached
+// when not held. Children that keep observed claim templates depend on more
+// than the spec: they are built every time, never cached.
+func (c *childCache) build(cfg children.Config, name string, rawSpec []byte, spec schema.Spec, cl children.Claims) (string, childList, error) {
+	var b *builtChildren
+	var err error
+	if cl.Kept != nil {
+		b, err = encodeBuilt(cfg, name, spec, cl)
+	} else {
+		b, err = c.cached(name+"\x00"+string(rawSpec), func() (*builtChildren, error) { return encodeBuilt(cfg, name, spec, cl) })
 	}
-	return c.cached(name+"\x00"+string(rawSpec), func() (*builtChildren, error) { return build(cfg, name, spec, cl) })
+	if err != nil {
+		return "", childList{}, err
+	}
+	return b.revision, childList{encoded: b.json}, nil
 }
 
-// wired returns the routing children (wiringChildren) of name and spec under
-// the observed wiring v, encoded as a JSON array. They are a pure function of
-// the three and of Config, and the wiring a request observes changes only
-// when the wiring does, so they are cached like the spec's own children.
-func (c *childCache) wired(cfg Config, name string, rawSpec []byte, spec schema.Spec, v wiringView) ([]byte, error) {
-	b, err := c.cached("w\x00"+name+"\x00"+string(rawSpec)+"\x00"+v.key(), func() (*builtChildren, error) {
-		j, err := json.Marshal(nonNil(wiringChildren(cfg, name, spec, v)))
+// routing is the childSource's routing: the routing children of name and
+// spec under the observed wiring v, encoded. They are a pure function of
+// the three and of the Config, and the wiring a request observes changes
+// only when the wiring does, so they are cached like the spec's own
+// children.
+func (c *childCache) routing(cfg children.Config, name string, rawSpec []byte, spec schema.Spec, v observed.Wiring) (childList, error) {
+	b, err := c.cached("w\x00"+name+"\x00"+string(rawSpec)+"\x00"+v.Key(), func() (*builtChildren, error) {
+		objs, err := children.Routing(cfg, name, spec, v)
 		if err != nil {
-			return nil, fmt.Errorf("encoding children: %w", err)
+			return nil, err
 		}
-		return &builtChildren{json: j}, nil
+		return encode("", objs)
 	})
 	if err != nil {
-		return nil, err
+		return childList{}, err
 	}
-	return b.json, nil
+	return childList{encoded: b.json}, nil
 }
 
 // cached returns the entry of key, making and keeping it when not held.
@@ -95,15 +105,24 @@ func (c *childCache) cached(key string, make func() (*builtChildren, error)) (*b
 	return b, nil
 }
 
-// build makes and encodes the children of name and spec.
-func build(cfg Config, name string, spec schema.Spec, cl claims) (*builtChildren, error) {
-	want, err := buildChildren(cfg, name, spec, cl)
+// encodeBuilt makes and encodes the children of name and spec.
+func encodeBuilt(cfg children.Config, name string, spec schema.Spec, cl children.Claims) (*builtChildren, error) {
+	d, err := children.Build(cfg, name, spec, cl)
 	if err != nil {
 		return nil, err
 	}
-	j, err := json.Marshal(nonNil(want.children))
+	return encode(d.Revision, d.Children)
+}
+
+// encode is children as an entry: encoded as json.Marshal encodes them in
+// an answer, [] when there are none.
+func encode(revision string, objs []any) (*builtChildren, error) {
+	if objs == nil {
+		objs = []any{}
+	}
+	j, err := json.Marshal(objs)
 	if err != nil {
 		return nil, fmt.Errorf("encoding children: %w", err)
 	}
-	return &builtChildren{revision: want.revision, json: j}, nil
+	return &builtChildren{revision: revision, json: j}, nil
 }

@@ -11,31 +11,33 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stackdome/stackdome/hooks/internal/children"
+	"github.com/stackdome/stackdome/hooks/internal/observed"
 	"github.com/stackdome/stackdome/schema"
 )
 
 // TestChildCacheAnswersAsBuildChildren: a cached entry is exactly what
-// buildChildren makes, on a miss and on a hit, and a different name or spec
+// children.Build makes, on a miss and on a hit, and a different name or spec
 // never gets another's children.
 func TestChildCacheAnswersAsBuildChildren(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := DefaultConfig().withDefaults().children()
 	var c childCache
 	for i, name := range []string{"a", "b", "a"} {
 		raw := fmt.Appendf(nil, `{"type":"Service","image":"img:%d","ports":[{"name":"http","port":80}]}`, i%2)
 		var spec schema.Spec
 		require.NoError(t, json.Unmarshal(raw, &spec))
 		spec = schema.Default(spec)
-		want, err := buildChildren(cfg, name, spec, claims{})
+		want, err := children.Build(cfg, name, spec, children.Claims{})
 		require.NoError(t, err)
-		wantJSON, err := json.Marshal(want.children)
+		wantJSON, err := json.Marshal(want.Children)
 		require.NoError(t, err)
 		for range 2 { // a miss, then a hit
-			got, err := c.get(cfg, name, raw, spec, claims{})
+			rev, got, err := c.build(cfg, name, raw, spec, children.Claims{})
 			require.NoError(t, err)
-			if diff := cmp.Diff(string(wantJSON), string(got.json)); diff != "" {
+			if diff := cmp.Diff(string(wantJSON), string(got.encoded)); diff != "" {
 				t.Fatalf("%s: cached children differ (-want +got):\n%s", name, diff)
 			}
-			require.Equal(t, want.revision, got.revision)
+			require.Equal(t, want.Revision, rev)
 		}
 	}
 }
@@ -44,12 +46,12 @@ func TestChildCacheAnswersAsBuildChildren(t *testing.T) {
 // at most maxCachedBytes, and a spec too big to share the cache is answered
 // without being kept.
 func TestChildCacheIsBounded(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := DefaultConfig().withDefaults().children()
 	var c childCache
 	spec := schema.Default(schema.Spec{Type: schema.TypeService, Image: "x"})
 	for i := range 20000 {
 		raw := fmt.Appendf(nil, `{"type":"Service","image":"x","n":%d}`, i)
-		_, err := c.get(cfg, fmt.Sprintf("app-%d", i), raw, spec, claims{})
+		_, _, err := c.build(cfg, fmt.Sprintf("app-%d", i), raw, spec, children.Claims{})
 		require.NoError(t, err)
 		require.LessOrEqual(t, c.size, maxCachedBytes, "after %d specs", i+1)
 	}
@@ -61,7 +63,7 @@ func TestChildCacheIsBounded(t *testing.T) {
 
 	huge := []byte(`{"type":"Service","image":"x","pad":"` + strings.Repeat("p", maxCachedBytes/64) + `"}`)
 	n := len(c.entries)
-	_, err := c.get(cfg, "huge", huge, spec, claims{})
+	_, _, err := c.build(cfg, "huge", huge, spec, children.Claims{})
 	require.NoError(t, err)
 	require.Len(t, c.entries, n, "a huge spec is not cached")
 }
@@ -71,33 +73,33 @@ func TestChildCacheIsBounded(t *testing.T) {
 // or a sync would be answered with another view's children. A field added
 // to the views without a place in the key fails here.
 func TestWiredKeySeesEveryField(t *testing.T) {
-	require.Equal(t, 6, reflect.TypeFor[wiringView]().NumField(), "a new wiringView field needs its place in key()")
-	require.Equal(t, 4, reflect.TypeFor[routesView]().NumField(), "a new routesView field needs its place in key()")
+	require.Equal(t, 6, reflect.TypeFor[observed.Wiring]().NumField(), "a new observed.Wiring field needs its place in Key()")
+	require.Equal(t, 4, reflect.TypeFor[observed.Routes]().NumField(), "a new observed.Routes field needs its place in Key()")
 	a := netip.MustParseAddr("10.96.0.10")
 	b := netip.MustParseAddr("10.96.0.11")
-	ref := &serviceRef{Name: "x", Port: json.RawMessage("8082")}
-	views := map[string]wiringView{
+	ref := &observed.ServiceRef{Name: "x", Port: json.RawMessage("8082")}
+	views := map[string]observed.Wiring{
 		"zero":               {},
-		"related":            {related: seen(a)},
-		"related other":      {related: seen(b)},
-		"slice":              {slice: []netip.Addr{a}},
-		"service":            {serviceObserved: true},
-		"middleware":         {middleware: ref},
-		"middleware ns":      {middleware: &serviceRef{Name: "x", Namespace: "n", Port: json.RawMessage("8082")}},
-		"middleware port":    {middleware: &serviceRef{Name: "x", Port: json.RawMessage(`"errors"`)}},
-		"route refers":       {routeRefers: true},
-		"strip":              {routes: routesView{strip: []string{"/a"}}},
-		"strip empty":        {routes: routesView{strip: []string{}}},
-		"strip other":        {routes: routesView{strip: []string{"/b"}}},
-		"https":              {routes: routesView{httpsObserved: true}},
-		"route strips":       {routes: routesView{routeStrips: true}},
-		"redirect refers":    {routes: routesView{redirectRefers: true}},
-		"related then slice": {related: seen(a), slice: []netip.Addr{b}},
-		"slice then related": {related: seen(b), slice: []netip.Addr{a}},
+		"related":            {Related: seen(a)},
+		"related other":      {Related: seen(b)},
+		"slice":              {Slice: []netip.Addr{a}},
+		"service":            {ServiceObserved: true},
+		"middleware":         {Middleware: ref},
+		"middleware ns":      {Middleware: &observed.ServiceRef{Name: "x", Namespace: "n", Port: json.RawMessage("8082")}},
+		"middleware port":    {Middleware: &observed.ServiceRef{Name: "x", Port: json.RawMessage(`"errors"`)}},
+		"route refers":       {RouteRefers: true},
+		"strip":              {Routes: observed.Routes{Strip: []string{"/a"}}},
+		"strip empty":        {Routes: observed.Routes{Strip: []string{}}},
+		"strip other":        {Routes: observed.Routes{Strip: []string{"/b"}}},
+		"https":              {Routes: observed.Routes{HTTPSObserved: true}},
+		"route strips":       {Routes: observed.Routes{RouteStrips: true}},
+		"redirect refers":    {Routes: observed.Routes{RedirectRefers: true}},
+		"related then slice": {Related: seen(a), Slice: []netip.Addr{b}},
+		"slice then related": {Related: seen(b), Slice: []netip.Addr{a}},
 	}
 	seen := map[string]string{}
 	for name, v := range views {
-		k := v.key()
+		k := v.Key()
 		if other, ok := seen[k]; ok {
 			t.Errorf("%s and %s have the same key %q", name, other, k)
 		}
@@ -106,23 +108,33 @@ func TestWiredKeySeesEveryField(t *testing.T) {
 }
 
 // TestWiredIsWiringChildren: the cached routing children are exactly what
-// wiringChildren makes, on a miss and on a hit, for every view.
+// children.Routing makes, on a miss and on a hit, for every view.
 func TestWiredIsWiringChildren(t *testing.T) {
-	cfg := DefaultConfig().withDefaults()
+	cfg := DefaultConfig().withDefaults().children()
 	raw := []byte(`{"type":"Service","image":"i","host":"a.example.com","ports":[{"name":"http","port":80,"public":true},{"name":"admin","port":81,"public":true}],"tls":{}}`)
 	var spec schema.Spec
 	require.NoError(t, json.Unmarshal(raw, &spec))
 	spec = schema.Default(spec)
 	addr := netip.MustParseAddr("10.96.0.10")
 	var c childCache
-	for _, v := range []wiringView{{}, {related: seen(addr)}, {related: seen(addr), slice: []netip.Addr{addr}, serviceObserved: true,
-		middleware: &serviceRef{Name: "a-error-pages", Port: json.RawMessage("8082")}, routes: routesView{strip: []string{"/admin"}, httpsObserved: true}}} {
-		want, err := json.Marshal(nonNil(wiringChildren(cfg, "a", spec, v)))
+	for _, v := range []observed.Wiring{{}, {Related: seen(addr)}, {Related: seen(addr), Slice: []netip.Addr{addr}, ServiceObserved: true,
+		Middleware: &observed.ServiceRef{Name: "a-error-pages", Port: json.RawMessage("8082")}, Routes: observed.Routes{Strip: []string{"/admin"}, HTTPSObserved: true}}} {
+		objs, err := children.Routing(cfg, "a", spec, v)
+		require.NoError(t, err)
+		if objs == nil {
+			objs = []any{}
+		}
+		want, err := json.Marshal(objs)
 		require.NoError(t, err)
 		for range 2 {
-			got, err := c.wired(cfg, "a", raw, spec, v)
+			got, err := c.routing(cfg, "a", raw, spec, v)
 			require.NoError(t, err)
-			require.Equal(t, string(want), string(got))
+			require.Equal(t, string(want), string(got.encoded))
 		}
 	}
+}
+
+// seen is a related error-page Service with the addresses as.
+func seen(as ...netip.Addr) observed.RelatedService {
+	return observed.RelatedService{Seen: true, Addrs: as}
 }

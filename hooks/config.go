@@ -1,6 +1,11 @@
 package hooks
 
-import "time"
+import (
+	"time"
+
+	"github.com/stackdome/stackdome/hooks/internal/children"
+	"github.com/stackdome/stackdome/hooks/internal/status"
+)
 
 // Config is what Sync needs besides the request: where children point and the
 // timing of the port gate. A zero field takes its DefaultConfig value.
@@ -34,21 +39,6 @@ type Config struct {
 	// HTTPEntryPoint is the plain-HTTP entry point whose requests to a TLS
 	// host are redirected to HTTPS; default web.
 	HTTPEntryPoint string
-}
-
-// ErrorService names the chart's Service behind the branded error pages.
-type ErrorService struct {
-	Name      string
-	Namespace string
-	Port      int32
-	// CrossNamespace points each errors Middleware at this Service in its
-	// own namespace, as Traefik allows only with
-	// providers.kubernetesCRD.allowCrossNamespace=true (off by default: a
-	// Traefik with the default drops such a Middleware and disables every
-	// route using it). When false, each resource gets a Service of its own
-	// namespace whose EndpointSlice holds this Service's ClusterIP
-	// (wiring.go), related through the customize hook.
-	CrossNamespace bool
 }
 
 // DefaultConfig returns the configuration of a default install. Each call
@@ -92,4 +82,27 @@ func (c Config) withDefaults() Config {
 		c.HTTPEntryPoint = d.HTTPEntryPoint
 	}
 	return c
+}
+
+// children is what package children reads of c (defaults filled).
+func (c Config) children() children.Config {
+	return children.Config{
+		EntryPoints:           c.EntryPoints,
+		ErrorService:          c.ErrorService,
+		NoErrorService:        c.NoErrorService,
+		NoPodSecurityDefaults: c.NoPodSecurityDefaults,
+		DefaultCertResolver:   c.DefaultCertResolver,
+		HTTPEntryPoint:        c.HTTPEntryPoint,
+	}
+}
+
+// status is what package status reads of c (defaults filled).
+func (c Config) status() status.Config {
+	return status.Config{
+		PortCheckGrace: c.PortCheckGrace,
+		VerdictRequeue: c.VerdictRequeue,
+		BootGrace:      c.BootGrace,
+		ErrorService:   c.ErrorService,
+		NoErrorService: c.NoErrorService,
+	}
 }

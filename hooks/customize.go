@@ -1,15 +1,11 @@
 package hooks
 
 import (
+	"github.com/stackdome/stackdome/hooks/internal/children"
+	"github.com/stackdome/stackdome/hooks/internal/observed"
 	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/schema"
 )
-
-// Customize answers the customize hook with DefaultConfig. See
-// Config.Customize.
-func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error) {
-	return DefaultConfig().Customize(req)
-}
 
 // Customize answers the customize hook, which the chart registers at hook
 // version v2 so that a namespaced parent may relate an object of another
@@ -20,7 +16,7 @@ func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeR
 //   - when the spec has public ports with error pages and the wiring mirrors
 //     the chart's error-page Service (not CrossNamespace), that Service, by
 //     namespace and name: its ClusterIP goes into the resource's own
-//     EndpointSlice (wiring.go). A Service is written when its spec or labels
+//     EndpointSlice (children/wiring.go). A Service is written when its spec or labels
 //     change, not when stackdome's pods roll out, so this relation resyncs
 //     no parent on a rollout.
 //
@@ -29,17 +25,17 @@ func Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeR
 // without a selector, namespace or names, which would select everything.
 func (c Config) Customize(req *metacontroller.CustomizeRequest) (*metacontroller.CustomizeResponse, error) {
 	c = c.withDefaults()
-	p, err := decodeParent(req.Parent)
+	p, err := observed.DecodeParent(req.Parent)
 	if err != nil {
-		return nil, err
+		return nil, malformed(err)
 	}
 	rules := []metacontroller.RelatedResourceRule{{
 		APIVersion:    "v1",
 		Resource:      "pods",
 		Namespace:     p.Metadata.Namespace,
-		LabelSelector: &metacontroller.LabelSelector{MatchLabels: selector(p.Metadata.Name)},
+		LabelSelector: &metacontroller.LabelSelector{MatchLabels: children.Selector(p.Metadata.Name)},
 	}}
-	if p.SpecErr == nil && c.mirrorsErrorService(schema.Default(p.Spec)) {
+	if p.SpecErr == nil && schema.Default(p.Spec).WantsErrorPages() && !c.NoErrorService && !c.ErrorService.CrossNamespace {
 		rules = append(rules, metacontroller.RelatedResourceRule{
 			APIVersion: "v1",
 			Resource:   "services",
@@ -48,10 +44,4 @@ func (c Config) Customize(req *metacontroller.CustomizeRequest) (*metacontroller
 		})
 	}
 	return &metacontroller.CustomizeResponse{RelatedResources: rules}, nil
-}
-
-// mirrorsErrorService says a spec's routes get the mirrored error wiring,
-// which reads the chart's error-page Service.
-func (c Config) mirrorsErrorService(spec schema.Spec) bool {
-	return c.wantsPages(spec) && !c.ErrorService.CrossNamespace
 }

@@ -3,6 +3,7 @@ package hooks
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/stackdome/stackdome/schema"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/stackdome/stackdome/hooks/internal/observed"
 	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/portcheck"
 )
@@ -43,7 +45,7 @@ func fuzzRouter(tb testing.TB) http.Handler {
 func viaSync(h *Handler, body []byte) (int, string) {
 	var req metacontroller.SyncRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		return http.StatusBadRequest, "decoding request: " + oneLine(typeError(err)) + "\n"
+		return http.StatusBadRequest, "decoding request: " + oneLine(observed.TypeError(err)) + "\n"
 	}
 	resp, _, err := h.Config.Sync(&req, h.Verifier, h.now())
 	if err != nil {
@@ -145,7 +147,7 @@ func checkAnswer(tb testing.TB, path string, w *httptest.ResponseRecorder) {
 			tb.Fatalf("customize answer has %d rules, want the pods rule and at most the error-page Service's: %s", n, body)
 		}
 		r := resp.RelatedResources[0]
-		if r.APIVersion != "v1" || r.Resource != "pods" || r.LabelSelector == nil || r.LabelSelector.MatchLabels[LabelInstance] == "" {
+		if r.APIVersion != "v1" || r.Resource != "pods" || r.LabelSelector == nil || r.LabelSelector.MatchLabels[schema.LabelInstance] == "" {
 			tb.Fatalf("customize answer could select every pod of the namespace: %s", body)
 		}
 		if len(resp.RelatedResources) == 2 {

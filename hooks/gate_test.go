@@ -85,9 +85,9 @@ func TestGateEndToEnd(t *testing.T) {
 	var condemnedAt time.Duration
 	for i := 0; i < 30; i++ {
 		st := sync()
-		if c := find(st.Conditions, CondStalled); c != nil && c.Status == "True" {
+		if c := find(st.Conditions, schema.CondStalled); c != nil && c.Status == "True" {
 			condemnedAt = clock.Now().Sub(testNow)
-			require.Equal(t, string(ReasonPortNotListening), c.Reason)
+			require.Equal(t, string(schema.ReasonPortNotListening), c.Reason)
 			require.Len(t, st.LastFailureDetails, 1)
 			d := st.LastFailureDetails[0]
 			require.Equal(t, schema.ReadinessFailure, d.Type)
@@ -97,7 +97,7 @@ func TestGateEndToEnd(t *testing.T) {
 				{Name: "metrics", Port: int32(deadPort), State: schema.PortClosed, Message: "dial tcp 127.0.0.1:" + strconv.Itoa(deadPort) + ": connect: connection refused"}}, st.Ports)
 			break
 		}
-		require.Equal(t, "True", string(find(st.Conditions, CondAvailable).Status), "available until condemned (sync %d)", i)
+		require.Equal(t, "True", string(find(st.Conditions, schema.CondAvailable).Status), "available until condemned (sync %d)", i)
 		clock.Add(10 * time.Second)
 	}
 	require.NotZero(t, condemnedAt, "never condemned")
@@ -117,9 +117,9 @@ func TestGateEndToEnd(t *testing.T) {
 	sync() // first sync of the new revision: dial
 	clock.Add(10 * time.Second)
 	st := sync()
-	require.Equal(t, string(ReasonServing), find(st.Conditions, CondAvailable).Reason, "%+v", st.Conditions)
-	require.Equal(t, "True", string(find(st.Conditions, CondAvailable).Status))
-	require.Equal(t, "True", string(find(st.Conditions, CondConverged).Status))
+	require.Equal(t, string(schema.ReasonServing), find(st.Conditions, schema.CondAvailable).Reason, "%+v", st.Conditions)
+	require.Equal(t, "True", string(find(st.Conditions, schema.CondAvailable).Status))
+	require.Equal(t, "True", string(find(st.Conditions, schema.CondConverged).Status))
 	require.NotNil(t, st.PortCheck)
 	require.Nil(t, st.PortCheck.FailingSince, "the window is closed")
 	require.Equal(t, st.Revision, st.PortCheck.Revision, "the verdict of the new pods")
@@ -139,7 +139,7 @@ func gateRequest(t *testing.T, cfg Config, spec, status map[string]any, now time
 			dep = roundTrip(t, c)
 		}
 	}
-	rev := dep["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)[AnnotationRevision].(string)
+	rev := dep["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)[schema.AnnotationRevision].(string)
 	req := map[string]any{
 		"parent":   parent,
 		"children": map[string]any{groupDeployment: map[string]any{"app": scenarioWorkload(t, "serving", dep, nil)}, groupService: map[string]any{}},

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stackdome/stackdome/hooks/internal/observed"
 	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/portcheck"
 )
@@ -44,7 +45,8 @@ type Handler struct {
 	children childCache // built from Config, per parent name and spec
 }
 
-// ServeSync answers POST /sync: decode, Sync, schedule the dials, encode.
+// ServeSync answers POST /sync: a size-limited read, the sync pipeline,
+// the dials it asks for scheduled, the answer written.
 // It never waits for a dial.
 func (h *Handler) ServeSync(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
@@ -55,14 +57,32 @@ func (h *Handler) ServeSync(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) sync(w http.ResponseWriter, r *http.Request) int {
 	body, code, err := h.read(w, r)
 	if err != nil {
-		return h.fail(w, "sync", code, err)
+		return h.refuse(w, "sync", code, err)
 	}
 	defer release(body)
-	a, err := h.answer(body.Bytes())
-	if err != nil {
-		return h.fail(w, "sync", statusOf(err), err)
+	var req observed.Request
+	if err := observed.Decode(body.Bytes(), &req); err != nil {
+		return h.refuse(w, "sync", http.StatusBadRequest, err)
 	}
-	for _, j := range a.jobs {
+	a, err := h.Config.sync(&req, h.Verifier, h.now(), &h.children)
+	if err != nil {
+		return h.refuse(w, "sync", statusOf(err), err)
+	}
+	b, err := a.encode()
+	if err != nil {
+		return h.refuse(w, "sync", http.StatusInternalServerError, err)
+	}
+	h.schedule(a.jobs)
+	if log := h.logger(); log.Enabled(r.Context(), slog.LevelDebug) {
+		log.Debug("sync", "parent", a.parent, "jobs", len(a.jobs), "resync", a.resync)
+	}
+	return writeBody(w, b)
+}
+
+// schedule hands the dials a sync asked for to the verifier; it never
+// blocks (a refused dial is asked for again by a later sync).
+func (h *Handler) schedule(jobs []DialJob) {
+	for _, j := range jobs {
 		if j.Forget {
 			h.Verifier.Forget(j.Key)
 		}
@@ -74,10 +94,6 @@ func (h *Handler) sync(w http.ResponseWriter, r *http.Request) int {
 			h.Metrics.dials.WithLabelValues(result).Inc()
 		}
 	}
-	if log := h.logger(); log.Enabled(r.Context(), slog.LevelDebug) {
-		log.Debug("sync", "parent", a.parent, "jobs", len(a.jobs), "resync", a.resync)
-	}
-	return writeBody(w, a.body)
 }
 
 // ServeCustomize answers POST /customize.
@@ -90,36 +106,45 @@ func (h *Handler) ServeCustomize(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) customize(w http.ResponseWriter, r *http.Request) int {
 	body, code, err := h.read(w, r)
 	if err != nil {
-		return h.fail(w, "customize", code, err)
+		return h.refuse(w, "customize", code, err)
 	}
 	defer release(body)
 	var req metacontroller.CustomizeRequest
 	if err := json.Unmarshal(body.Bytes(), &req); err != nil {
-		return h.fail(w, "customize", http.StatusBadRequest, fmt.Errorf("decoding request: %s", oneLine(typeError(err))))
+		return h.refuse(w, "customize", http.StatusBadRequest, fmt.Errorf("decoding request: %s", observed.TypeError(err)))
 	}
 	resp, err := h.Config.Customize(&req)
 	if err != nil {
-		return h.fail(w, "customize", statusOf(err), err)
+		return h.refuse(w, "customize", statusOf(err), err)
 	}
-	return writeJSON(w, resp)
+	b, err := json.Marshal(resp)
+	if err != nil {
+		return h.refuse(w, "customize", http.StatusInternalServerError, fmt.Errorf("encoding response: %w", err))
+	}
+	return writeBody(w, b)
 }
 
-// fail answers an error in one short line: Metacontroller copies the body
+// refuse answers an error in one short line: Metacontroller copies the body
 // into an event, so it stays short and free of request content beyond the
 // reason.
-func (h *Handler) fail(w http.ResponseWriter, hook string, code int, err error) int {
+func (h *Handler) refuse(w http.ResponseWriter, hook string, code int, err error) int {
 	h.logger().Warn(hook+" refused", "code", code, "err", err)
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(code)
-	fmt.Fprintln(w, oneLine(err.Error()))
+	text(w, code, oneLine(err.Error()))
 	return code
 }
 
+// statusOf is the HTTP status code of a pipeline error: 400 for a request
+// it cannot read, 422 for one it cannot answer without deleting what runs,
+// 500 for anything else (a bug of ours).
 func statusOf(err error) int {
 	var re *RequestError
 	if errors.As(err, &re) {
-		return re.Status
+		switch re.Kind {
+		case Malformed:
+			return http.StatusBadRequest
+		case Unanswerable:
+			return http.StatusUnprocessableEntity
+		}
 	}
 	return http.StatusInternalServerError
 }
@@ -153,24 +178,6 @@ func oneLine(s string) string {
 		s = s[:509] + "..."
 	}
 	return s
-}
-
-// parentName is namespace/name of a raw parent, for logs.
-func parentName(raw json.RawMessage) string {
-	var p struct {
-		Metadata struct{ Namespace, Name string } `json:"metadata"`
-	}
-	_ = json.Unmarshal(raw, &p)
-	return p.Metadata.Namespace + "/" + p.Metadata.Name
-}
-
-func writeJSON(w http.ResponseWriter, v any) int {
-	b, err := json.Marshal(v)
-	if err != nil {
-		http.Error(w, "encoding response: "+err.Error(), http.StatusInternalServerError)
-		return http.StatusInternalServerError
-	}
-	return writeBody(w, b)
 }
 
 // writeBody answers 200 with an encoded JSON body.

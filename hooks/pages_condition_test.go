@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"encoding/json"
-	"net/netip"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,59 +14,6 @@ import (
 
 	"github.com/stackdome/stackdome/schema"
 )
-
-// TestPagesCondition is the ErrorPages condition for every state of the
-// wiring a request can show.
-func TestPagesCondition(t *testing.T) {
-	public := schema.Default(schema.Spec{Type: schema.TypeService, Image: "app:1", Host: "h.example.com",
-		Ports: []schema.Port{{Name: "http", Port: 8080, Public: true}}})
-	private := schema.Default(schema.Spec{Type: schema.TypeService, Image: "app:1", Ports: []schema.Port{{Name: "http", Port: 8080}}})
-	off := public
-	off.ErrorPages = &schema.ErrorPages{Enabled: new(false)}
-	addr := []netip.Addr{netip.MustParseAddr("10.96.0.17")}
-	cross := DefaultConfig()
-	cross.ErrorService.CrossNamespace = true
-	none := DefaultConfig()
-	none.NoErrorService = true
-	type want struct {
-		Present bool
-		Wired   bool
-		Reason  Reason
-	}
-	for name, tc := range map[string]struct {
-		cfg  Config
-		spec schema.Spec
-		view wiringView
-		want want
-	}{
-		"private app: no condition":       {cfg: DefaultConfig(), spec: private, view: wiringView{related: seen(addr...)}},
-		"pages off in the spec":           {cfg: DefaultConfig(), spec: off, view: wiringView{related: seen(addr...)}},
-		"no error Service installed":      {cfg: none, spec: public},
-		"service not in the request":      {cfg: DefaultConfig(), spec: public, want: want{Present: true, Reason: ReasonErrorServiceNotSeen}},
-		"not in the request, still wired": {cfg: DefaultConfig(), spec: public, view: wiringView{slice: addr, serviceObserved: true, routeRefers: true}, want: want{Present: true, Reason: ReasonErrorServiceNotSeen}},
-		"service without an address":      {cfg: DefaultConfig(), spec: public, view: wiringView{related: seen()}, want: want{Present: true, Reason: ReasonErrorServiceNoAddress}},
-		"no address, the slice keeps one": {cfg: DefaultConfig(), spec: public, view: wiringView{related: seen(), slice: addr, serviceObserved: true, routeRefers: true}, want: want{Present: true, Wired: true, Reason: ReasonWired}},
-		"being created":                   {cfg: DefaultConfig(), spec: public, view: wiringView{related: seen(addr...)}, want: want{Present: true, Reason: ReasonWiringPending}},
-		"wired":                           {cfg: DefaultConfig(), spec: public, view: wiringView{related: seen(addr...), slice: addr, serviceObserved: true, routeRefers: true}, want: want{Present: true, Wired: true, Reason: ReasonWired}},
-		"cross-namespace, pending":        {cfg: cross, spec: public, want: want{Present: true, Reason: ReasonWiringPending}},
-		"cross-namespace, wired":          {cfg: cross, spec: public, view: wiringView{routeRefers: true}, want: want{Present: true, Wired: true, Reason: ReasonWired}},
-	} {
-		t.Run(name, func(t *testing.T) {
-			pv, ok := pagesCondition(tc.cfg.withDefaults(), "web", tc.spec, tc.view)
-			got := want{Present: ok, Wired: pv.wired, Reason: pv.reason}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("ErrorPages condition (-want +got):\n%s", diff)
-			}
-			if ok && !pv.wired {
-				require.Contains(t, pv.message, "5xx", "a False condition says what it costs")
-			}
-			if pv.reason == ReasonErrorServiceNotSeen {
-				require.Contains(t, pv.message, "stackdome/stackdome-error-pages", "it names the Service it cannot see")
-				require.Contains(t, pv.message, "version v2", "and what to check")
-			}
-		})
-	}
-}
 
 // TestSyncHookVersionSwitchKeepsChildren: the chart moving its sync hook
 // between versions v1 and v2 changes the keys of every observed child and
@@ -154,8 +100,8 @@ func TestUpgradeAddsTheErrorPagesCondition(t *testing.T) {
 		Status schema.Status `json:"status"`
 	}
 	require.NoError(t, json.Unmarshal(req.Parent, &p))
-	require.NotNil(t, find(p.Status.Conditions, CondErrorPages), "the fixture's status is this version's")
-	p.Status.Conditions = slices.DeleteFunc(p.Status.Conditions, func(c metav1.Condition) bool { return c.Type == string(CondErrorPages) })
+	require.NotNil(t, find(p.Status.Conditions, schema.CondErrorPages), "the fixture's status is this version's")
+	p.Status.Conditions = slices.DeleteFunc(p.Status.Conditions, func(c metav1.Condition) bool { return c.Type == string(schema.CondErrorPages) })
 	old := withStatus(t, req, p.Status)
 	upgraded := testNow.Add(time.Hour)
 	resp, _, err := Sync(old, nil, upgraded)
@@ -163,7 +109,7 @@ func TestUpgradeAddsTheErrorPagesCondition(t *testing.T) {
 	got := resp.Status.(schema.Status)
 
 	want := golden.Status
-	pages := find(want.Conditions, CondErrorPages)
+	pages := find(want.Conditions, schema.CondErrorPages)
 	require.NotNil(t, pages, "serving is wired")
 	pages.LastTransitionTime = stampOf(upgraded)
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -3,6 +3,7 @@ package hooks
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/stackdome/stackdome/schema"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -124,7 +125,7 @@ func TestInvalidSpecWithoutChildrenAnswers200(t *testing.T) {
 	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &resp))
 	require.NotNil(t, resp.Children, "children is [] never null")
 	require.Empty(t, resp.Children)
-	require.Contains(t, resp.Status.Conditions, struct{ Type, Status, Reason string }{string(CondStalled), "True", string(ReasonInvalidSpec)})
+	require.Contains(t, resp.Status.Conditions, struct{ Type, Status, Reason string }{string(schema.CondStalled), "True", string(schema.ReasonInvalidSpec)})
 }
 
 func TestCustomize(t *testing.T) {

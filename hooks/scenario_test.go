@@ -196,7 +196,7 @@ func runScenario(t *testing.T, sc scenario) []goldenStep {
 			}
 		}
 		require.NotNil(t, w, name)
-		newRev := w["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)[AnnotationRevision].(string)
+		newRev := w["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)[schema.AnnotationRevision].(string)
 		if newRev != rev {
 			prevRev, rev, prevWorkload = rev, newRev, workloadNow
 		}
@@ -324,13 +324,13 @@ func scenarioPodObject(name, rev, kind string, p scenarioPod) map[string]any {
 	if p.Container != nil {
 		container = p.Container
 	}
-	label := labelPodTemplateHash
+	label := schema.LabelPodTemplateHash
 	if kind == "StatefulSet" {
-		label = labelControllerRevisionHash
+		label = schema.LabelControllerRevisionHash
 	}
 	return map[string]any{
 		"apiVersion": "v1", "kind": "Pod",
-		"metadata": map[string]any{"name": name, "namespace": "scenario", "annotations": map[string]any{AnnotationRevision: rev},
+		"metadata": map[string]any{"name": name, "namespace": "scenario", "annotations": map[string]any{schema.AnnotationRevision: rev},
 			"labels":            map[string]any{label: p.Hash},
 			"creationTimestamp": testNow.Add(time.Duration(p.Created)).Format(time.RFC3339)},
 		"status": map[string]any{
@@ -368,12 +368,12 @@ func summarize(t *testing.T, resp *metacontroller.SyncResponse, jobs []DialJob, 
 	st := resp.Status.(schema.Status)
 	var s summary
 	for _, c := range st.Conditions {
-		switch ConditionType(c.Type) {
-		case CondAvailable:
+		switch schema.ConditionType(c.Type) {
+		case schema.CondAvailable:
 			s.Available = string(c.Status) + " " + c.Reason
-		case CondConverged:
+		case schema.CondConverged:
 			s.Converged = string(c.Status)
-		case CondStalled:
+		case schema.CondStalled:
 			s.Stalled = string(c.Status)
 			if c.Status == "True" {
 				s.Stalled += " " + c.Reason
@@ -498,10 +498,10 @@ func gateView(resp *metacontroller.SyncResponse) map[string]any {
 // holdsVerdict reports whether st carries a port verdict that more dials may
 // still change: some port was dialed, and the gate did not condemn.
 func holdsVerdict(st schema.Status) bool {
-	if c := find(st.Conditions, CondStalled); c != nil && c.Status == "True" && c.Reason == string(ReasonPortNotListening) {
+	if c := find(st.Conditions, schema.CondStalled); c != nil && c.Status == "True" && c.Reason == string(schema.ReasonPortNotListening) {
 		return false
 	}
-	if c := find(st.Conditions, CondAvailable); c == nil || !verdictReasons[c.Reason] {
+	if c := find(st.Conditions, schema.CondAvailable); c == nil || !verdictReasons[c.Reason] {
 		return false
 	}
 	for _, p := range st.Ports {

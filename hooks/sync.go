@@ -1,38 +1,29 @@
-// Package hooks answers Metacontroller's sync and customize hooks for
-// StackResources. Sync and Customize are pure: they read a request, a
-// read-only view of the port verifier and a clock value, and return the
-// answer and the dials to schedule; only the HTTP handlers touch the
-// verifier. Its invariant: a 200 answer always carries every child that
-// should exist, because what it leaves out Metacontroller deletes.
 package hooks
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/stackdome/stackdome/hooks/internal/children"
+	"github.com/stackdome/stackdome/hooks/internal/observed"
+	"github.com/stackdome/stackdome/hooks/internal/status"
 	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/schema"
 )
 
-// RequestError is a request the hook cannot answer; Status is the HTTP code
-// to reply with (400 malformed, 422 unanswerable without deleting what runs).
-// Metacontroller changes nothing on a non-200 answer and retries.
-type RequestError struct {
-	Status int
-	Err    error
-}
+// Verdicts is the read-only view of the port verifier Sync reads. It never
+// blocks; *portcheck.Verifier implements it. nil reads as a verifier that
+// knows nothing.
+type Verdicts = status.Verdicts
 
-func (e *RequestError) Error() string { return e.Err.Error() }
-func (e *RequestError) Unwrap() error { return e.Err }
+// DialJob is a dial Sync wants scheduled. Forget asks for the stored verdict
+// to be dropped first, so that the next one read is a fresh dial.
+type DialJob = status.DialJob
 
-func badRequest(format string, args ...any) error {
-	return &RequestError{Status: http.StatusBadRequest, Err: fmt.Errorf(format, args...)}
-}
+// ErrorService names the chart's Service behind the branded error pages.
+type ErrorService = observed.ErrorService
 
 // Sync computes the desired children and the status of one StackResource
 // with DefaultConfig. See Config.Sync.
@@ -44,89 +35,66 @@ func Sync(req *metacontroller.SyncRequest, verdicts Verdicts, now time.Time) (*m
 // It performs no I/O and reads no clock: now stamps transitions, verdicts is
 // a read-only view of the port verifier (nil reads as a verifier that knows
 // nothing), and the dials it wants are returned, not performed. An error is
-// a *RequestError; the response is then nil, never partial.
+// a *RequestError, or a bug of ours; the response is then nil, never
+// partial.
 func (c Config) Sync(req *metacontroller.SyncRequest, verdicts Verdicts, now time.Time) (*metacontroller.SyncResponse, []DialJob, error) {
-	c = c.withDefaults()
-	if verdicts == nil {
-		verdicts = noVerdicts{}
-	}
-	p, err := decodeParent(req.Parent)
+	in := observed.FromSyncRequest(req)
+	a, err := c.sync(&in, verdicts, now, build{})
 	if err != nil {
 		return nil, nil, err
+	}
+	return a.response(), a.jobs, nil
+}
+
+// sync is the pipeline, the only one: decode the parent, observe, build the
+// children, decide the status, answer. Sync and the handler differ only in
+// its two seams: how the request was decoded (observed.Request: object by
+// object, or in one pass) and where the children come from (src: built for
+// each sync, or the handler's cache of encoded children).
+func (c Config) sync(req *observed.Request, verdicts Verdicts, now time.Time, src childSource) (answer, error) {
+	c = c.withDefaults()
+	p, err := observed.DecodeParent(req.Parent)
+	if err != nil {
+		return answer{}, malformed(err)
 	}
 	stamp := stampOf(now)
 	spec, err := validSpec(p)
 	if err != nil {
-		children, kerr := keepRunning(req.Children)
+		kept, kerr := children.KeepRunning(req.LastApplied())
 		if kerr != nil {
-			return nil, nil, &RequestError{Status: http.StatusUnprocessableEntity, Err: fmt.Errorf("%w; and the running children cannot be kept: %w", err, kerr)}
+			return answer{}, &RequestError{Kind: Unanswerable, Err: fmt.Errorf("%w; and the running children cannot be kept: %w", err, kerr)}
 		}
-		return &metacontroller.SyncResponse{Status: invalidStatus(p, err, stamp), Children: nonNil(children)}, nil, nil
+		return answer{parent: p.Key(), status: status.Invalid(p, err, stamp), own: childList{objects: kept}}, nil
 	}
-	obs, err := observe(req, p, c)
+	obs, err := observed.Observe(req, p, c.ErrorService)
 	if err != nil {
-		return nil, nil, &RequestError{Status: http.StatusBadRequest, Err: err}
+		return answer{}, malformed(err)
 	}
-	cl := claimsFor(p.Metadata.Name, p.Metadata.Namespace, spec, obs.workload)
-	want, err := buildChildren(c, p.Metadata.Name, spec, cl)
+	cfg := c.children()
+	cl := children.ClaimsFor(p.Metadata.Name, p.Metadata.Namespace, spec, obs.Workload)
+	rev, own, err := src.build(cfg, p.Metadata.Name, p.RawSpec, spec, cl)
 	if err != nil {
-		return nil, nil, fmt.Errorf("building children: %w", err)
+		return answer{}, fmt.Errorf("building children: %w", err)
 	}
-	children := append(want.children, wiringChildren(c, p.Metadata.Name, spec, obs.wiring)...)
-	out := decide(c, p, spec, want.revision, obs, cl, verdicts, stamp)
-	return &metacontroller.SyncResponse{
-		Status:             out.status,
-		Children:           nonNil(children),
-		ResyncAfterSeconds: out.resync.Seconds(),
-	}, out.jobs, nil
-}
-
-// decodeParent reads the StackResource of a request.
-func decodeParent(raw json.RawMessage) (*parent, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, badRequest("request has no parent")
+	routing, err := src.routing(cfg, p.Metadata.Name, p.RawSpec, spec, obs.Wiring)
+	if err != nil {
+		return answer{}, fmt.Errorf("building children: %w", err)
 	}
-	var p parent
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, badRequest("decoding parent: %s", typeError(err))
-	}
-	if len(p.RawSpec) == 0 || string(p.RawSpec) == "null" {
-		p.SpecErr = errors.New("invalid spec: spec is missing")
-	} else if err := json.Unmarshal(p.RawSpec, &p.Spec); err != nil {
-		// A spec of the wrong shape is an invalid spec, not a bad request:
-		// the running children are kept and status says why.
-		p.SpecErr = fmt.Errorf("invalid spec: %s", typeError(err))
-	}
-	if p.Metadata.Name == "" {
-		return nil, badRequest("parent has no metadata.name")
-	}
-	if p.Kind != "" && p.Kind != schema.Kind {
-		return nil, badRequest("parent is a %s, not a %s", p.Kind, schema.Kind)
-	}
-	return &p, nil
-}
-
-// nonNil keeps an empty child list from encoding as null.
-func nonNil(children []any) []any {
-	if children == nil {
-		return []any{}
-	}
-	return children
-}
-
-// typeError says in one line what a JSON decoding error found.
-func typeError(err error) string {
-	var ute *json.UnmarshalTypeError
-	if errors.As(err, &ute) {
-		return fmt.Sprintf("field %s: cannot use a JSON %s as %s", ute.Field, ute.Value, ute.Type)
-	}
-	return err.Error()
+	out := status.Decide(c.status(), p, spec, rev, obs, cl.NotApplied, verdicts, stamp)
+	return answer{
+		parent:  p.Key(),
+		status:  out.Status,
+		own:     own,
+		routing: routing,
+		resync:  out.Resync.Seconds(),
+		jobs:    out.Jobs,
+	}, nil
 }
 
 // validSpec returns the parent's spec with its defaults, or why it is invalid:
 // of the wrong shape, refused by schema.Validate, or under a name its
 // children cannot take.
-func validSpec(p *parent) (schema.Spec, error) {
+func validSpec(p *observed.Parent) (schema.Spec, error) {
 	spec := schema.Default(p.Spec)
 	if p.SpecErr != nil {
 		return spec, p.SpecErr

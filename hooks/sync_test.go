@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stackdome/stackdome/hooks/internal/observed"
 	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/portcheck"
 )
@@ -132,7 +133,7 @@ func TestChildrenAreMinimal(t *testing.T) {
 					require.NotContains(t, md, k, name)
 				}
 				if ann, ok := md["annotations"].(map[string]any); ok {
-					require.NotContains(t, ann, lastApplied, name)
+					require.NotContains(t, ann, observed.AnnotationLastApplied, name)
 				}
 				if path := emptyPath(m, name); path != "" {
 					t.Errorf("%s holds a null or empty value", path)

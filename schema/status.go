@@ -56,7 +56,7 @@ const (
 
 // FailureDetail is one cause of an unhealthy app.
 type FailureDetail struct {
-	// Type is runtime_crash or readiness_failure; empty reads as runtime_crash.
+	// Type is runtime_crash, readiness_failure or start_failure; empty reads as runtime_crash.
 	// +optional
 	Type FailureType `json:"type,omitempty"`
 	// Reason is a CamelCase cause such as CrashLoopBackOff, OOMKilled or PortNotListening.

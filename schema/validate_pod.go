@@ -12,11 +12,8 @@ import (
 
 // reservedPodLabels are the labels the workload and its Service select the
 // pods by, and those the workload controllers set.
-var reservedPodLabels = []string{"app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/managed-by",
-	"pod-template-hash", "controller-revision-hash", "statefulset.kubernetes.io/pod-name"}
-
-// revisionAnnotation is the pod annotation stackdome marks revisions with.
-const revisionAnnotation = "stackdome.io/revision"
+var reservedPodLabels = []string{LabelName, LabelInstance, LabelManagedBy,
+	LabelPodTemplateHash, LabelControllerRevisionHash, LabelStatefulSetPodName}
 
 // validateRouting checks TLS and the paths public ports are routed at.
 func validateRouting(s Spec) []string {
@@ -130,7 +127,7 @@ func validateMetadata(s Spec) []string {
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.PodAnnotations)) {
-		if k == revisionAnnotation {
+		if k == AnnotationRevision {
 			add("spec.podAnnotations cannot set %s: stackdome marks the pods of each revision with it", k)
 		}
 		for _, msg := range validation.IsQualifiedName(strings.ToLower(k)) {

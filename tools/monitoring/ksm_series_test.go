@@ -231,7 +231,7 @@ func ksmCatalog(t *testing.T) catalog {
 func hooksConstants(t *testing.T) map[string][]string {
 	t.Helper()
 	fset := token.NewFileSet()
-	files, err := filepath.Glob(filepath.Join(repoRoot, "hooks", "*.go"))
+	files, err := filepath.Glob(filepath.Join(repoRoot, "schema", "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,33 @@
+package hooks
+
+import (
+	"github.com/stackdome/stackdome/hooks/internal/children"
+	"github.com/stackdome/stackdome/hooks/internal/observed"
+	"github.com/stackdome/stackdome/schema"
+)
+
+// childSource is the pipeline's seam for the children: what package
+// children builds of a spec (its own children and their pod template's
+// revision) and of the observed wiring (the routing children). rawSpec is
+// the spec as the request carries it, spec its defaulted decoding; a source
+// may key on rawSpec, never answer differently for the same arguments.
+type childSource interface {
+	build(cfg children.Config, name string, rawSpec []byte, spec schema.Spec, cl children.Claims) (revision string, _ childList, _ error)
+	routing(cfg children.Config, name string, rawSpec []byte, spec schema.Spec, v observed.Wiring) (childList, error)
+}
+
+// build is the source of Sync: every child built for each sync, as objects.
+type build struct{}
+
+func (build) build(cfg children.Config, name string, _ []byte, spec schema.Spec, cl children.Claims) (string, childList, error) {
+	d, err := children.Build(cfg, name, spec, cl)
+	if err != nil {
+		return "", childList{}, err
+	}
+	return d.Revision, childList{objects: d.Children}, nil
+}
+
+func (build) routing(cfg children.Config, name string, _ []byte, spec schema.Spec, v observed.Wiring) (childList, error) {
+	objs, err := children.Routing(cfg, name, spec, v)
+	return childList{objects: objs}, err
+}

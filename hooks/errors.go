@@ -1,0 +1,26 @@
+package hooks
+
+// ErrorKind says why a request cannot be answered; the handler chooses the
+// HTTP status code from it.
+type ErrorKind int
+
+const (
+	// Malformed: the request is not a sync or customize request the hook
+	// can read (HTTP 400).
+	Malformed ErrorKind = iota + 1
+	// Unanswerable: the request is well formed, but every answer would
+	// delete or change what runs (HTTP 422).
+	Unanswerable
+)
+
+// RequestError is a request the hook cannot answer, and why (Kind).
+// Metacontroller changes nothing on a non-200 answer and retries.
+type RequestError struct {
+	Kind ErrorKind
+	Err  error
+}
+
+func (e *RequestError) Error() string { return e.Err.Error() }
+func (e *RequestError) Unwrap() error { return e.Err }
+
+func malformed(err error) error { return &RequestError{Kind: Malformed, Err: err} }

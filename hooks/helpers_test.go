@@ -1,0 +1,49 @@
+package hooks
+
+import (
+	"strconv"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stackdome/stackdome/metacontroller"
+	"github.com/stackdome/stackdome/portcheck"
+	"github.com/stackdome/stackdome/schema"
+)
+
+// object is a child as an answer carries it.
+type object = map[string]any
+
+// noVerdicts is the view of a verifier that knows nothing yet.
+type noVerdicts struct{}
+
+func (noVerdicts) Get(portcheck.Key) (portcheck.Result, bool) { return portcheck.Result{}, false }
+func (noVerdicts) Pending(portcheck.Key) bool                 { return false }
+
+// find returns the condition of type typ in cs, or nil.
+func find(cs []metav1.Condition, typ schema.ConditionType) *metav1.Condition {
+	for i := range cs {
+		if cs[i].Type == string(typ) {
+			return &cs[i]
+		}
+	}
+	return nil
+}
+
+// verdictReasons are the Available reasons of a status built from a verdict
+// (status/evidence.go reads a status the same way).
+var verdictReasons = map[string]bool{
+	string(schema.ReasonServing): true, string(schema.ReasonPortCheckFailing): true,
+	string(schema.ReasonPortsUnverified): true, string(schema.ReasonPortNotListening): true,
+}
+
+func itoa(n int32) string { return strconv.Itoa(int(n)) }
+
+// Group keys of the children and related objects, as Metacontroller sends them.
+var (
+	groupService      = metacontroller.GroupKey("Service", "v1")
+	groupDeployment   = metacontroller.GroupKey("Deployment", "apps/v1")
+	groupStatefulSet  = metacontroller.GroupKey("StatefulSet", "apps/v1")
+	groupMiddleware   = metacontroller.GroupKey("Middleware", "traefik.io/v1alpha1")
+	groupIngressRoute = metacontroller.GroupKey("IngressRoute", "traefik.io/v1alpha1")
+	groupPod          = metacontroller.GroupKey("Pod", "v1")
+)

@@ -1,0 +1,146 @@
+package children
+
+import (
+	"encoding/json"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/stackdome/stackdome/schema"
+)
+
+// filesVolume is the volume name of a spec.files entry: the prefix keeps it
+// apart from the data volume.
+func filesVolume(name string) string { return "files-" + name }
+
+// podTemplate is the pod of a spec, without its revision annotation; mount
+// says whether the data volume of spec.storage is mounted.
+func podTemplate(cfg Config, name string, spec schema.Spec, mount bool) corev1.PodTemplateSpec {
+	c := container(cfg, spec, mount)
+	pod := corev1.PodSpec{
+		ImagePullSecrets:   spec.ImagePullSecrets,
+		ServiceAccountName: spec.ServiceAccountName,
+		SecurityContext:    podSecurity(cfg, spec.PodSecurityContext),
+		NodeSelector:       spec.NodeSelector,
+		Tolerations:        spec.Tolerations,
+		Affinity:           spec.Affinity,
+	}
+	for _, f := range spec.Files {
+		v := corev1.Volume{Name: filesVolume(f.Name)}
+		v.ConfigMap, v.Secret = f.ConfigMap, f.Secret
+		pod.Volumes = append(pod.Volumes, v)
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: v.Name, MountPath: f.MountPath, ReadOnly: true})
+	}
+	for _, t := range spec.TopologySpreadConstraints {
+		if t.LabelSelector == nil {
+			// Without a selector a constraint counts no pods at all; the
+			// app's own pods are what users mean.
+			t.LabelSelector = &metav1.LabelSelector{MatchLabels: Selector(name)}
+		}
+		pod.TopologySpreadConstraints = append(pod.TopologySpreadConstraints, t)
+	}
+	pod.Containers = []corev1.Container{c}
+	l := maps.Clone(spec.PodLabels)
+	if l == nil {
+		l = map[string]string{}
+	}
+	maps.Copy(l, labels(name)) // ours win; the CRD and Validate refuse the clash
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: l, Annotations: maps.Clone(spec.PodAnnotations)},
+		Spec:       pod,
+	}
+}
+
+// container is the app container of a spec, before the files are mounted;
+// mount says whether the data volume of spec.storage is.
+func container(cfg Config, spec schema.Spec, mount bool) corev1.Container {
+	c := corev1.Container{
+		Name:            schema.ContainerName,
+		Image:           spec.Image,
+		Command:         spec.Command,
+		Args:            spec.Args,
+		Env:             spec.Env,
+		EnvFrom:         spec.EnvFrom,
+		SecurityContext: containerSecurity(cfg, spec.SecurityContext),
+	}
+	if spec.Resources != nil {
+		c.Resources = *spec.Resources
+	}
+	for _, p := range spec.Ports {
+		c.Ports = append(c.Ports, corev1.ContainerPort{Name: p.Name, ContainerPort: p.Port, Protocol: corev1.ProtocolTCP})
+	}
+	if hc := spec.HealthChecks; hc != nil {
+		c.ReadinessProbe, c.LivenessProbe, c.StartupProbe = hc.Readiness, hc.Liveness, hc.Startup
+	}
+	// An explicit readiness probe always wins. Otherwise a TCP probe on the
+	// primary port with the kubelet's default timing; never a synthesized
+	// liveness or startup probe, which would restart-loop a slow starter.
+	if primary, ok := spec.PrimaryPort(); ok && c.ReadinessProbe == nil {
+		c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
+			TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(primary.Port)},
+		}}
+	}
+	if mount {
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: dataVolume, MountPath: spec.Storage.MountPath})
+	}
+	return c
+}
+
+// withRevision returns the annotations with stackdome's revision added.
+func withRevision(annotations map[string]string, rev string) map[string]string {
+	out := maps.Clone(annotations)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out[schema.AnnotationRevision] = rev
+	return out
+}
+
+// Pod Security "restricted" (https://kubernetes.io/docs/concepts/security/pod-security-standards/):
+// non-root, the RuntimeDefault seccomp profile, no privilege escalation,
+// every capability dropped. A spec relaxes it field by field.
+var (
+	restrictedPod       = corev1.PodSecurityContext{RunAsNonRoot: new(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+	restrictedContainer = corev1.SecurityContext{AllowPrivilegeEscalation: new(false), Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
+)
+
+// podSecurity is the pod's security context: the restricted defaults (unless
+// Config.NoPodSecurityDefaults) with every field the spec sets in their place.
+func podSecurity(cfg Config, spec *corev1.PodSecurityContext) *corev1.PodSecurityContext {
+	if cfg.NoPodSecurityDefaults {
+		return spec
+	}
+	out := overlay(restrictedPod, spec)
+	return &out
+}
+
+// containerSecurity is the app container's security context, as podSecurity.
+func containerSecurity(cfg Config, spec *corev1.SecurityContext) *corev1.SecurityContext {
+	if cfg.NoPodSecurityDefaults {
+		return spec
+	}
+	out := overlay(restrictedContainer, spec)
+	return &out
+}
+
+// overlay returns base with each top-level field that set sets replaced by
+// set's: a spec relaxes the defaults field by field, and a field it sets is
+// its own whole (capabilities: {add: [NET_ADMIN]} drops no capability).
+func overlay[T any](base T, set *T) T {
+	if set == nil {
+		return base
+	}
+	var m map[string]json.RawMessage
+	b, _ := json.Marshal(base)
+	_ = json.Unmarshal(b, &m)
+	var o map[string]json.RawMessage
+	b, _ = json.Marshal(set)
+	_ = json.Unmarshal(b, &o)
+	maps.Copy(m, o)
+	b, _ = json.Marshal(m)
+	var out T
+	_ = json.Unmarshal(b, &out)
+	return out
+}

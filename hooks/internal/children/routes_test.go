@@ -1,0 +1,106 @@
+package children
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/stackdome/stackdome/hooks/internal/observed"
+	"github.com/stackdome/stackdome/schema"
+)
+
+// TestRouteChildren: the IngressRoute's TLS as the spec and the cluster
+// default say, and the helper Middlewares' guarantee — a route that needs a
+// Middleware appears only once the Middleware is observed, and a Middleware
+// stays while an observed route uses it.
+func TestRouteChildren(t *testing.T) {
+	two := schema.Spec{Type: schema.TypeService, Image: "i", Host: "a.example.com",
+		Ports: []schema.Port{{Name: "http", Port: 80, Public: true}, {Name: "admin", Port: 81, Public: true}}}
+	withTLS := func(s schema.Spec, t schema.TLS) schema.Spec { s.TLS = &t; return s }
+	tests := map[string]struct {
+		reason string
+		cfg    Config
+		spec   schema.Spec
+		view   observed.Routes
+		want   []string // kind/name: one-line spec
+	}{
+		"no tls, strip not yet observed": {
+			reason: "the stripped route waits for its Middleware; the Middleware is made now",
+			spec:   two,
+			want: []string{
+				`Middleware/a-strip: {"stripPrefix":{"prefixes":["/admin"]}}`,
+				`IngressRoute/a: {"entryPoints":["websecure"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]}]}`,
+			},
+		},
+		"strip observed": {
+			spec: two, view: observed.Routes{Strip: []string{"/admin"}},
+			want: []string{
+				`Middleware/a-strip: {"stripPrefix":{"prefixes":["/admin"]}}`,
+				`IngressRoute/a: {"entryPoints":["websecure"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]},{"kind":"Rule","match":"Host(` + "`a.example.com`" + `) \u0026\u0026 PathPrefix(` + "`/admin`" + `)","middlewares":[{"name":"a-strip"}],"services":[{"name":"a","port":81}]}]}`,
+			},
+		},
+		"the stripped port made private while the route still uses the Middleware": {
+			reason: "the Middleware stays, with its observed prefixes, one more sync",
+			spec:   schema.Spec{Type: schema.TypeService, Image: "i", Host: "a.example.com", Ports: []schema.Port{{Name: "http", Port: 80, Public: true}, {Name: "admin", Port: 81}}},
+			view:   observed.Routes{Strip: []string{"/admin"}, RouteStrips: true},
+			want: []string{
+				`Middleware/a-strip: {"stripPrefix":{"prefixes":["/admin"]}}`,
+				`IngressRoute/a: {"entryPoints":["websecure"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]}]}`,
+			},
+		},
+		"tls from the cluster default, redirect not yet": {
+			reason: "tls without secret or resolver takes --tls-cert-resolver; the redirect route waits for its Middleware",
+			cfg:    Config{DefaultCertResolver: "le"},
+			spec:   withTLS(schema.Spec{Type: schema.TypeService, Image: "i", Host: "a.example.com", Ports: []schema.Port{{Name: "http", Port: 80, Public: true}}}, schema.TLS{}),
+			want: []string{
+				`Middleware/a-https: {"redirectScheme":{"permanent":true,"scheme":"https"}}`,
+				`IngressRoute/a: {"entryPoints":["websecure"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]}],"tls":{"certResolver":"le"}}`,
+			},
+		},
+		"tls with the entry point's certificate, redirect observed": {
+			reason: "no default resolver: tls {} is TLS with the entry point's default certificate",
+			spec:   withTLS(schema.Spec{Type: schema.TypeService, Image: "i", Host: "a.example.com", Ports: []schema.Port{{Name: "http", Port: 80, Public: true}}}, schema.TLS{}),
+			view:   observed.Routes{HTTPSObserved: true},
+			want: []string{
+				`Middleware/a-https: {"redirectScheme":{"permanent":true,"scheme":"https"}}`,
+				`IngressRoute/a: {"entryPoints":["websecure"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]}],"tls":{}}`,
+				`IngressRoute/a-redirect: {"entryPoints":["web"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","middlewares":[{"name":"a-https"}],"services":[{"name":"a","port":80}]}]}`,
+			},
+		},
+		"tls removed while the redirect route still uses its Middleware": {
+			reason: "the redirect route goes first; its Middleware one sync later",
+			spec:   schema.Spec{Type: schema.TypeService, Image: "i", Host: "a.example.com", Ports: []schema.Port{{Name: "http", Port: 80, Public: true}}},
+			view:   observed.Routes{HTTPSObserved: true, RedirectRefers: true},
+			want: []string{
+				`Middleware/a-https: {"redirectScheme":{"permanent":true,"scheme":"https"}}`,
+				`IngressRoute/a: {"entryPoints":["websecure"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]}]}`,
+			},
+		},
+		"tls on an entry point list that has the http one": {
+			reason: "no redirect onto a route's own entry point",
+			cfg:    Config{EntryPoints: []string{"web", "websecure"}},
+			spec:   withTLS(schema.Spec{Type: schema.TypeService, Image: "i", Host: "a.example.com", Ports: []schema.Port{{Name: "http", Port: 80, Public: true}}}, schema.TLS{SecretName: "s"}),
+			view:   observed.Routes{HTTPSObserved: true},
+			want: []string{
+				`IngressRoute/a: {"entryPoints":["web","websecure"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]}],"tls":{"secretName":"s"}}`,
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			for _, c := range routeChildren(withDefaults(tc.cfg), "a", tc.spec, tc.view, false) {
+				o := c.(object)
+				b, err := json.Marshal(o["spec"])
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, o["kind"].(string)+"/"+o["metadata"].(object)["name"].(string)+": "+string(b))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,103 @@
+package children
+
+import (
+	"encoding/json"
+	"net/netip"
+
+	"github.com/stackdome/stackdome/hooks/internal/observed"
+	"github.com/stackdome/stackdome/schema"
+)
+
+// The error wiring of a resource with public ports: how its 5xx reach the
+// branded pages through Traefik with Traefik's default provider flags
+// (allowCrossNamespace, allowEmptyServices and allowExternalNameServices
+// false). Traefik drops an errors Middleware whose Service is in another
+// namespace or has no endpoints, and disables every router that refers to a
+// dropped Middleware (reference/traefik-errorpages.md §2.3). So the Middleware
+// points at a Service in the app's own namespace, `<name>-error-pages`,
+// selectorless and headless, whose one EndpointSlice holds the ClusterIP of
+// the chart's error-page Service: the service proxy (kube-proxy or its
+// equivalent) takes Traefik's page requests from there to a ready page
+// server. A ClusterIP outlives every rollout, restart and scale-to-zero of
+// stackdome, so the only related object the wiring needs — the chart's
+// Service — is not written when stackdome rolls out, and Metacontroller
+// resyncs no StackResource for it.
+//
+// What keeps a route up:
+//   - the mirrored EndpointSlice never goes empty once it had an address: when
+//     the chart's Service is gone (uninstalled) or unreadable, the observed
+//     slice's addresses are kept (a page that cannot be fetched is a failed
+//     page, the app's status is kept; an empty slice is a dead route);
+//   - the IngressRoute refers to the Middleware only once the Middleware, the
+//     Service and the EndpointSlice with an address are observed, i.e. exist;
+//     Metacontroller applies the children of one answer in no fixed order, so
+//     a reference made in the same answer that creates them could reach
+//     Traefik first;
+//   - taking the wiring away goes the other way round: while the observed
+//     IngressRoute still refers to the Middleware it is kept (as observed),
+//     and while the observed Middleware points at the mirrored Service, that
+//     Service and its slice are kept. Metacontroller deletes before it
+//     updates, so dropping both in one answer would leave the route
+//     referring to nothing for a moment.
+
+// Routing is the children that route a resource with public ports: the
+// mirrored Service and EndpointSlice and the errors Middleware when they are
+// wanted or still needed, then the IngressRoute and its helpers (routes.go).
+// A spec without public ports has none. It is a pure function of its
+// arguments.
+func Routing(cfg Config, name string, spec schema.Spec, v observed.Wiring) ([]any, error) {
+	public := spec.PublicPorts()
+	if len(public) == 0 {
+		return nil, nil
+	}
+	mirror := observed.ServiceRef{Name: observed.ErrorPagesName(name), Port: json.RawMessage(itoa(cfg.ErrorService.Port))}
+	mirrorReady := v.ServiceObserved && len(v.Slice) > 0
+	wantPages := spec.WantsErrorPages() && !cfg.NoErrorService
+
+	var target *observed.ServiceRef // the Middleware's service; nil: no Middleware
+	var addrs []netip.Addr          // the mirrored slice's addresses; nil: no mirror
+	refer := false
+	switch {
+	case wantPages && cfg.ErrorService.CrossNamespace:
+		t := observed.ServiceRef{Name: cfg.ErrorService.Name, Namespace: cfg.ErrorService.Namespace, Port: json.RawMessage(itoa(cfg.ErrorService.Port))}
+		target = &t
+		refer = v.Middleware != nil && v.Middleware.Equal(t)
+	case wantPages:
+		addrs = v.Related.Addrs
+		if len(addrs) == 0 {
+			addrs = v.Slice // the last known addresses: never go empty
+		}
+		if len(addrs) == 0 {
+			break // not installed yet: nothing to point at
+		}
+		t := mirror
+		if !mirrorReady && v.Middleware != nil {
+			// Do not move an observed Middleware to a Service that does
+			// not exist yet.
+			t = *v.Middleware
+		}
+		target = &t
+		refer = v.Middleware != nil && v.Middleware.Equal(t) && (!t.Equal(mirror) || mirrorReady)
+	}
+	if target == nil && v.RouteRefers && v.Middleware != nil {
+		target = v.Middleware // the route still refers to it: keep it one more sync
+	}
+	if addrs == nil && v.Middleware != nil && v.Middleware.Equal(mirror) {
+		addrs = v.Slice // the observed Middleware still points here: keep them
+	}
+
+	var out []any
+	if len(addrs) > 0 {
+		for _, t := range []any{mirrorService(cfg, name), mirrorSlice(cfg, name, addrs)} {
+			m, err := canonical(t)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, m)
+		}
+	}
+	if target != nil {
+		out = append(out, middleware(name, *target))
+	}
+	return append(out, routeChildren(cfg, name, spec, v.Routes, refer)...), nil
+}

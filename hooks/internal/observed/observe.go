@@ -1,0 +1,83 @@
+package observed
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/stackdome/stackdome/metacontroller"
+)
+
+// Observed is everything of a sync request the hook decides from besides
+// the parent.
+type Observed struct {
+	Workload *Child    // the workload the spec asks for; nil when missing
+	Pods     []Related // related pods, sorted by name, terminating ones left out
+	Wiring   Wiring
+}
+
+// ErrorService names the chart's Service behind the branded error pages.
+type ErrorService struct {
+	Name      string
+	Namespace string
+	Port      int32
+	// CrossNamespace points each errors Middleware at this Service in its
+	// own namespace, as Traefik allows only with
+	// providers.kubernetesCRD.allowCrossNamespace=true (off by default: a
+	// Traefik with the default drops such a Middleware and disables every
+	// route using it). When false, each resource gets a Service of its own
+	// namespace whose EndpointSlice holds this Service's ClusterIP
+	// (children/wiring.go), related through the customize hook.
+	CrossNamespace bool
+}
+
+// Group keys of the children and related objects, as Metacontroller sends them.
+var (
+	groupService       = metacontroller.GroupKey("Service", "v1")
+	groupMiddleware    = metacontroller.GroupKey("Middleware", "traefik.io/v1alpha1")
+	groupIngressRoute  = metacontroller.GroupKey("IngressRoute", "traefik.io/v1alpha1")
+	groupEndpointSlice = metacontroller.GroupKey("EndpointSlice", "discovery.k8s.io/v1")
+	groupPod           = metacontroller.GroupKey("Pod", "v1")
+)
+
+// Observe reads the workload the parent's spec asks for, the related pods
+// and the error wiring (svc names the chart's error-page Service). An
+// error is a workload or pod that does not decode: the status cannot be
+// decided without them.
+func Observe(req *Request, p *Parent, svc ErrorService) (Observed, error) {
+	var o Observed
+	name, namespace := p.Metadata.Name, p.Metadata.Namespace
+	group := metacontroller.GroupKey(p.Spec.WorkloadKind(), "apps/v1")
+	w, _, err := req.child(group, namespace, name)
+	if err != nil {
+		return o, fmt.Errorf("decoding observed %s %q: %w", group, name, err)
+	}
+	o.Workload = w
+	pods, err := req.pods()
+	if err != nil {
+		return o, err
+	}
+	o.Pods = livePods(pods)
+	o.Wiring = viewWiring(name, namespace, req.lookup(namespace), req.errorService(svc))
+	return o, nil
+}
+
+// livePods are the pods that say something about the app's future, sorted
+// by name: terminating ones are left out, and a pod without a name is named
+// by its key.
+func livePods(pods map[string]Related) []Related {
+	out := make([]Related, 0, len(pods))
+	for key, pd := range pods {
+		if pd.Metadata.DeletionTimestamp != nil {
+			continue
+		}
+		if pd.Metadata.Name == "" {
+			pd.Metadata.Name = metacontroller.ParseKey(key).Name
+		}
+		out = append(out, pd)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Metadata.Name < out[j].Metadata.Name })
+	return out
+}

@@ -1,0 +1,105 @@
+package observed
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// Wiring is what a sync request tells about the error wiring and the
+// routing helpers (children/wiring.go and children/routes.go say what is
+// built from it).
+type Wiring struct {
+	// Related is the chart's error-page Service as the request relates it.
+	Related RelatedService
+	// Slice holds the addresses of the observed mirrored EndpointSlice.
+	Slice []netip.Addr
+	// ServiceObserved says the mirrored Service exists.
+	ServiceObserved bool
+	// Middleware is the observed errors Middleware's service; nil when no
+	// Middleware is observed or its service cannot be read.
+	Middleware *ServiceRef
+	// RouteRefers says the observed IngressRoute refers to the Middleware.
+	RouteRefers bool
+	// Routes is what the observed routing helpers say.
+	Routes Routes
+}
+
+// Routes is what a sync request tells about the routing helpers.
+type Routes struct {
+	Strip          []string // the observed stripPrefix Middleware's prefixes; nil: none observed
+	HTTPSObserved  bool     // the redirectScheme Middleware exists
+	RouteStrips    bool     // the observed IngressRoute uses the stripPrefix Middleware
+	RedirectRefers bool     // the observed redirect IngressRoute uses the redirectScheme Middleware
+}
+
+// RelatedService is what a sync request tells of the chart's error-page
+// Service: whether it carries it at all, and its ClusterIP when it has a
+// usable one. A request without it is the wiring's blind spot — a sync hook
+// at version v1, a chart without error pages, another release's namespace —
+// and status says so (the ErrorPages condition).
+type RelatedService struct {
+	Seen  bool
+	Addrs []netip.Addr
+}
+
+// relatedServiceOf reads the chart's error-page Service found under a
+// related key. Metacontroller keys a related object by name (sync hook v1)
+// or namespace/name (v2); an object that says it lives in another namespace
+// than svc's is not that Service.
+func relatedServiceOf(md Meta, spec ServiceSpec, svc ErrorService) RelatedService {
+	if md.Namespace != "" && md.Namespace != svc.Namespace {
+		return RelatedService{}
+	}
+	return RelatedService{Seen: true, Addrs: spec.clusterIP()}
+}
+
+// Key is v as a string: two views with the same key give the same children.
+func (v Wiring) Key() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%t,", v.Related.Seen)
+	for _, a := range v.Related.Addrs {
+		b.WriteString(a.String())
+		b.WriteByte(',')
+	}
+	b.WriteByte('|')
+	for _, a := range v.Slice {
+		b.WriteString(a.String())
+		b.WriteByte(',')
+	}
+	fmt.Fprintf(&b, "|%t|%t|", v.ServiceObserved, v.RouteRefers)
+	if m := v.Middleware; m != nil {
+		fmt.Fprintf(&b, "%q/%q/%s", m.Namespace, m.Name, m.Port)
+	}
+	r := v.Routes
+	fmt.Fprintf(&b, "|%q|%t|%t|%t|%t", r.Strip, r.Strip != nil, r.HTTPSObserved, r.RouteStrips, r.RedirectRefers)
+	return b.String()
+}
+
+// viewWiring reads the wiring from the observed children (each looked up by
+// child; one that does not decode reads as missing) and the related
+// error-page Service.
+func viewWiring(name, namespace string, child func(group, name string) *Child, related RelatedService) Wiring {
+	v := Wiring{Related: related}
+	if s := child(groupEndpointSlice, ErrorPagesName(name)); s != nil {
+		v.Slice = s.sliceAddresses()
+	}
+	v.ServiceObserved = child(groupService, ErrorPagesName(name)) != nil
+	if m := child(groupMiddleware, MiddlewareName(name)); m != nil {
+		v.Middleware = m.errorsService()
+	}
+	if r := child(groupIngressRoute, name); r != nil {
+		r.Metadata.Namespace = namespace
+		v.RouteRefers = r.refersTo(MiddlewareName(name))
+		v.Routes.RouteStrips = r.refersTo(StripName(name))
+	}
+	if m := child(groupMiddleware, StripName(name)); m != nil && m.Spec.StripPrefix != nil && len(m.Spec.StripPrefix.Prefixes) > 0 {
+		v.Routes.Strip = m.Spec.StripPrefix.Prefixes
+	}
+	v.Routes.HTTPSObserved = child(groupMiddleware, HTTPSName(name)) != nil
+	if r := child(groupIngressRoute, RedirectName(name)); r != nil {
+		r.Metadata.Namespace = namespace
+		v.Routes.RedirectRefers = r.refersTo(HTTPSName(name))
+	}
+	return v
+}

@@ -1,0 +1,224 @@
+package status
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stackdome/stackdome/hooks/internal/observed"
+	"github.com/stackdome/stackdome/schema"
+)
+
+// Config is what the status depends on besides the request: the timing of
+// the port gate and the install's error-page Service. Every field is set
+// (hooks.Config fills the defaults).
+type Config struct {
+	// PortCheckGrace is how long a closed verdict on a serving pod is
+	// redialed before it is believed.
+	PortCheckGrace time.Duration
+	// VerdictRequeue is the resync asked for while a verdict can arrive.
+	VerdictRequeue time.Duration
+	// BootGrace is how long a running pod may stay not ready before it is
+	// reported failing.
+	BootGrace time.Duration
+	// ErrorService is the chart's error-page Service the ErrorPages
+	// condition names; NoErrorService says none is installed.
+	ErrorService   observed.ErrorService
+	NoErrorService bool
+}
+
+// facts is everything one status is decided from, read once per sync and
+// never changed afterwards.
+type facts struct {
+	cfg       Config
+	name      string
+	namespace string
+	spec      schema.Spec
+	rev       string              // the spec revision: the hash of the desired pod template
+	wrev      string              // the workload revision the pods run (see workloadRevision)
+	workload  *observed.Child     // nil when missing
+	pods      []*observed.Related // the pods of the spec and workload revision, by name
+	all       []observed.Related  // every live related pod, any revision, by name
+	verdicts  Verdicts
+	now       metav1.Time
+	prev      carried
+	// notApplied is the storage change the StatefulSet cannot take
+	// (children.Claims), if any.
+	notApplied string
+}
+
+// row is where one sync lands in the state table: its health and every
+// part of the status that goes with it, and the dials it asks for.
+type row struct {
+	health
+	details      []schema.FailureDetail
+	ports        []schema.PortStatus // the port table's source; absent ports read Unknown
+	failingSince *metav1.Time        // the open grace window, if any
+	evidence     *evidence           // the verdict the row was decided from, if any
+	jobs         []DialJob
+	requeue      bool // an answer can arrive: ask to be called back
+}
+
+// Outcome is the status of one sync, the dials it wants and the resync it
+// asks for (zero: none).
+type Outcome struct {
+	Status schema.Status
+	Jobs   []DialJob
+	Resync time.Duration
+}
+
+// Decide walks the state table of docs/design.md for a valid, defaulted
+// spec of spec revision rev: obs is what the request shows, notApplied the
+// storage change the StatefulSet cannot take (empty: none), verdicts this
+// replica's view of the verifier (nil: it knows nothing) and now the time
+// every new transition is stamped with. It performs no I/O.
+func Decide(cfg Config, p *observed.Parent, spec schema.Spec, rev string, obs observed.Observed, notApplied string, verdicts Verdicts, now metav1.Time) Outcome {
+	if verdicts == nil {
+		verdicts = noVerdicts{}
+	}
+	current := currentPods(obs.Pods, rev)
+	wrev := workloadRevision(obs.Workload, current, rev)
+	f := &facts{
+		cfg: cfg, name: p.Metadata.Name, namespace: p.Metadata.Namespace, spec: spec, rev: rev, wrev: wrev,
+		workload: obs.Workload, pods: ofRevision(current, obs.Workload, wrev), all: obs.Pods, verdicts: verdicts, now: now,
+		prev: carry(p.Status, rev, wrev), notApplied: notApplied,
+	}
+	r := f.walk()
+	st := schema.Status{
+		ObservedGeneration: p.Metadata.Generation,
+		Revision:           rev,
+		Conditions:         conditions(r.health, p.Status.Conditions, p.Metadata.Generation, now),
+		LastFailureDetails: stamp(r.details, f.prev.details, now),
+		Ports:              portTable(spec.Ports, r.ports),
+	}
+	if pv, ok := pagesCondition(cfg, p.Metadata.Name, spec, obs.Wiring); ok {
+		st.Conditions = append(st.Conditions, condition(p.Status.Conditions, schema.CondErrorPages, pv.wired, pv.reason, clip(pv.message), p.Metadata.Generation, now))
+	}
+	if spec.Host != "" && len(spec.PublicPorts()) > 0 {
+		st.URL = "https://" + spec.Host
+	}
+	st.PortCheck = f.portCheck(r, p.Status, st)
+	out := Outcome{Status: st, Jobs: r.jobs}
+	if r.requeue {
+		out.Resync = cfg.VerdictRequeue
+	}
+	return out
+}
+
+// portCheck is the gate's memory in the new status st: the workload
+// revision, the grace window, and when the dial was made whose verdict last
+// changed the status. A verdict of this replica that leaves everything else
+// as it was changes nothing, not even that time: a status changes only when
+// a verdict dialed later than the one it was built from says something new.
+func (f *facts) portCheck(r row, prev, st schema.Status) *schema.PortCheck {
+	pc := &schema.PortCheck{Revision: f.wrev, FailingSince: r.failingSince, CheckedAt: f.prev.checkedAt}
+	if ev := r.evidence; ev != nil && !ev.fromStatus {
+		at := metav1.NewMicroTime(ev.res.CheckedAt.UTC().Truncate(time.Microsecond))
+		pc.CheckedAt = &at
+		if f.prev.verdict != nil {
+			// Would the status be the same without this verdict's time?
+			same := st
+			same.PortCheck = &schema.PortCheck{Revision: f.wrev, FailingSince: r.failingSince, CheckedAt: f.prev.checkedAt}
+			if equalStatus(same, prev) {
+				pc.CheckedAt = f.prev.checkedAt
+			}
+		}
+	}
+	if pc.CheckedAt == nil && pc.FailingSince == nil {
+		return nil
+	}
+	return pc
+}
+
+// walk is the state table, row by row, most specific cause first.
+func (f *facts) walk() row {
+	if crashes := crashDetails(f.pods, f.wrev); len(crashes) > 0 {
+		return crashing(f, crashes)
+	}
+	serving := f.serving()
+	if !serving {
+		// A crash seen before is kept while the app is not serving: a
+		// crash-looping container is Running between restarts, and a port
+		// verdict taken then must not overwrite the real cause.
+		if kept := f.prev.of(schema.RuntimeCrash, f.wrev); len(kept) > 0 {
+			return crashing(f, kept)
+		}
+		if r, ok := f.cannotStart(); ok {
+			return r
+		}
+	}
+	var r row
+	switch w := f.workload; {
+	case f.replicas() == 0 && w != nil && w.Status.Replicas == 0:
+		r = scaledToZero(f)
+	case serving:
+		r = f.servingGate()
+	default:
+		r = f.notServing()
+	}
+	if f.notApplied != "" && r.converged {
+		return storageNotApplied(f, r)
+	}
+	return r
+}
+
+// crashing is the row "container crash-looping / OOMKilled / exiting" (and
+// the image-pull and container-config failures that stop it the same way):
+// the first crash names the reason; the port table and the window stand as
+// they were.
+func crashing(f *facts, crashes []schema.FailureDetail) row {
+	return row{
+		health:       health{reason: crashReason(crashes[0]), message: crashes[0].Message},
+		details:      crashes,
+		ports:        f.prev.ports,
+		failingSince: f.prev.failingSince,
+	}
+}
+
+// scaledToZero is the row of a workload scaled to zero: converged, and
+// honest that nothing serves.
+func scaledToZero(f *facts) row {
+	return row{health: health{converged: true, reason: schema.ReasonScaledToZero,
+		message: f.workload.Kind + " " + f.name + " is scaled to zero: nothing serves"}}
+}
+
+// storageNotApplied is the row "a spec change the workload cannot take":
+// the app is what r says it is, but a human must act to apply the change.
+func storageNotApplied(f *facts, r row) row {
+	r.health = health{available: r.available, stalled: true, reason: schema.ReasonStorageNotApplied, message: f.notApplied}
+	return r
+}
+
+// serving reports whether the workload runs the current revision with every
+// replica updated, ready and available.
+func (f *facts) serving() bool {
+	w, replicas := f.workload, f.replicas()
+	if w == nil || replicas == 0 || w.Spec.Template.Metadata.Annotations[schema.AnnotationRevision] != f.rev {
+		return false
+	}
+	st := w.Status
+	return st.ObservedGeneration >= w.Metadata.Generation && st.Replicas == replicas &&
+		st.UpdatedReplicas == replicas && st.ReadyReplicas == replicas && st.AvailableReplicas == replicas
+}
+
+// stamp returns ds with each detail's observedAt set — carried over from
+// prev when the same failure was already recorded, else now — and its
+// message clipped. ds is not changed.
+func stamp(ds, prev []schema.FailureDetail, now metav1.Time) []schema.FailureDetail {
+	if ds == nil {
+		return nil
+	}
+	out := make([]schema.FailureDetail, len(ds))
+	for i, d := range ds {
+		d.ObservedAt = &now
+		for _, p := range prev {
+			if p.ObservedAt != nil && p.Type == d.Type && p.Reason == d.Reason && p.Container == d.Container && p.Port == d.Port {
+				d.ObservedAt = p.ObservedAt
+				break
+			}
+		}
+		d.Message = clip(d.Message)
+		out[i] = d
+	}
+	return out
+}

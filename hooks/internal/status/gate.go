@@ -1,0 +1,194 @@
+package status
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stackdome/stackdome/hooks/internal/observed"
+	"github.com/stackdome/stackdome/portcheck"
+	"github.com/stackdome/stackdome/schema"
+)
+
+// servingGate is the serving rows: every replica is ready, and the verifier
+// is asked whether every declared port really listens.
+func (f *facts) servingGate() row {
+	if len(f.spec.Ports) == 0 {
+		return servingNoPorts()
+	}
+	if f.prev.condemned {
+		return condemnedKept(f)
+	}
+	rep := representative(f.pods, true)
+	if rep == nil {
+		return waitingForReadyPod(f)
+	}
+	ev, ok := f.evidenceFor(rep)
+	switch {
+	case !ok:
+		return verifying(f, rep)
+	case len(ev.res.ClosedPorts()) > 0:
+		since := f.prev.failingSince
+		if since == nil {
+			since = &f.now
+		}
+		if !ev.res.CheckedAt.Before(since.Add(f.cfg.PortCheckGrace)) {
+			return condemned(f, rep, ev, since)
+		}
+		return windowOpen(f, rep, ev, since)
+	case ev.res.AllOpen():
+		return servingOpen(f, rep, ev)
+	}
+	return unverified(f, rep, ev)
+}
+
+// servingNoPorts is the row "serving, all ports open" when none are
+// declared: nothing to dial.
+func servingNoPorts() row {
+	return row{health: health{available: true, converged: true, reason: schema.ReasonServing, message: "all replicas are ready; no ports are declared"}}
+}
+
+// condemnedKept is the row "serving, a port closed past grace" once the
+// status says so: terminal for this workload revision, no more dials, no
+// requeue, whatever this replica's verifier holds.
+func condemnedKept(f *facts) row {
+	details := f.prev.of(schema.ReadinessFailure, f.wrev)
+	return row{
+		health:       health{stalled: true, reason: schema.ReasonPortNotListening, message: f.condemnation(details, f.prev.failingSince)},
+		details:      details,
+		ports:        f.prev.ports,
+		failingSince: f.prev.failingSince,
+	}
+}
+
+// waitingForReadyPod is the row "serving, verdict not yet known" before a
+// ready pod of the revision reached the hook: counted ready by the workload,
+// so the pod event is on its way.
+func waitingForReadyPod(f *facts) row {
+	return row{
+		health:       health{available: true, reason: schema.ReasonVerifyingPorts, message: "all replicas are ready; waiting for a ready pod of revision " + f.wrev},
+		ports:        f.prev.ports,
+		failingSince: f.prev.failingSince,
+	}
+}
+
+// verifying is the row "serving, verdict not yet known": neither this
+// replica nor the status has a verdict; the pod is dialed.
+func verifying(f *facts, rep *observed.Related) row {
+	r := row{ports: f.prev.ports, failingSince: f.prev.failingSince}
+	r.jobs, r.requeue = f.dialsFor(rep, nil, dialAgain)
+	if since := f.prev.failingSince; since != nil {
+		r.health = health{available: true, reason: schema.ReasonPortCheckFailing, message: f.windowMessage(since, "a declared port refused connections")}
+	} else {
+		r.health = health{available: true, reason: schema.ReasonVerifyingPorts, message: fmt.Sprintf("all replicas are ready; verifying %s on pod %s", portList(f.spec.Ports), rep.Metadata.Name)}
+	}
+	return r
+}
+
+// condemned is the row "serving, a port closed past grace": refused by a
+// dial made after failingSince + grace, so believed. Terminal for this
+// workload revision: no more dials.
+func condemned(f *facts, rep *observed.Related, ev evidence, since *metav1.Time) row {
+	details := portFailures(ev.res.ClosedPorts(), rep.Metadata.Name, f.wrev)
+	return row{
+		health:       health{stalled: true, reason: schema.ReasonPortNotListening, message: f.condemnation(details, since)},
+		details:      details,
+		ports:        portsOf(ev.res),
+		failingSince: since,
+		evidence:     &ev,
+	}
+}
+
+// windowOpen is the row "serving, a port closed, inside grace": the refusal
+// is not believed yet — the app may still be binding — so the verdict is
+// dropped and the pod dialed again.
+func windowOpen(f *facts, rep *observed.Related, ev evidence, since *metav1.Time) row {
+	r := row{
+		health:       health{available: true, reason: schema.ReasonPortCheckFailing, message: f.windowMessage(since, ev.res.Message())},
+		ports:        portsOf(ev.res),
+		failingSince: since,
+		evidence:     &ev,
+	}
+	r.jobs, r.requeue = f.dialsFor(rep, &ev, forgetAndDial)
+	return r
+}
+
+// servingOpen is the row "serving, all ports open": the window is cleared; a
+// stale verdict still counts while it is dialed again.
+func servingOpen(f *facts, rep *observed.Related, ev evidence) row {
+	r := row{
+		health:   health{available: true, converged: true, reason: schema.ReasonServing, message: fmt.Sprintf("%s serves: %s open", f.name, portList(f.spec.Ports))},
+		ports:    portsOf(ev.res),
+		evidence: &ev,
+	}
+	want := noRedial
+	if ev.res.Stale {
+		want = dialAgain
+	}
+	r.jobs, r.requeue = f.dialsFor(rep, &ev, want)
+	return r
+}
+
+// unverified is the row of a serving app whose dials were inconclusive:
+// never condemned, dialed again.
+func unverified(f *facts, rep *observed.Related, ev evidence) row {
+	r := row{
+		health:       health{available: true, reason: schema.ReasonPortsUnverified, message: ev.res.Message()},
+		ports:        portsOf(ev.res),
+		failingSince: f.prev.failingSince,
+		evidence:     &ev,
+	}
+	r.jobs, r.requeue = f.dialsFor(rep, &ev, dialAgain)
+	return r
+}
+
+// windowMessage says why the window is open and until when.
+func (f *facts) windowMessage(since *metav1.Time, cause string) string {
+	deadline := since.Add(f.cfg.PortCheckGrace).UTC().Format(time.RFC3339)
+	return fmt.Sprintf("%s; failing since %s, verifying again until %s", cause, since.UTC().Format(time.RFC3339), deadline)
+}
+
+// condemnation names every refused port of details, since when, and what
+// the user does about it: the same pods stay condemned; new pods — a rollout
+// restart, a new spec — are verified from scratch.
+func (f *facts) condemnation(details []schema.FailureDetail, since *metav1.Time) string {
+	var names []string
+	for _, d := range details {
+		if d.Port != 0 {
+			names = append(names, d.Message)
+		}
+	}
+	kind := strings.ToLower(f.spec.WorkloadKind())
+	from := "an unknown time"
+	if since != nil {
+		from = since.UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("%s since %s (past the %s grace). Fix the app or its declared ports, then run kubectl rollout restart %s/%s -n %s: new pods are verified from scratch",
+		strings.Join(names, "; "), from, f.cfg.PortCheckGrace, kind, f.name, f.namespace)
+}
+
+// portFailures is one readiness_failure detail per refused port.
+func portFailures(closed []portcheck.PortResult, podName, rev string) []schema.FailureDetail {
+	out := make([]schema.FailureDetail, 0, len(closed))
+	for _, p := range closed {
+		out = append(out, schema.FailureDetail{
+			Type: schema.ReadinessFailure, Reason: string(schema.ReasonPortNotListening), Container: schema.ContainerName, Port: p.Port, Revision: rev,
+			Message: fmt.Sprintf("port %d (%s) refused connection on pod %s: nothing listens there", p.Port, p.Name, podName),
+		})
+	}
+	return out
+}
+
+// portList renders "port 80 (http)" or "ports 80 (http), 9090 (metrics)".
+func portList(ps []schema.Port) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = fmt.Sprintf("%d (%s)", p.Port, p.Name)
+	}
+	if len(parts) == 1 {
+		return "port " + parts[0]
+	}
+	return "ports " + strings.Join(parts, ", ")
+}

@@ -1,0 +1,32 @@
+package status
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stackdome/stackdome/hooks/internal/observed"
+	"github.com/stackdome/stackdome/schema"
+)
+
+// Invalid is the status of the spec-invalid row: Stalled and Converged
+// False with the reason, and everything else as it was — the running app is
+// untouched (its children are kept as last applied), so its Available
+// condition, revision, window, details and ErrorPages condition still
+// describe it.
+func Invalid(p *observed.Parent, err error, now metav1.Time) schema.Status {
+	st := p.Status
+	st.ObservedGeneration = p.Metadata.Generation
+	prevAvailable := find(st.Conditions, schema.CondAvailable)
+	h := health{
+		available: prevAvailable != nil && prevAvailable.Status == metav1.ConditionTrue,
+		stalled:   true, reason: schema.ReasonInvalidSpec, message: err.Error(),
+	}
+	cs := conditions(h, st.Conditions, p.Metadata.Generation, now)
+	if prevAvailable != nil {
+		replace(cs, *prevAvailable)
+	}
+	if pages := find(st.Conditions, schema.CondErrorPages); pages != nil {
+		cs = append(cs, *pages) // the running routes are untouched too
+	}
+	st.Conditions = cs
+	return st
+}

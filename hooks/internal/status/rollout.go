@@ -1,0 +1,149 @@
+package status
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stackdome/stackdome/hooks/internal/observed"
+	"github.com/stackdome/stackdome/schema"
+)
+
+// probe is what the rows before serving know of the ports: the pod they
+// dial, the verdict read on it if any, the port table and the dial they ask
+// for.
+type probe struct {
+	rep     *observed.Related
+	ev      *evidence
+	ports   []schema.PortStatus
+	jobs    []DialJob
+	requeue bool
+}
+
+// probeNotServing dials a running pod of the revision, not-ready first,
+// whenever no verdict names it open and fresh: "my app listens on the wrong
+// port" is then seen within one requeue.
+func (f *facts) probeNotServing() probe {
+	pr := probe{rep: representative(f.pods, false), ports: f.prev.ports}
+	if pr.rep == nil || len(f.spec.Ports) == 0 {
+		return pr
+	}
+	want := dialAgain
+	if ev, ok := f.evidenceFor(pr.rep); ok {
+		pr.ev, pr.ports = &ev, portsOf(ev.res)
+		if ev.res.AllOpen() && !ev.res.Stale {
+			want = noRedial
+		}
+	}
+	pr.jobs, pr.requeue = f.dialsFor(pr.rep, pr.ev, want)
+	return pr
+}
+
+// closed reports whether the probe's verdict proves a declared port closed.
+func (pr probe) closed() bool { return pr.ev != nil && len(pr.ev.res.ClosedPorts()) > 0 }
+
+// notServing is the rows before every replica is ready: missing workload,
+// rollout, boot, and the provisional diagnosis of a closed port.
+func (f *facts) notServing() row {
+	pr := f.probeNotServing()
+	if pr.closed() {
+		return provisionalClosed(f, pr)
+	}
+	if w := f.workload; w != nil && w.Kind != schema.KindStatefulSet {
+		for _, c := range w.Status.Conditions {
+			if c.Type == "Progressing" && c.Status == "False" && c.Reason == string(schema.ReasonDeadlineExceeded) {
+				return deadlineExceeded(f, pr, c.Message)
+			}
+		}
+	}
+	if pr.rep != nil {
+		if ready, _ := pr.rep.Ready(); !ready {
+			if since := notReadySince(pr.rep); f.now.Sub(since.Time) >= f.cfg.BootGrace {
+				return notReady(f, pr, since)
+			}
+		}
+	}
+	return progressing(f, pr)
+}
+
+// base is a row before serving: the probe's port table, dials and verdict,
+// and the window as it was.
+func (f *facts) base(pr probe, v health) row {
+	return row{health: v, ports: pr.ports, failingSince: f.prev.failingSince, evidence: pr.ev, jobs: pr.jobs, requeue: pr.requeue}
+}
+
+// provisionalClosed is the row "running, not ready, a declared port proven
+// closed": not believed enough to stall, but named at once.
+func provisionalClosed(f *facts, pr probe) row {
+	r := f.base(pr, health{reason: schema.ReasonPortNotListening, message: "provisional: pod " + pr.rep.Metadata.Name + " is not ready and " + pr.ev.res.Message()})
+	r.details = portFailures(pr.ev.res.ClosedPorts(), pr.rep.Metadata.Name, f.wrev)
+	return r
+}
+
+// deadlineExceeded is the row of a Deployment whose rollout passed its
+// progress deadline: a human must act.
+func deadlineExceeded(f *facts, pr probe, msg string) row {
+	return f.base(pr, health{stalled: true, reason: schema.ReasonDeadlineExceeded, message: clip("Deployment " + f.name + ": " + msg)})
+}
+
+// notReady is the row of a pod running but not ready past the boot grace,
+// with no proof of a closed port.
+func notReady(f *facts, pr probe, since metav1.Time) row {
+	msg := fmt.Sprintf("pod %s has been running but not ready since %s", pr.rep.Metadata.Name, since.UTC().Format(time.RFC3339))
+	r := f.base(pr, health{reason: schema.ReasonNotReady, message: msg})
+	r.details = []schema.FailureDetail{{Type: schema.ReadinessFailure, Reason: string(schema.ReasonNotReady), Message: msg, Container: schema.ContainerName, Revision: f.wrev}}
+	return r
+}
+
+// progressing is the row "workload missing / rolling out": what the
+// workload is waiting for.
+func progressing(f *facts, pr probe) row {
+	return f.base(pr, health{reason: schema.ReasonProgressing, message: rollout(f.workload, f.name, f.rev, f.replicas())})
+}
+
+// rollout says what the workload is waiting for.
+func rollout(w *observed.Child, name, rev string, replicas int32) string {
+	if w == nil {
+		return "waiting for the workload " + name + " to be created"
+	}
+	if w.Spec.Template.Metadata.Annotations[schema.AnnotationRevision] != rev {
+		return fmt.Sprintf("waiting for %s %s to take revision %s", w.Kind, name, rev)
+	}
+	st := w.Status
+	if st.ObservedGeneration < w.Metadata.Generation {
+		return fmt.Sprintf("waiting for %s %s to observe generation %d", w.Kind, name, w.Metadata.Generation)
+	}
+	return fmt.Sprintf("%s %s rolling out revision %s: %d of %d replicas updated, %d ready", w.Kind, name, rev, st.UpdatedReplicas, replicas, st.ReadyReplicas)
+}
+
+// representative picks the pod whose ports are dialed: a Running pod of the
+// current revision with an IP, Ready when serving; otherwise a not-ready one
+// first, the likelier to explain why the app is not serving.
+func representative(current []*observed.Related, serving bool) *observed.Related {
+	var fallback *observed.Related
+	for _, p := range current {
+		if p.Status.Phase != "Running" || p.Status.PodIP == "" {
+			continue
+		}
+		ready, _ := p.Ready()
+		if ready == serving {
+			return p
+		}
+		if !serving && fallback == nil {
+			fallback = p
+		}
+	}
+	return fallback
+}
+
+// notReadySince is when the pod last turned not ready, else when it started.
+func notReadySince(p *observed.Related) metav1.Time {
+	if ready, t := p.Ready(); !ready && !t.IsZero() {
+		return t
+	}
+	if p.Status.StartTime != nil {
+		return *p.Status.StartTime
+	}
+	return metav1.Time{}
+}
