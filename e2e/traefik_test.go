@@ -61,6 +61,9 @@ func startTraefik(t *testing.T) *traefik {
 		"ping":      obj{},
 		"log":       obj{"level": "INFO"},
 		"providers": obj{"kubernetesCRD": traefikCRDProvider()},
+		// Traefik's default checks update.traefik.io for a new version (ten
+		// minutes after start): nothing the suite runs may dial off the machine.
+		"global": obj{"checkNewVersion": false, "sendAnonymousUsage": false},
 	}
 	return runTraefik(t, static, &traefik{
 		web:       "http://127.0.0.1:" + strconv.Itoa(ports[0]),
