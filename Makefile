@@ -96,7 +96,7 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 ## mod-check: go.mod and go.sum are exactly what `go mod tidy` makes of them,
-## for the main module and tools/ (make e2e checks e2e/tools/ the same way:
+## for the main module and tools/ (make e2e checks e2e/tools/ and e2e/kubectl/ the same way:
 ## tidying it needs the whole Kubernetes module graph, which only e2e needs).
 ## An untidy module fails with the diff; `cd <module> && go mod tidy` fixes it.
 MOD_CHECK ?= . tools tools/promtool tools/monitoring tools/image
@@ -159,7 +159,7 @@ browser-test:
 	$(GO) test -tags browser -count=1 -run TestBrowser -v ./errorpages/
 
 e2e: tools
-	@$(MAKE) --no-print-directory mod-check MOD_CHECK=e2e/tools
+	@$(MAKE) --no-print-directory mod-check MOD_CHECK="e2e/tools e2e/kubectl"
 	$(GO) test -tags e2e -count=1 -timeout 60m -v ./e2e/
 
 clean:

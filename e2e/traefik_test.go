@@ -46,33 +46,48 @@ type traefik struct {
 // test ends, and its log is shown if the test failed.
 func startTraefik(t *testing.T) *traefik {
 	t.Helper()
-	if traefikBuild.err != nil {
-		t.Fatal(traefikBuild.err)
-	}
-	c := suite.cluster
 	ports, err := freePorts(3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
 	// JSON is YAML; Traefik reads the static configuration from the file.
-	// The token is given as the value: a token file's trailing newline
-	// would break the Authorization header.
 	static := obj{
 		"entryPoints": obj{
 			"web":       obj{"address": "127.0.0.1:" + strconv.Itoa(ports[0])},
 			"websecure": obj{"address": "127.0.0.1:" + strconv.Itoa(ports[1])},
 			"traefik":   obj{"address": "127.0.0.1:" + strconv.Itoa(ports[2])},
 		},
-		"api":  obj{"insecure": true, "dashboard": false},
-		"ping": obj{},
-		"log":  obj{"level": "INFO"},
-		"providers": obj{"kubernetesCRD": obj{
-			"endpoint":         c.kube.base,
-			"token":            c.token,
-			"certAuthFilePath": c.caFile,
-		}},
+		"api":       obj{"insecure": true, "dashboard": false},
+		"ping":      obj{},
+		"log":       obj{"level": "INFO"},
+		"providers": obj{"kubernetesCRD": traefikCRDProvider()},
+		// Traefik's default checks update.traefik.io for a new version (ten
+		// minutes after start): nothing the suite runs may dial off the machine.
+		"global": obj{"checkNewVersion": false, "sendAnonymousUsage": false},
 	}
+	return runTraefik(t, static, &traefik{
+		web:       "http://127.0.0.1:" + strconv.Itoa(ports[0]),
+		websecure: "http://127.0.0.1:" + strconv.Itoa(ports[1]),
+		api:       "http://127.0.0.1:" + strconv.Itoa(ports[2]),
+	})
+}
+
+// traefikCRDProvider is the kubernetesCRD provider's connection to the test
+// API server. The token is given as the value: a token file's trailing
+// newline would break the Authorization header.
+func traefikCRDProvider() obj {
+	c := suite.cluster
+	return obj{"endpoint": c.kube.base, "token": c.token, "certAuthFilePath": c.caFile}
+}
+
+// runTraefik runs Traefik with the static configuration static, whose
+// entry points tr names, and waits for /ping on tr.api.
+func runTraefik(t *testing.T, static obj, tr *traefik) *traefik {
+	t.Helper()
+	if traefikBuild.err != nil {
+		t.Fatal(traefikBuild.err)
+	}
+	dir := t.TempDir()
 	cfg := filepath.Join(dir, "traefik.yaml")
 	data, err := json.Marshal(static)
 	if err != nil {
@@ -85,12 +100,7 @@ func startTraefik(t *testing.T) *traefik {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := &traefik{
-		web:       "http://127.0.0.1:" + strconv.Itoa(ports[0]),
-		websecure: "http://127.0.0.1:" + strconv.Itoa(ports[1]),
-		api:       "http://127.0.0.1:" + strconv.Itoa(ports[2]),
-		proc:      p,
-	}
+	tr.proc = p
 	t.Cleanup(func() {
 		p.stop(10 * time.Second)
 		if t.Failed() {

@@ -1,0 +1,312 @@
+package e2e
+
+// docs/install.md's shell blocks and what stands in for the ones that cannot
+// run here. This file has no build tag: TestInstallDocBlocks runs in `make
+// test` too, without a cluster, so a block added to the page without a
+// marker, or a substituted block edited without its stand-in, fails before
+// the e2e suite ever runs. TestInstallDoc (install_doc_test.go, tag e2e)
+// runs the blocks.
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// installDoc is the page, relative to the repository root.
+const installDoc = "docs/install.md"
+
+// docBlock is one shell block of the page.
+type docBlock struct {
+	line   int    // of the opening fence, 1-based
+	marker string // "run" or "substituted"
+	text   string // the block's lines, de-indented, without the fences
+}
+
+func (b docBlock) String() string {
+	first, _, _ := strings.Cut(b.text, "\n")
+	return fmt.Sprintf("%s:%d (%s) %q", installDoc, b.line, b.marker, first)
+}
+
+// substitution is what runs, in the page's shell, instead of a block that
+// needs the internet or a real node. Its shell may use the variables the
+// test sets (E2E_POD_CIDR, E2E_METACONTROLLER_CRDS, E2E_TRAEFIK_CRDS,
+// E2E_TRAEFIK); start names a stand-in the test starts after the shell ran.
+type substitution struct {
+	doc   string // the block exactly as the page has it
+	shell string // what runs instead ("" nothing)
+	start string // "", "metacontroller" or "traefik"
+	why   string // what the block does on a cluster, and what stands in here
+}
+
+// installDocSubstitutions is every substituted block of docs/install.md.
+// The page's table "What `make e2e` runs of this page" says the same in
+// prose; an entry whose block is no longer on the page fails the test.
+var installDocSubstitutions = []substitution{
+	{
+		doc: `cat > kind-stackdome.yaml <<'EOF'
+kind: Cluster
+apiVersion: kind.x-k8s.io/v1alpha4
+nodes:
+  - role: control-plane
+    extraPortMappings:
+      - {containerPort: 30080, hostPort: 80, listenAddress: 127.0.0.1}
+      - {containerPort: 30443, hostPort: 443, listenAddress: 127.0.0.1}
+EOF
+kind create cluster --name stackdome --config kind-stackdome.yaml
+POD_CIDR=10.244.0.0/16`,
+		shell: `POD_CIDR=$E2E_POD_CIDR`,
+		why:   "a kind cluster: the suite's control plane is the cluster; the pod network is the test host's /24",
+	},
+	{
+		doc:   `POD_CIDR=10.42.0.0/16   # yours: k3s and RKE2 use this one`,
+		shell: `POD_CIDR=$E2E_POD_CIDR`,
+		why:   "the cluster's pod network: the test host's /24",
+	},
+	{
+		doc: `kubectl apply -k 'https://github.com/metacontroller/metacontroller/manifests/production?ref=v4.17.2'
+kubectl -n metacontroller rollout status statefulset/metacontroller --timeout=5m
+kubectl -n metacontroller get statefulset metacontroller -o jsonpath='{.spec.template.spec.containers[0].image}{"\n"}'`,
+		shell: `kubectl apply --server-side -f "$E2E_METACONTROLLER_CRDS"`,
+		start: "metacontroller",
+		why:   "Metacontroller v4.17.2 from GitHub: its CRDs applied from the local copy, and the suite's emulation of its sync in place of the StatefulSet",
+	},
+	{
+		doc: `helm repo add traefik https://traefik.github.io/charts
+helm repo update traefik`,
+		why: "Traefik's chart repository: nothing (no internet)",
+	},
+	{
+		doc: `helm install traefik traefik/traefik --version 41.5.0 --namespace traefik --create-namespace \
+  --set service.type=NodePort --set ports.web.nodePort=30080 --set ports.websecure.nodePort=30443
+kubectl -n traefik rollout status deployment/traefik --timeout=5m
+TRAEFIK=127.0.0.1`,
+		shell: `kubectl apply --server-side -f "$E2E_TRAEFIK_CRDS"
+TRAEFIK=$E2E_TRAEFIK`,
+		start: "traefik",
+		why:   "Traefik's chart on kind: its CRDs from the Traefik v3.7.13 module, the real Traefik v3.7.13 with the chart's defaults on ports 80 and 443 of the test host's root-side address",
+	},
+	{
+		doc: `helm install traefik traefik/traefik --version 41.5.0 --namespace traefik --create-namespace
+kubectl -n traefik rollout status deployment/traefik --timeout=5m
+TRAEFIK=$(kubectl -n traefik get service traefik -o jsonpath='{.status.loadBalancer.ingress[0].ip}')`,
+		shell: `kubectl apply --server-side -f "$E2E_TRAEFIK_CRDS"
+TRAEFIK=$E2E_TRAEFIK`,
+		start: "traefik",
+		why:   "Traefik's chart on a cluster: the same stand-in; its address in place of the load balancer's",
+	},
+	{
+		doc: `make kind-load KIND_CLUSTER=stackdome
+IMAGE_REPOSITORY=ghcr.io/stackdome/stackdome`,
+		shell: `IMAGE_REPOSITORY=ghcr.io/stackdome/stackdome`,
+		why:   "loading the image into kind: no image is pulled here (tools/image's TestMakeKindLoad covers make kind-load)",
+	},
+	{
+		doc: `make image-push REGISTRY=registry.example.com/platform
+IMAGE_REPOSITORY=registry.example.com/platform/stackdome`,
+		shell: `IMAGE_REPOSITORY=registry.example.com/platform/stackdome`,
+		why:   "pushing the image: no image is pulled here (tools/image's TestMakeImagePush covers make image-push)",
+	},
+	{
+		doc: `kind delete cluster --name stackdome`,
+		why: "deleting the kind cluster: nothing; the suite stops its control plane at the end",
+	},
+}
+
+// docStep is one block and, when it is substituted, its stand-in.
+type docStep struct {
+	block docBlock
+	sub   *substitution
+}
+
+var (
+	fenceOpen = regexp.MustCompile("^( *)```([A-Za-z0-9_+-]*)\\s*$")
+	markerRE  = regexp.MustCompile(`^ *<!-- e2e: (run|substituted) -->\s*$`)
+	anyMarker = regexp.MustCompile(`<!-- *e2e:`)
+)
+
+// shellLangs are the fences whose blocks are commands.
+var shellLangs = map[string]bool{"sh": true, "bash": true, "shell": true, "console": true, "zsh": true}
+
+// parseDocBlocks reads the shell blocks of the page. Every shell block must
+// be preceded (blank lines apart) by a marker, and every marker must
+// precede a shell block.
+func parseDocBlocks(data []byte) ([]docBlock, []error) {
+	var (
+		blocks  []docBlock
+		errs    []error
+		marker  string // pending marker
+		markerL int
+		inFence bool
+		indent  int
+		lang    string
+		start   int
+		body    []string
+	)
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if inFence {
+			if strings.TrimSpace(line) == "```" {
+				inFence = false
+				if shellLangs[lang] {
+					if marker == "" {
+						errs = append(errs, fmt.Errorf("%s:%d: a %s block without a marker: say how make e2e treats it (<!-- e2e: run --> or <!-- e2e: substituted -->, and a stand-in in e2e/installdoc_blocks_test.go)", installDoc, start, lang))
+					} else {
+						blocks = append(blocks, docBlock{line: start, marker: marker, text: strings.Join(body, "\n")})
+					}
+				} else if marker != "" {
+					errs = append(errs, fmt.Errorf("%s:%d: marker before a %q block, which is not a shell block", installDoc, markerL, lang))
+				}
+				marker = ""
+				continue
+			}
+			trimmed := line
+			for i := 0; i < indent && strings.HasPrefix(trimmed, " "); i++ {
+				trimmed = trimmed[1:]
+			}
+			body = append(body, trimmed)
+			continue
+		}
+		if m := fenceOpen.FindStringSubmatch(line); m != nil {
+			inFence, indent, lang, start, body = true, len(m[1]), m[2], n, nil
+			continue
+		}
+		if m := markerRE.FindStringSubmatch(line); m != nil {
+			if marker != "" {
+				errs = append(errs, fmt.Errorf("%s:%d: a marker after the marker of line %d, with no block between", installDoc, n, markerL))
+			}
+			marker, markerL = m[1], n
+			continue
+		}
+		if anyMarker.MatchString(line) {
+			errs = append(errs, fmt.Errorf("%s:%d: malformed e2e marker %q (want <!-- e2e: run --> or <!-- e2e: substituted -->)", installDoc, n, strings.TrimSpace(line)))
+			continue
+		}
+		if strings.TrimSpace(line) != "" && marker != "" {
+			errs = append(errs, fmt.Errorf("%s:%d: marker not followed by a shell block", installDoc, markerL))
+			marker = ""
+		}
+	}
+	if inFence {
+		errs = append(errs, fmt.Errorf("%s:%d: block never closed", installDoc, start))
+	}
+	if marker != "" {
+		errs = append(errs, fmt.Errorf("%s:%d: marker not followed by a shell block", installDoc, markerL))
+	}
+	return blocks, errs
+}
+
+// planDocSteps pairs each substituted block with its stand-in. A
+// substituted block the table does not hold word for word, a run block the
+// table holds (it would run something that cannot), and a table entry no
+// block uses are errors.
+func planDocSteps(blocks []docBlock, subs []substitution) ([]docStep, []error) {
+	var (
+		steps []docStep
+		errs  []error
+		used  = make([]bool, len(subs))
+	)
+	find := func(text string) int {
+		for i := range subs {
+			if subs[i].doc == text {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, b := range blocks {
+		i := find(b.text)
+		switch {
+		case b.marker == "substituted" && i < 0:
+			errs = append(errs, fmt.Errorf("%s: substituted, but e2e/installdoc_blocks_test.go has no stand-in for this exact text:\n%s", b, indentLines(b.text)))
+		case b.marker == "run" && i >= 0:
+			errs = append(errs, fmt.Errorf("%s: marked run, but it is a block the test substitutes (%s)", b, subs[i].why))
+		case i >= 0:
+			used[i] = true
+			steps = append(steps, docStep{block: b, sub: &subs[i]})
+		default:
+			steps = append(steps, docStep{block: b})
+		}
+	}
+	for i, u := range used {
+		if !u {
+			first, _, _ := strings.Cut(subs[i].doc, "\n")
+			errs = append(errs, fmt.Errorf("stand-in for a block no longer in %s (%q): remove it from installDocSubstitutions", installDoc, first))
+		}
+	}
+	return steps, errs
+}
+
+func indentLines(s string) string {
+	return "\t" + strings.ReplaceAll(s, "\n", "\n\t")
+}
+
+// readInstallDocSteps reads and plans the page of the repository at root.
+func readInstallDocSteps(root string) ([]docStep, []error) {
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(installDoc)))
+	if err != nil {
+		return nil, []error{err}
+	}
+	blocks, errs := parseDocBlocks(data)
+	steps, more := planDocSteps(blocks, installDocSubstitutions)
+	return steps, append(errs, more...)
+}
+
+// TestInstallDocBlocks: every shell block of docs/install.md is marked, and
+// every substituted one has its stand-in — without running anything.
+func TestInstallDocBlocks(t *testing.T) {
+	steps, errs := readInstallDocSteps("..")
+	for _, err := range errs {
+		t.Error(err)
+	}
+	var run, sub int
+	for _, s := range steps {
+		if s.sub == nil {
+			run++
+		} else {
+			sub++
+		}
+	}
+	if run == 0 || sub == 0 {
+		t.Errorf("%d blocks to run and %d substituted: the page lost its path", run, sub)
+	}
+	t.Logf("%s: %d shell blocks run as written, %d substituted", installDoc, run, sub)
+}
+
+// TestInstallDocBlocksBite: the checks fail on what they are for.
+func TestInstallDocBlocksBite(t *testing.T) {
+	doc := "x\n<!-- e2e: run -->\n```sh\necho a\n```\n\n```sh\necho unmarked\n```\n" +
+		"<!-- e2e: substituted -->\n```sh\nkind create cluster --name other\n```\n" +
+		"<!-- e2e:run -->\n```yaml\na: b\n```\n"
+	blocks, errs := parseDocBlocks([]byte(doc))
+	if len(blocks) != 2 || blocks[0].text != "echo a" || blocks[1].marker != "substituted" {
+		t.Errorf("blocks %+v", blocks)
+	}
+	if len(errs) != 2 || !strings.Contains(errs[0].Error(), "without a marker") || !strings.Contains(errs[1].Error(), "malformed") {
+		t.Errorf("parse errors %v, want an unmarked block and a malformed marker", errs)
+	}
+	subs := []substitution{{doc: "echo a", why: "x"}, {doc: "gone", why: "y"}}
+	_, errs = planDocSteps(blocks, subs)
+	var got []string
+	for _, e := range errs {
+		got = append(got, e.Error())
+	}
+	all := strings.Join(got, "\n")
+	for _, want := range []string{"marked run, but it is a block the test substitutes", "has no stand-in for this exact text", "no longer in"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("plan errors lack %q:\n%s", want, all)
+		}
+	}
+	// An indented block (in a list item) is read de-indented.
+	blocks, errs = parseDocBlocks([]byte("1. step\n\n   <!-- e2e: run -->\n   ```sh\n   echo b\n   ```\n"))
+	if len(errs) != 0 || len(blocks) != 1 || blocks[0].text != "echo b" {
+		t.Errorf("indented block: %+v %v", blocks, errs)
+	}
+}
