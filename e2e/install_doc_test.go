@@ -34,8 +34,11 @@ import (
 // a stand-in kubelet (docStandIns) binds each pod to the test node and runs
 // it on an address of the test host — stackdome's pods as one `stackdome
 // serve` with the Deployment's own arguments, any other pod as a listener on
-// each containerPort answering like nginx's welcome page. The page's `curl`
-// commands reach the real Traefik as written. The first block that fails
+// each containerPort answering like go-httpbin, the image the page's first
+// app names (its index page at /, the status asked for at /status/<code>).
+// The page's `curl` commands reach the real Traefik as written, and its
+// branded-error-page step checks, through it, the page and the JSON envelope
+// for the app's 503. The first block that fails
 // fails the test, with its output and what the stand-ins saw.
 func TestInstallDoc(t *testing.T) {
 	steps, errs := readInstallDocSteps(suite.root)
@@ -667,8 +670,8 @@ func (s *docStandIns) runStackdome(ctx context.Context, pod obj, ip netip.Addr) 
 }
 
 // runApp opens, for any other pod, a listener on each containerPort at the
-// pod's address, answering like nginx's welcome page: the image the page's
-// first app names is not pulled, its stand-in answers in its place.
+// pod's address, answering like go-httpbin (httpbinStandIn): the image the
+// page's first app names is not pulled, its stand-in answers in its place.
 func (s *docStandIns) runApp(key string, pod obj, ip netip.Addr) error {
 	s.mu.Lock()
 	_, running := s.listeners[key]
@@ -689,7 +692,7 @@ func (s *docStandIns) runApp(key string, pod obj, ip netip.Addr) error {
 				}
 				return err
 			}
-			srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(nginxStandIn)}
+			srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(httpbinStandIn)}
 			go srv.Serve(l)
 			ls = append(ls, l)
 		}
@@ -700,16 +703,30 @@ func (s *docStandIns) runApp(key string, pod obj, ip netip.Addr) error {
 	return nil
 }
 
-// nginxStandIn answers like nginx's default server: its welcome page at /,
-// 404 elsewhere.
-func nginxStandIn(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/html")
-	if r.URL.Path != "/" && r.URL.Path != "/index.html" {
-		w.WriteHeader(http.StatusNotFound)
-		fmt.Fprint(w, "<html>\n<head><title>404 Not Found</title></head>\n<body>\n<center><h1>404 Not Found</h1></center>\n</body>\n</html>\n")
+// httpbinStandIn answers like mccutchen/go-httpbin, the page's first app,
+// for what the page asks of it (httpbin/httpbin.go, httpbin/handlers.go): at
+// / its index page, whose <title> the page greps; at /status/<code> that
+// status with a text/plain Content-Type and no body, as go-httpbin's
+// doStatus answers a code it has no special case for (every 5xx; 3xx, 401,
+// 402, 406, 407 and 418 get headers or a body of their own there, not
+// here); 400 for a code that is not one; 404 elsewhere.
+func httpbinStandIn(w http.ResponseWriter, r *http.Request) {
+	if raw, ok := strings.CutPrefix(r.URL.Path, "/status/"); ok {
+		code, err := strconv.Atoi(raw)
+		if err != nil || code < 200 || code > 599 {
+			http.Error(w, "invalid status code", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(code)
 		return
 	}
-	fmt.Fprint(w, "<!DOCTYPE html>\n<html>\n<head>\n<title>Welcome to nginx!</title>\n</head>\n<body>\n<h1>Welcome to nginx!</h1>\n"+
+	if r.URL.Path != "/" {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	fmt.Fprint(w, "<!DOCTYPE html>\n<html>\n<head>\n  <title>go-httpbin(1): HTTP Client Testing Service</title>\n</head>\n<body>\n<h1>go-httpbin(1)</h1>\n"+
 		"<p>Answered by the e2e suite's stand-in for the pod's container: no image is pulled here.</p>\n</body>\n</html>\n")
 }
 
