@@ -587,7 +587,7 @@ func (s *docStandIns) kubelet(ctx context.Context) {
 			s.fail("running "+key, err)
 			continue
 		}
-		if _, err := s.k.mergePatch(ctx, "/api/v1/namespaces/"+ns+"/pods/"+name+"/status", readyStatus(pod, ip.String())); err != nil {
+		if _, err := s.k.mergePatch(ctx, "/api/v1/namespaces/"+ns+"/pods/"+name+"/status", readyStatus(pod, ip.String(), suite.host.hostIP.String())); err != nil {
 			s.fail("marking "+key+" ready", err)
 		}
 	}
@@ -728,29 +728,6 @@ func httpbinStandIn(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	fmt.Fprint(w, "<!DOCTYPE html>\n<html>\n<head>\n  <title>go-httpbin(1): HTTP Client Testing Service</title>\n</head>\n<body>\n<h1>go-httpbin(1)</h1>\n"+
 		"<p>Answered by the e2e suite's stand-in for the pod's container: no image is pulled here.</p>\n</body>\n</html>\n")
-}
-
-// readyStatus is the status a kubelet reports for a running, ready pod.
-func readyStatus(pod obj, ip string) obj {
-	now := time.Now().UTC().Format(time.RFC3339)
-	var statuses []any
-	containers, _ := dig(pod, "spec", "containers").([]any)
-	for _, c := range containers {
-		statuses = append(statuses, obj{
-			"name": dig(c, "name"), "image": dig(c, "image"), "imageID": "",
-			"ready": true, "started": true, "restartCount": 0,
-			"state": obj{"running": obj{"startedAt": now}},
-		})
-	}
-	return obj{"status": obj{
-		"phase": "Running", "podIP": ip, "podIPs": []any{obj{"ip": ip}}, "hostIP": suite.host.hostIP.String(),
-		"startTime": now, "containerStatuses": statuses,
-		"conditions": []any{
-			obj{"type": "Ready", "status": "True", "lastTransitionTime": now},
-			obj{"type": "ContainersReady", "status": "True", "lastTransitionTime": now},
-			obj{"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
-		},
-	}}
 }
 
 // serviceProxy makes the chart's error-page Service answer on its

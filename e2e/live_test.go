@@ -204,8 +204,16 @@ func checkDeadPorts(resp obj, dead, open []string, numbers map[string]int) error
 // markPodReady does what a kubelet would: Running, Ready, with a podIP.
 func markPodReady(t *testing.T, ns string, pod obj, ip string) {
 	t.Helper()
-	now := time.Now().UTC().Format(time.RFC3339)
 	name := dig(pod, "metadata", "name").(string)
+	if _, err := suite.cluster.kube.mergePatch(t.Context(), "/api/v1/namespaces/"+ns+"/pods/"+name+"/status", readyStatus(pod, ip, "")); err != nil {
+		t.Fatalf("marking pod %s ready: %v", name, err)
+	}
+}
+
+// readyStatus is the status patch a kubelet would report for pod running and
+// ready at podIP, on a node at hostIP (left out when empty).
+func readyStatus(pod obj, podIP, hostIP string) obj {
+	now := time.Now().UTC().Format(time.RFC3339)
 	var statuses []any
 	containers, _ := dig(pod, "spec", "containers").([]any)
 	for _, c := range containers {
@@ -215,10 +223,10 @@ func markPodReady(t *testing.T, ns string, pod obj, ip string) {
 			"state": obj{"running": obj{"startedAt": now}},
 		})
 	}
-	patch := obj{"status": obj{
+	st := obj{
 		"phase":             "Running",
-		"podIP":             ip,
-		"podIPs":            []any{obj{"ip": ip}},
+		"podIP":             podIP,
+		"podIPs":            []any{obj{"ip": podIP}},
 		"startTime":         now,
 		"containerStatuses": statuses,
 		"conditions": []any{
@@ -226,10 +234,11 @@ func markPodReady(t *testing.T, ns string, pod obj, ip string) {
 			obj{"type": "ContainersReady", "status": "True", "lastTransitionTime": now},
 			obj{"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
 		},
-	}}
-	if _, err := suite.cluster.kube.mergePatch(t.Context(), "/api/v1/namespaces/"+ns+"/pods/"+name+"/status", patch); err != nil {
-		t.Fatalf("marking pod %s ready: %v", name, err)
 	}
+	if hostIP != "" {
+		st["hostIP"] = hostIP
+	}
+	return obj{"status": st}
 }
 
 // serve accepts and closes connections on l until the test ends.
