@@ -25,7 +25,8 @@ EARLIER = "2026-11-29T11:40:00Z"  # 20 minutes before NOW: past every grace
 LA = "metacontroller.k8s.io/last-applied-configuration"
 GROUPS = ["Service.v1", "Deployment.apps/v1", "StatefulSet.apps/v1",
           "Middleware.traefik.io/v1alpha1", "IngressRoute.traefik.io/v1alpha1",
-          "HorizontalPodAutoscaler.autoscaling/v2", "EndpointSlice.discovery.k8s.io/v1"]
+          "HorizontalPodAutoscaler.autoscaling/v2", "EndpointSlice.discovery.k8s.io/v1",
+          "PodDisruptionBudget.policy/v1"]
 # The chart's error-page Service, as the API server stores it: the customize
 # hook relates it (by namespace and name, hook version v2) for every spec with
 # public ports and error pages on; its ClusterIP goes into the app's own
@@ -43,7 +44,8 @@ CONTROLLER = {
             {"apiVersion": av, "resource": r, "updateStrategy": {"method": "InPlace", "statusChecks": {}}}
             for av, r in [("v1", "services"), ("apps/v1", "deployments"), ("apps/v1", "statefulsets"),
                           ("traefik.io/v1alpha1", "middlewares"), ("traefik.io/v1alpha1", "ingressroutes"),
-                          ("autoscaling/v2", "horizontalpodautoscalers"), ("discovery.k8s.io/v1", "endpointslices")]],
+                          ("autoscaling/v2", "horizontalpodautoscalers"), ("discovery.k8s.io/v1", "endpointslices"),
+                          ("policy/v1", "poddisruptionbudgets")]],
         "hooks": {
             "sync": {"version": "v2", "webhook": {"timeout": "5s", "service": {"name": "stackdome", "namespace": "stackdome", "port": 8080, "protocol": "http"}, "path": "/sync"}},
             "customize": {"version": "v2", "webhook": {"timeout": "5s", "service": {"name": "stackdome", "namespace": "stackdome", "port": 8080, "protocol": "http"}, "path": "/customize"}},
@@ -767,6 +769,20 @@ def main():
     # The error-page Service is filtered out, every child is kept, status
     # says what it cannot see.
     switch_pair("wishlist", "ghcr.io/acme/wishlist:1.8.2", True, "sync-hook-v2-wired", "sync-hook-v1-rolled-back", k + 10)
+
+    # 33. (after 26, so that no other case's uids move) scaled in from 2 replicas to 1: the
+    # PodDisruptionBudget the 2 pods had is observed and no longer returned, so Metacontroller
+    # deletes it (a budget over one pod protects nothing).
+    p, k = new("ledger", "payments", {"type": "Service", "image": "ghcr.io/acme/ledger:3.3", "replicas": 2,
+                                      "ports": [{"name": "http", "port": 8080}]})
+    d = settled(p)
+    dep = d["Deployment/ledger"]
+    h = template_hash(dep["spec"]["template"]["metadata"]["annotations"]["stackdome.io/revision"])
+    req = converge(request(p, observe_all(p, d, k, dep_status(2, 2, 2, 2)),
+                           [pod("ledger-%s-%s" % (h, sfx), p, dep, "127.0.0.%d" % (221 + i), n=k + i) for i, sfx in enumerate(["a1b2c", "d3e4f"])]))
+    req["parent"]["spec"]["replicas"] = 1
+    req["parent"]["metadata"]["generation"] = 2
+    cases["disruption-budget-scaled-in"] = converge(req)
 
     for case, req in cases.items():
         write(case, req)
