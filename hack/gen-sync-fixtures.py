@@ -191,7 +191,7 @@ def server_defaults(kind, o):
     s = o["spec"]
     if kind in ("Deployment", "StatefulSet"):
         t = s["template"]["spec"]
-        for c in t["containers"]:
+        for c in t.get("initContainers", []) + t["containers"]:
             c.setdefault("imagePullPolicy", "IfNotPresent")
             c.setdefault("terminationMessagePath", "/dev/termination-log")
             c.setdefault("terminationMessagePolicy", "File")
@@ -711,6 +711,8 @@ def main():
                       {"name": "admin", "port": 9000, "public": True}, {"name": "metrics", "port": 9090}],
             "healthChecks": {"readiness": {"httpGet": {"path": "/healthz", "port": "http"}, "periodSeconds": 5}},
             "securityContext": {"readOnlyRootFilesystem": True, "allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+            "scratch": [{"name": "tmp", "mountPath": "/tmp", "sizeLimit": "256Mi"}],
+            "migration": {"args": ["migrate", "--config", "/etc/payments/config.yaml"]},
             "podSecurityContext": {"runAsUser": 10001, "fsGroup": 10001},
             "nodeSelector": {"acme.io/pool": "general"},
             "tolerations": [{"key": "acme.io/spot", "operator": "Exists", "effect": "NoSchedule"}],
@@ -783,6 +785,45 @@ def main():
     req["parent"]["spec"]["replicas"] = 1
     req["parent"]["metadata"]["generation"] = 2
     cases["disruption-budget-scaled-in"] = converge(req)
+
+    # 34. a database with a memory-backed /dev/shm and a writable /tmp under a read-only root
+    # filesystem: emptyDir volumes with their size limits, mounted read-write.
+    p, _ = new("reports-db", "data", {"type": "StatefulService", "image": "postgres:17", "replicas": 1,
+                                      "ports": [{"name": "pg", "port": 5432}],
+                                      "storage": {"size": "20Gi", "mountPath": "/var/lib/postgresql/data"},
+                                      "securityContext": {"readOnlyRootFilesystem": True},
+                                      "scratch": [{"name": "tmp", "mountPath": "/tmp", "sizeLimit": "1Gi"},
+                                                  {"name": "run", "mountPath": "/var/run/postgresql", "sizeLimit": "16Mi"}],
+                                      "shm": {"sizeLimit": "512Mi"}})
+    cases["scratch-and-shm"] = converge(request(p))
+
+    # 35. the migration fails: its init container exits 3 and crash-loops, the app container
+    # waits behind it (PodInitializing). Status names the init container like a crash.
+    p, k = new("invoices", "billing", {"type": "Service", "image": "ghcr.io/acme/invoices:2.8.0",
+                                       "ports": [{"name": "http", "port": 8080}],
+                                       "envFrom": [{"secretRef": {"name": "invoices-db"}}],
+                                       "migration": {"command": ["/app/invoices"], "args": ["migrate", "up"]}})
+    d = settled(p)
+    dep = d["Deployment/invoices"]
+    h = template_hash(dep["spec"]["template"]["metadata"]["annotations"]["stackdome.io/revision"])
+    mp = pod("invoices-%s-k8s7d" % h, p, dep, "127.0.0.231", n=k)
+    mp["status"].update({"phase": "Pending", "conditions": [
+        {"lastProbeTime": None, "lastTransitionTime": "2026-11-29T11:00:11Z", "status": "True", "type": "PodReadyToStartContainers"},
+        {"lastProbeTime": None, "lastTransitionTime": "2026-11-29T11:00:11Z", "message": "containers with incomplete status: [migrate]",
+         "reason": "ContainersNotInitialized", "status": "False", "type": "Initialized"},
+        {"lastProbeTime": None, "lastTransitionTime": "2026-11-29T11:00:11Z", "message": "containers with unready status: [app]",
+         "reason": "ContainersNotReady", "status": "False", "type": "Ready"},
+        {"lastProbeTime": None, "lastTransitionTime": "2026-11-29T11:00:11Z", "message": "containers with unready status: [app]",
+         "reason": "ContainersNotReady", "status": "False", "type": "ContainersReady"},
+        {"lastProbeTime": None, "lastTransitionTime": "2026-11-29T11:00:11Z", "status": "True", "type": "PodScheduled"}],
+        "initContainerStatuses": [{"name": "migrate", "image": dep["spec"]["template"]["spec"]["containers"][0]["image"], "imageID": "", "ready": False,
+                                   "restartCount": 5, "started": False,
+                                   "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 2m40s restarting failed container=migrate pod=invoices-%s-k8s7d_billing" % h}},
+                                   "lastState": {"terminated": {"exitCode": 3, "reason": "Error", "startedAt": "2026-11-29T11:57:02Z", "finishedAt": "2026-11-29T11:57:04Z",
+                                                                "containerID": "containerd://4be1d0c2"}}}],
+        "containerStatuses": [{"name": "app", "image": dep["spec"]["template"]["spec"]["containers"][0]["image"], "imageID": "", "lastState": {},
+                               "ready": False, "restartCount": 0, "started": False, "state": {"waiting": {"reason": "PodInitializing"}}}]})
+    cases["migration-failing"] = converge(request(p, observe_all(p, d, k, dep_status(1, 1, 0, 0, progressing=("True", "ReplicaSetUpdated", "ReplicaSet is progressing."))), [mp]))
 
     for case, req in cases.items():
         write(case, req)

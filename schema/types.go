@@ -62,6 +62,9 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || (has(self.resources) && has(self.resources.requests) && 'cpu' in self.resources.requests)",message="autoscaling needs resources.requests.cpu: the HorizontalPodAutoscaler measures CPU utilization against it"
 // +kubebuilder:validation:XValidation:rule="!has(self.tls) || (has(self.ports) && self.ports.exists(p, has(p.public) && p.public))",message="tls needs a public port: it applies to the routes of public ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.files) || !has(self.storage) || !self.files.exists(f, f.mountPath == self.storage.mountPath)",message="a file's mountPath cannot be storage.mountPath"
+// +kubebuilder:validation:XValidation:rule="!has(self.scratch) || !has(self.files) || !self.scratch.exists(v, self.files.exists(f, f.mountPath == v.mountPath))",message="a scratch mountPath cannot be a file's mountPath"
+// +kubebuilder:validation:XValidation:rule="!has(self.scratch) || !has(self.storage) || !self.scratch.exists(v, v.mountPath == self.storage.mountPath)",message="a scratch mountPath cannot be storage.mountPath"
+// +kubebuilder:validation:XValidation:rule="!has(self.shm) || ((!has(self.files) || !self.files.exists(f, f.mountPath == '/dev/shm')) && (!has(self.storage) || self.storage.mountPath != '/dev/shm'))",message="/dev/shm is spec.shm's: no file or storage can be mounted there"
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.ports) || !self.ports.exists(p, has(p.public) && p.public) || (has(self.host) && size(self.host) > 0)",message="host is required when a port is public"
 // +kubebuilder:validation:XValidation:rule="!has(self.storage) || self.type == 'StatefulService'",message="storage is only allowed for type StatefulService"

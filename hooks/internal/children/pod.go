@@ -33,6 +33,9 @@ func podTemplate(cfg Config, name string, spec schema.Spec, mount bool) corev1.P
 		pod.Volumes = append(pod.Volumes, v)
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: v.Name, MountPath: f.MountPath, ReadOnly: true})
 	}
+	vols, mounts := writable(spec)
+	pod.Volumes = append(pod.Volumes, vols...)
+	c.VolumeMounts = append(c.VolumeMounts, mounts...)
 	for _, t := range spec.TopologySpreadConstraints {
 		if t.LabelSelector == nil {
 			// Without a selector a constraint counts no pods at all; the
@@ -42,6 +45,7 @@ func podTemplate(cfg Config, name string, spec schema.Spec, mount bool) corev1.P
 		pod.TopologySpreadConstraints = append(pod.TopologySpreadConstraints, t)
 	}
 	pod.Containers = []corev1.Container{c}
+	pod.InitContainers = migration(spec, c)
 	l := maps.Clone(spec.PodLabels)
 	if l == nil {
 		l = map[string]string{}
