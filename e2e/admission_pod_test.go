@@ -8,10 +8,10 @@ import (
 )
 
 // TestAdmissionPodFields proves the CRD refuses, at admission and in words a
-// user understands, every wrong scratch, shm and migration of #20 (items 6
-// and 7) — names that collide, paths mounted twice or at stackdome's
-// /dev/shm, sizes that are not positive, wrong types — and admits the
-// right ones.
+// user understands, every wrong drain, scratch, shm and migration of #20
+// (items 1, 6 and 7) — names that collide, paths mounted twice or at
+// stackdome's /dev/shm, sizes that are not positive, a drain the grace
+// period cannot hold, wrong types — and admits the right ones.
 func TestAdmissionPodFields(t *testing.T) {
 	requireStackResourceCRD(t)
 	ns := newNamespace(t)
@@ -19,6 +19,11 @@ func TestAdmissionPodFields(t *testing.T) {
 	with := func(edits obj) obj {
 		s := obj{"type": "Service", "image": "example.invalid/app:1", "ports": []any{obj{"name": "http", "port": 8080}}}
 		maps.Copy(s, edits)
+		for key, v := range edits {
+			if v == nil {
+				delete(s, key)
+			}
+		}
 		return s
 	}
 	tmp := obj{"name": "tmp", "mountPath": "/tmp", "sizeLimit": "64Mi"}
@@ -90,6 +95,29 @@ func TestAdmissionPodFields(t *testing.T) {
 		"a sizeLimit that is no quantity": {
 			spec: with(obj{"shm": obj{"sizeLimit": "a lot"}}),
 			want: []string{"spec.shm.sizeLimit"},
+		},
+		"a drain and a grace period":  {spec: with(obj{"drainSeconds": 20, "terminationGracePeriodSeconds": 60})},
+		"no drain":                    {spec: with(obj{"drainSeconds": 0, "terminationGracePeriodSeconds": 1})},
+		"a worker with a short grace": {spec: with(obj{"ports": nil, "terminationGracePeriodSeconds": 1})},
+		"the default drain against a short grace period": {
+			spec: with(obj{"terminationGracePeriodSeconds": 5}),
+			want: []string{"drainSeconds (5 by default for an app with ports) must be less than terminationGracePeriodSeconds (30 when unset)"},
+		},
+		"a drain past the default grace period": {
+			spec: with(obj{"drainSeconds": 30}),
+			want: []string{"must be less than terminationGracePeriodSeconds"},
+		},
+		"a negative drain": {
+			spec: with(obj{"drainSeconds": -1}),
+			want: []string{"spec.drainSeconds", "greater than or equal to 0"},
+		},
+		"a drain as a string": {
+			spec: with(obj{"drainSeconds": "5s"}),
+			want: []string{"spec.drainSeconds", "must be of type integer"},
+		},
+		"a grace period of 0": {
+			spec: with(obj{"drainSeconds": 0, "terminationGracePeriodSeconds": 0}),
+			want: []string{"spec.terminationGracePeriodSeconds", "greater than or equal to 1"},
 		},
 		"a migration without command or args": {
 			spec: with(obj{"migration": obj{}}),

@@ -713,6 +713,7 @@ def main():
             "securityContext": {"readOnlyRootFilesystem": True, "allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
             "scratch": [{"name": "tmp", "mountPath": "/tmp", "sizeLimit": "256Mi"}],
             "migration": {"args": ["migrate", "--config", "/etc/payments/config.yaml"]},
+            "drainSeconds": 10, "terminationGracePeriodSeconds": 45,
             "podSecurityContext": {"runAsUser": 10001, "fsGroup": 10001},
             "nodeSelector": {"acme.io/pool": "general"},
             "tolerations": [{"key": "acme.io/spot", "operator": "Exists", "effect": "NoSchedule"}],
@@ -824,6 +825,18 @@ def main():
         "containerStatuses": [{"name": "app", "image": dep["spec"]["template"]["spec"]["containers"][0]["image"], "imageID": "", "lastState": {},
                                "ready": False, "restartCount": 0, "started": False, "state": {"waiting": {"reason": "PodInitializing"}}}]})
     cases["migration-failing"] = converge(request(p, observe_all(p, d, k, dep_status(1, 1, 0, 0, progressing=("True", "ReplicaSetUpdated", "ReplicaSet is progressing."))), [mp]))
+
+    # 36. a drain longer than the grace period slipped past admission (a CRD without the rule):
+    # InvalidSpec, the running children kept as last applied, so no pod is killed mid-drain.
+    good = {"type": "Service", "image": "ghcr.io/acme/quotes:1.2", "replicas": 1, "ports": [{"name": "http", "port": 8080}]}
+    p, k = new("quotes", "apps", good)
+    d = settled(p)
+    dep = d["Deployment/quotes"]
+    req = converge(request(p, observe_all(p, d, k, dep_status(1, 1, 1, 1)),
+                           [pod("quotes-%s-zq9xr" % template_hash(dep["spec"]["template"]["metadata"]["annotations"]["stackdome.io/revision"]), p, dep, "127.0.0.235", n=k)]))
+    req["parent"]["spec"]["drainSeconds"] = 40
+    req["parent"]["metadata"]["generation"] = 2
+    cases["invalid-spec-drain"] = converge(req)
 
     for case, req in cases.items():
         write(case, req)

@@ -365,6 +365,8 @@ func FuzzSyncSpec(f *testing.F) {
 		`{"type":"Service","image":"i","scratch":[{"name":"x","mountPath":"/dev/shm","sizeLimit":"1Gi"}],"shm":{"sizeLimit":"-1Mi"}}`,
 		`{"type":"Service","image":"i","scratch":"tmp","shm":true}`, `{"type":"Service","image":"i","migration":{}}`,
 		`{"type":"Service","image":"i","migration":{"command":"migrate"}}`,
+		`{"type":"Service","image":"i","ports":[{"name":"a","port":1}],"terminationGracePeriodSeconds":3}`, `{"type":"Service","image":"i","drainSeconds":-5}`,
+		`{"type":"Service","image":"i","drainSeconds":"ten","terminationGracePeriodSeconds":[]}`,
 		`{"type":"Service","image":"i","replicas":3,"scratch":[{"name":"tmp","mountPath":"/tmp","sizeLimit":"64Mi"}],"shm":{"sizeLimit":"1Gi"},"migration":{"args":["migrate"]}}`} {
 		f.Add([]byte(s))
 	}

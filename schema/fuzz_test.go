@@ -54,6 +54,8 @@ func FuzzValidate(f *testing.F) {
 		`{"type":"StatefulService","image":"i","shm":{"sizeLimit":"0"},"storage":{"size":"1Gi","mountPath":"/dev/shm"}}`,
 		`{"type":"Service","image":"i","scratch":{"name":"tmp"},"shm":[],"migration":"migrate"}`,
 		`{"type":"Service","image":"i","migration":{}}`, `{"type":"Service","image":"i","migration":{"command":[],"args":[]}}`,
+		`{"type":"Service","image":"i","ports":[{"name":"a","port":1}],"terminationGracePeriodSeconds":5}`, `{"type":"Service","image":"i","drainSeconds":-1,"terminationGracePeriodSeconds":0}`,
+		`{"type":"Service","image":"i","drainSeconds":"5","terminationGracePeriodSeconds":1e9}`, `{"type":"Service","image":"i","drainSeconds":301}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -116,6 +118,9 @@ func FuzzValidate(f *testing.F) {
 		}
 		if d.Shm != nil && (d.Shm.SizeLimit.Sign() <= 0 || mounts[ShmMountPath] || (d.Storage != nil && d.Storage.MountPath == ShmMountPath)) {
 			t.Fatalf("accepted shm %+v", d.Shm)
+		}
+		if int64(d.Drain()) >= d.GracePeriod() || d.Drain() < 0 {
+			t.Fatalf("accepted drain %d in a grace period of %d", d.Drain(), d.GracePeriod())
 		}
 		if m := d.Migration; m != nil && len(m.Command) == 0 && len(m.Args) == 0 {
 			t.Fatal("accepted a migration that runs the app's own entrypoint")

@@ -55,6 +55,24 @@ type Pod struct {
 	// +optional
 	Migration *Migration `json:"migration,omitempty"`
 
+	// DrainSeconds is how long a terminating pod keeps serving before its
+	// app gets SIGTERM (a preStop sleep, which needs no shell in the image):
+	// the time Traefik and every Service proxy take to stop sending it
+	// requests. Default 5 for an app with ports, none without; 0 turns it
+	// off.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=300
+	// +optional
+	DrainSeconds *int32 `json:"drainSeconds,omitempty"`
+
+	// TerminationGracePeriodSeconds is the time from a pod's deletion until
+	// its containers are killed, drain included; the API server's 30 when
+	// unset. It must exceed DrainSeconds.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3600
+	// +optional
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+
 	// PodSecurityContext relaxes, field by field, the pod's security context,
 	// which by default meets Pod Security "restricted": runAsNonRoot and the
 	// RuntimeDefault seccomp profile.

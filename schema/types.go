@@ -65,6 +65,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.scratch) || !has(self.files) || !self.scratch.exists(v, self.files.exists(f, f.mountPath == v.mountPath))",message="a scratch mountPath cannot be a file's mountPath"
 // +kubebuilder:validation:XValidation:rule="!has(self.scratch) || !has(self.storage) || !self.scratch.exists(v, v.mountPath == self.storage.mountPath)",message="a scratch mountPath cannot be storage.mountPath"
 // +kubebuilder:validation:XValidation:rule="!has(self.shm) || ((!has(self.files) || !self.files.exists(f, f.mountPath == '/dev/shm')) && (!has(self.storage) || self.storage.mountPath != '/dev/shm'))",message="/dev/shm is spec.shm's: no file or storage can be mounted there"
+// +kubebuilder:validation:XValidation:rule="(has(self.drainSeconds) ? self.drainSeconds : (has(self.ports) && size(self.ports) > 0 ? 5 : 0)) < (has(self.terminationGracePeriodSeconds) ? self.terminationGracePeriodSeconds : 30)",message="drainSeconds (5 by default for an app with ports) must be less than terminationGracePeriodSeconds (30 when unset): the grace period counts from the pod's deletion, drain included, and the app needs what is left to finish its requests after SIGTERM"
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.ports) || !self.ports.exists(p, has(p.public) && p.public) || (has(self.host) && size(self.host) > 0)",message="host is required when a port is public"
 // +kubebuilder:validation:XValidation:rule="!has(self.storage) || self.type == 'StatefulService'",message="storage is only allowed for type StatefulService"

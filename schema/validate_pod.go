@@ -77,6 +77,7 @@ func validatePod(s Spec) []string {
 	errs = append(errs, validateFiles(s)...)
 	errs = append(errs, validateWritable(s)...)
 	errs = append(errs, validateMigration(s)...)
+	errs = append(errs, validateTermination(s)...)
 	errs = append(errs, validateMetadata(s)...)
 	return append(errs, validatePlacement(s)...)
 }

@@ -12,6 +12,8 @@ import (
 // a spec that slipped past admission gets its readable message.
 func TestValidateWritableAndMigration(t *testing.T) {
 	q := resource.MustParse
+	i32 := func(v int32) *int32 { return &v }
+	i64 := func(v int64) *int64 { return &v }
 	tmp := Scratch{Name: "tmp", MountPath: "/tmp", SizeLimit: q("64Mi")}
 	file := File{Name: "config", MountPath: "/etc/app", ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "c"}}}
 	tests := map[string]struct {
@@ -41,6 +43,16 @@ func TestValidateWritableAndMigration(t *testing.T) {
 		"zero shm, a file and storage at /dev/shm": {spec: Spec{Type: TypeStatefulService, Image: "i", Storage: &Storage{Size: q("1Gi"), MountPath: "/dev/shm"},
 			Pod: Pod{Shm: &Shm{}, Files: []File{{Name: "f", MountPath: "/dev/shm", Secret: &corev1.SecretVolumeSource{SecretName: "s"}}}}},
 			want: `invalid spec: spec.files[0].mountPath "/dev/shm" is already mounted; spec.shm.sizeLimit 0 must be positive; spec.files[0].mountPath /dev/shm is spec.shm's; spec.storage.mountPath /dev/shm is spec.shm's`},
+		"a drain and a grace period": {spec: Spec{Type: TypeService, Image: "i", Ports: []Port{{Name: "http", Port: 80}},
+			Pod: Pod{DrainSeconds: i32(20), TerminationGracePeriodSeconds: i64(60)}}},
+		"no drain": {spec: Spec{Type: TypeService, Image: "i", Ports: []Port{{Name: "http", Port: 80}}, Pod: Pod{DrainSeconds: i32(0), TerminationGracePeriodSeconds: i64(1)}}},
+		"the default drain against a short grace period": {spec: Spec{Type: TypeService, Image: "i", Ports: []Port{{Name: "http", Port: 80}}, Pod: Pod{TerminationGracePeriodSeconds: i64(5)}},
+			want: "invalid spec: spec.drainSeconds 5 must be less than terminationGracePeriodSeconds 5: the grace period counts from the pod's deletion, drain included, and the app needs what is left to finish its requests after SIGTERM"},
+		"a worker needs no drain": {spec: Spec{Type: TypeService, Image: "i", Pod: Pod{TerminationGracePeriodSeconds: i64(1)}}},
+		"a drain past the default grace period": {spec: Spec{Type: TypeService, Image: "i", Pod: Pod{DrainSeconds: i32(30)}},
+			want: "invalid spec: spec.drainSeconds 30 must be less than terminationGracePeriodSeconds 30: the grace period counts from the pod's deletion, drain included, and the app needs what is left to finish its requests after SIGTERM"},
+		"out of range": {spec: Spec{Type: TypeService, Image: "i", Pod: Pod{DrainSeconds: i32(-1), TerminationGracePeriodSeconds: i64(0)}},
+			want: "invalid spec: spec.drainSeconds -1 must be between 0 and 300; spec.terminationGracePeriodSeconds 0 must be between 1 and 3600"},
 		"a migration without command or args": {spec: Spec{Type: TypeService, Image: "i", Pod: Pod{Migration: &Migration{}}},
 			want: "invalid spec: spec.migration needs a command or args: without them it would run the app itself, which never exits, and no pod would start"},
 	}

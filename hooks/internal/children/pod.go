@@ -26,6 +26,8 @@ func podTemplate(cfg Config, name string, spec schema.Spec, mount bool) corev1.P
 		NodeSelector:       spec.NodeSelector,
 		Tolerations:        spec.Tolerations,
 		Affinity:           spec.Affinity,
+		// Unset: the API server's 30 s, and the template as before the field.
+		TerminationGracePeriodSeconds: spec.TerminationGracePeriodSeconds,
 	}
 	for _, f := range spec.Files {
 		v := corev1.Volume{Name: filesVolume(f.Name)}
@@ -88,6 +90,11 @@ func container(cfg Config, spec schema.Spec, mount bool) corev1.Container {
 	}
 	if mount {
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: dataVolume, MountPath: spec.Storage.MountPath})
+	}
+	if d := spec.Drain(); d > 0 {
+		// Keep serving while Traefik and the Service proxies stop sending
+		// to the terminating pod; SIGTERM only then (schema/lifecycle.go).
+		c.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: int64(d)}}}
 	}
 	return c
 }
