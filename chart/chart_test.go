@@ -767,6 +767,7 @@ func TestCompositeController(t *testing.T) {
 				{"traefik.io/v1alpha1", "ingressroutes"},
 				{"autoscaling/v2", "horizontalpodautoscalers"},
 				{"discovery.k8s.io/v1", "endpointslices"},
+				{"policy/v1", "poddisruptionbudgets"},
 			} {
 				child := ccChild{APIVersion: c.apiVersion, Resource: c.resource}
 				child.UpdateStrategy.Method = "InPlace"

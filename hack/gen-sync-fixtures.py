@@ -25,7 +25,8 @@ EARLIER = "2026-11-29T11:40:00Z"  # 20 minutes before NOW: past every grace
 LA = "metacontroller.k8s.io/last-applied-configuration"
 GROUPS = ["Service.v1", "Deployment.apps/v1", "StatefulSet.apps/v1",
           "Middleware.traefik.io/v1alpha1", "IngressRoute.traefik.io/v1alpha1",
-          "HorizontalPodAutoscaler.autoscaling/v2", "EndpointSlice.discovery.k8s.io/v1"]
+          "HorizontalPodAutoscaler.autoscaling/v2", "EndpointSlice.discovery.k8s.io/v1",
+          "PodDisruptionBudget.policy/v1"]
 # The chart's error-page Service, as the API server stores it: the customize
 # hook relates it (by namespace and name, hook version v2) for every spec with
 # public ports and error pages on; its ClusterIP goes into the app's own
@@ -43,7 +44,8 @@ CONTROLLER = {
             {"apiVersion": av, "resource": r, "updateStrategy": {"method": "InPlace", "statusChecks": {}}}
             for av, r in [("v1", "services"), ("apps/v1", "deployments"), ("apps/v1", "statefulsets"),
                           ("traefik.io/v1alpha1", "middlewares"), ("traefik.io/v1alpha1", "ingressroutes"),
-                          ("autoscaling/v2", "horizontalpodautoscalers"), ("discovery.k8s.io/v1", "endpointslices")]],
+                          ("autoscaling/v2", "horizontalpodautoscalers"), ("discovery.k8s.io/v1", "endpointslices"),
+                          ("policy/v1", "poddisruptionbudgets")]],
         "hooks": {
             "sync": {"version": "v2", "webhook": {"timeout": "5s", "service": {"name": "stackdome", "namespace": "stackdome", "port": 8080, "protocol": "http"}, "path": "/sync"}},
             "customize": {"version": "v2", "webhook": {"timeout": "5s", "service": {"name": "stackdome", "namespace": "stackdome", "port": 8080, "protocol": "http"}, "path": "/customize"}},
@@ -189,7 +191,7 @@ def server_defaults(kind, o):
     s = o["spec"]
     if kind in ("Deployment", "StatefulSet"):
         t = s["template"]["spec"]
-        for c in t["containers"]:
+        for c in t.get("initContainers", []) + t["containers"]:
             c.setdefault("imagePullPolicy", "IfNotPresent")
             c.setdefault("terminationMessagePath", "/dev/termination-log")
             c.setdefault("terminationMessagePolicy", "File")
@@ -709,6 +711,9 @@ def main():
                       {"name": "admin", "port": 9000, "public": True}, {"name": "metrics", "port": 9090}],
             "healthChecks": {"readiness": {"httpGet": {"path": "/healthz", "port": "http"}, "periodSeconds": 5}},
             "securityContext": {"readOnlyRootFilesystem": True, "allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+            "scratch": [{"name": "tmp", "mountPath": "/tmp", "sizeLimit": "256Mi"}],
+            "migration": {"args": ["migrate", "--config", "/etc/payments/config.yaml"]},
+            "drainSeconds": 10, "terminationGracePeriodSeconds": 45,
             "podSecurityContext": {"runAsUser": 10001, "fsGroup": 10001},
             "nodeSelector": {"acme.io/pool": "general"},
             "tolerations": [{"key": "acme.io/spot", "operator": "Exists", "effect": "NoSchedule"}],
@@ -767,6 +772,71 @@ def main():
     # The error-page Service is filtered out, every child is kept, status
     # says what it cannot see.
     switch_pair("wishlist", "ghcr.io/acme/wishlist:1.8.2", True, "sync-hook-v2-wired", "sync-hook-v1-rolled-back", k + 10)
+
+    # 33. (after 26, so that no other case's uids move) scaled in from 2 replicas to 1: the
+    # PodDisruptionBudget the 2 pods had is observed and no longer returned, so Metacontroller
+    # deletes it (a budget over one pod protects nothing).
+    p, k = new("ledger", "payments", {"type": "Service", "image": "ghcr.io/acme/ledger:3.3", "replicas": 2,
+                                      "ports": [{"name": "http", "port": 8080}]})
+    d = settled(p)
+    dep = d["Deployment/ledger"]
+    h = template_hash(dep["spec"]["template"]["metadata"]["annotations"]["stackdome.io/revision"])
+    req = converge(request(p, observe_all(p, d, k, dep_status(2, 2, 2, 2)),
+                           [pod("ledger-%s-%s" % (h, sfx), p, dep, "127.0.0.%d" % (221 + i), n=k + i) for i, sfx in enumerate(["a1b2c", "d3e4f"])]))
+    req["parent"]["spec"]["replicas"] = 1
+    req["parent"]["metadata"]["generation"] = 2
+    cases["disruption-budget-scaled-in"] = converge(req)
+
+    # 34. a database with a memory-backed /dev/shm and a writable /tmp under a read-only root
+    # filesystem: emptyDir volumes with their size limits, mounted read-write.
+    p, _ = new("reports-db", "data", {"type": "StatefulService", "image": "postgres:17", "replicas": 1,
+                                      "ports": [{"name": "pg", "port": 5432}],
+                                      "storage": {"size": "20Gi", "mountPath": "/var/lib/postgresql/data"},
+                                      "securityContext": {"readOnlyRootFilesystem": True},
+                                      "scratch": [{"name": "tmp", "mountPath": "/tmp", "sizeLimit": "1Gi"},
+                                                  {"name": "run", "mountPath": "/var/run/postgresql", "sizeLimit": "16Mi"}],
+                                      "shm": {"sizeLimit": "512Mi"}})
+    cases["scratch-and-shm"] = converge(request(p))
+
+    # 35. the migration fails: its init container exits 3 and crash-loops, the app container
+    # waits behind it (PodInitializing). Status names the init container like a crash.
+    p, k = new("invoices", "billing", {"type": "Service", "image": "ghcr.io/acme/invoices:2.8.0",
+                                       "ports": [{"name": "http", "port": 8080}],
+                                       "envFrom": [{"secretRef": {"name": "invoices-db"}}],
+                                       "migration": {"command": ["/app/invoices"], "args": ["migrate", "up"]}})
+    d = settled(p)
+    dep = d["Deployment/invoices"]
+    h = template_hash(dep["spec"]["template"]["metadata"]["annotations"]["stackdome.io/revision"])
+    mp = pod("invoices-%s-k8s7d" % h, p, dep, "127.0.0.231", n=k)
+    mp["status"].update({"phase": "Pending", "conditions": [
+        {"lastProbeTime": None, "lastTransitionTime": "2026-11-29T11:00:11Z", "status": "True", "type": "PodReadyToStartContainers"},
+        {"lastProbeTime": None, "lastTransitionTime": "2026-11-29T11:00:11Z", "message": "containers with incomplete status: [migrate]",
+         "reason": "ContainersNotInitialized", "status": "False", "type": "Initialized"},
+        {"lastProbeTime": None, "lastTransitionTime": "2026-11-29T11:00:11Z", "message": "containers with unready status: [app]",
+         "reason": "ContainersNotReady", "status": "False", "type": "Ready"},
+        {"lastProbeTime": None, "lastTransitionTime": "2026-11-29T11:00:11Z", "message": "containers with unready status: [app]",
+         "reason": "ContainersNotReady", "status": "False", "type": "ContainersReady"},
+        {"lastProbeTime": None, "lastTransitionTime": "2026-11-29T11:00:11Z", "status": "True", "type": "PodScheduled"}],
+        "initContainerStatuses": [{"name": "migrate", "image": dep["spec"]["template"]["spec"]["containers"][0]["image"], "imageID": "", "ready": False,
+                                   "restartCount": 5, "started": False,
+                                   "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 2m40s restarting failed container=migrate pod=invoices-%s-k8s7d_billing" % h}},
+                                   "lastState": {"terminated": {"exitCode": 3, "reason": "Error", "startedAt": "2026-11-29T11:57:02Z", "finishedAt": "2026-11-29T11:57:04Z",
+                                                                "containerID": "containerd://4be1d0c2"}}}],
+        "containerStatuses": [{"name": "app", "image": dep["spec"]["template"]["spec"]["containers"][0]["image"], "imageID": "", "lastState": {},
+                               "ready": False, "restartCount": 0, "started": False, "state": {"waiting": {"reason": "PodInitializing"}}}]})
+    cases["migration-failing"] = converge(request(p, observe_all(p, d, k, dep_status(1, 1, 0, 0, progressing=("True", "ReplicaSetUpdated", "ReplicaSet is progressing."))), [mp]))
+
+    # 36. a drain longer than the grace period slipped past admission (a CRD without the rule):
+    # InvalidSpec, the running children kept as last applied, so no pod is killed mid-drain.
+    good = {"type": "Service", "image": "ghcr.io/acme/quotes:1.2", "replicas": 1, "ports": [{"name": "http", "port": 8080}]}
+    p, k = new("quotes", "apps", good)
+    d = settled(p)
+    dep = d["Deployment/quotes"]
+    req = converge(request(p, observe_all(p, d, k, dep_status(1, 1, 1, 1)),
+                           [pod("quotes-%s-zq9xr" % template_hash(dep["spec"]["template"]["metadata"]["annotations"]["stackdome.io/revision"]), p, dep, "127.0.0.235", n=k)]))
+    req["parent"]["spec"]["drainSeconds"] = 40
+    req["parent"]["metadata"]["generation"] = 2
+    cases["invalid-spec-drain"] = converge(req)
 
     for case, req in cases.items():
         write(case, req)

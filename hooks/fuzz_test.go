@@ -359,7 +359,15 @@ func FuzzSyncSpec(f *testing.F) {
 		`{"type":"Service","image":"i","serviceAccountName":"Bad_Name","imagePullSecrets":[{}]}`, `{"type":"Service","image":"i","nodeSelector":{"k":"v v"}}`,
 		`{"type":"Service","image":"i","tolerations":[{"operator":"Maybe"}]}`, `{"type":"Service","image":"i","topologySpreadConstraints":[{"maxSkew":0}]}`,
 		`{"type":"Service","image":"i","podSecurityContext":{"runAsUser":"root"}}`, `{"type":"Service","image":"i","securityContext":{"capabilities":{"add":["ALL"]}}}`,
-		`{"type":"Service","image":"i","affinity":{"nodeAffinity":{}},"envFrom":[{}]}`} {
+		`{"type":"Service","image":"i","affinity":{"nodeAffinity":{}},"envFrom":[{}]}`,
+		// #20: scratch, shm and the migration slipped past admission wrong.
+		`{"type":"Service","image":"i","scratch":[{"name":"tmp","mountPath":"/tmp","sizeLimit":"0"},{"name":"tmp","mountPath":"/tmp"}]}`,
+		`{"type":"Service","image":"i","scratch":[{"name":"x","mountPath":"/dev/shm","sizeLimit":"1Gi"}],"shm":{"sizeLimit":"-1Mi"}}`,
+		`{"type":"Service","image":"i","scratch":"tmp","shm":true}`, `{"type":"Service","image":"i","migration":{}}`,
+		`{"type":"Service","image":"i","migration":{"command":"migrate"}}`,
+		`{"type":"Service","image":"i","ports":[{"name":"a","port":1}],"terminationGracePeriodSeconds":3}`, `{"type":"Service","image":"i","drainSeconds":-5}`,
+		`{"type":"Service","image":"i","drainSeconds":"ten","terminationGracePeriodSeconds":[]}`,
+		`{"type":"Service","image":"i","replicas":3,"scratch":[{"name":"tmp","mountPath":"/tmp","sizeLimit":"64Mi"}],"shm":{"sizeLimit":"1Gi"},"migration":{"args":["migrate"]}}`} {
 		f.Add([]byte(s))
 	}
 	h := fuzzHandler()

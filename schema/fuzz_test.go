@@ -47,6 +47,15 @@ func FuzzValidate(f *testing.F) {
 		`{"type":"Service","image":"i","tls":{"secretName":"s","certResolver":"r"}}`, `{"type":"Service","image":"i","host":"h","ports":[{"name":"a","port":1,"public":true},{"name":"b","port":2,"public":true,"path":"/a"}]}`,
 		`{"type":"Service","image":"i","tolerations":[{"operator":"Bogus","effect":"Never"}],"topologySpreadConstraints":[{"maxSkew":0,"whenUnsatisfiable":"Maybe"}]}`,
 		`{"type":"Service","image":"i","serviceAccountName":"Not_Valid","imagePullSecrets":[{"name":""}],"nodeSelector":{"k":"bad value"}}`,
+		// #20: scratch, shm and the migration, each wrong.
+		`{"type":"Service","image":"i","scratch":[{"name":"tmp","mountPath":"/tmp","sizeLimit":"64Mi"},{"name":"tmp","mountPath":"/tmp","sizeLimit":"0"}]}`,
+		`{"type":"Service","image":"i","scratch":[{"name":"","mountPath":"tmp","sizeLimit":"-1"},{"name":"Bad_Name","mountPath":"/dev/shm","sizeLimit":"1Gi"}]}`,
+		`{"type":"Service","image":"i","scratch":[{"name":"a","mountPath":"/etc/f","sizeLimit":"1Mi"}],"files":[{"name":"f","mountPath":"/etc/f","configMap":{"name":"c"}}]}`,
+		`{"type":"StatefulService","image":"i","shm":{"sizeLimit":"0"},"storage":{"size":"1Gi","mountPath":"/dev/shm"}}`,
+		`{"type":"Service","image":"i","scratch":{"name":"tmp"},"shm":[],"migration":"migrate"}`,
+		`{"type":"Service","image":"i","migration":{}}`, `{"type":"Service","image":"i","migration":{"command":[],"args":[]}}`,
+		`{"type":"Service","image":"i","ports":[{"name":"a","port":1}],"terminationGracePeriodSeconds":5}`, `{"type":"Service","image":"i","drainSeconds":-1,"terminationGracePeriodSeconds":0}`,
+		`{"type":"Service","image":"i","drainSeconds":"5","terminationGracePeriodSeconds":1e9}`, `{"type":"Service","image":"i","drainSeconds":301}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -95,6 +104,26 @@ func FuzzValidate(f *testing.F) {
 		}
 		if d.Host != "" && (len(d.Host) > 253 || strings.ContainsAny(d.Host, "`()& \"")) {
 			t.Fatalf("accepted host %q, which would break the IngressRoute rule", d.Host)
+		}
+		mounts := map[string]bool{}
+		for _, f := range d.Files {
+			mounts[f.MountPath] = true
+		}
+		for i, v := range d.Scratch {
+			if mounts[v.MountPath] || v.MountPath == ShmMountPath || !strings.HasPrefix(v.MountPath, "/") || v.SizeLimit.Sign() <= 0 ||
+				(d.Storage != nil && d.Storage.MountPath == v.MountPath) || len("scratch-"+v.Name) > 63 || v.Name == "" {
+				t.Fatalf("accepted scratch %d %+v among files %+v", i, v, d.Files)
+			}
+			mounts[v.MountPath] = true
+		}
+		if d.Shm != nil && (d.Shm.SizeLimit.Sign() <= 0 || mounts[ShmMountPath] || (d.Storage != nil && d.Storage.MountPath == ShmMountPath)) {
+			t.Fatalf("accepted shm %+v", d.Shm)
+		}
+		if int64(d.Drain()) >= d.GracePeriod() || d.Drain() < 0 {
+			t.Fatalf("accepted drain %d in a grace period of %d", d.Drain(), d.GracePeriod())
+		}
+		if m := d.Migration; m != nil && len(m.Command) == 0 && len(m.Args) == 0 {
+			t.Fatal("accepted a migration that runs the app's own entrypoint")
 		}
 		if d.Storage != nil && (d.Type != TypeStatefulService || d.Storage.Size.Sign() <= 0 || !strings.HasPrefix(d.Storage.MountPath, "/")) {
 			t.Fatalf("accepted storage %+v for %s", d.Storage, d.Type)

@@ -35,6 +35,44 @@ type Pod struct {
 	// +optional
 	Files []File `json:"files,omitempty"`
 
+	// Scratch mounts writable, size-limited directories of the node's disk
+	// (/tmp, caches), empty at every pod start. At most 8: the CEL rule on
+	// each sizeLimit is costed per item, and 16 exceed the API server's
+	// budget.
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:XValidation:rule="self.all(v, self.exists_one(w, w.name == v.name))",message="scratch names must be unique"
+	// +kubebuilder:validation:XValidation:rule="self.all(v, self.exists_one(w, w.mountPath == v.mountPath))",message="scratch mountPaths must be unique"
+	// +listType=atomic
+	// +optional
+	Scratch []Scratch `json:"scratch,omitempty"`
+
+	// Shm mounts a memory-backed /dev/shm of this size.
+	// +optional
+	Shm *Shm `json:"shm,omitempty"`
+
+	// Migration runs a step to completion before the app starts, in every
+	// pod: an init container of the app's image with its own command.
+	// +optional
+	Migration *Migration `json:"migration,omitempty"`
+
+	// DrainSeconds is how long a terminating pod keeps serving before its
+	// app gets SIGTERM (a preStop sleep, which needs no shell in the image):
+	// the time Traefik and every Service proxy take to stop sending it
+	// requests. Default 5 for an app with ports, none without; 0 turns it
+	// off.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=300
+	// +optional
+	DrainSeconds *int32 `json:"drainSeconds,omitempty"`
+
+	// TerminationGracePeriodSeconds is the time from a pod's deletion until
+	// its containers are killed, drain included; the API server's 30 when
+	// unset. It must exceed DrainSeconds.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3600
+	// +optional
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+
 	// PodSecurityContext relaxes, field by field, the pod's security context,
 	// which by default meets Pod Security "restricted": runAsNonRoot and the
 	// RuntimeDefault seccomp profile.

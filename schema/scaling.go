@@ -44,3 +44,18 @@ type TLS struct {
 	// +optional
 	CertResolver string `json:"certResolver,omitempty"`
 }
+
+// MinPods is the fewest pods a defaulted or undefaulted spec asks for:
+// autoscaling's minReplicas (1 when unset), else replicas (1 when unset).
+func (s Spec) MinPods() int32 {
+	if a := s.Autoscaling; a != nil {
+		if a.MinReplicas != nil {
+			return *a.MinReplicas
+		}
+		return DefaultMinReplicas
+	}
+	if s.Replicas != nil {
+		return *s.Replicas
+	}
+	return DefaultReplicas
+}

@@ -75,6 +75,9 @@ func validatePod(s Spec) []string {
 		}
 	}
 	errs = append(errs, validateFiles(s)...)
+	errs = append(errs, validateWritable(s)...)
+	errs = append(errs, validateMigration(s)...)
+	errs = append(errs, validateTermination(s)...)
 	errs = append(errs, validateMetadata(s)...)
 	return append(errs, validatePlacement(s)...)
 }

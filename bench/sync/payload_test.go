@@ -27,9 +27,10 @@ func TestPayloadIsAtSteadyState(t *testing.T) {
 	}
 	tests := map[View]summary{
 		// Children: the Service, the Deployment, the error-page Service and its
-		// EndpointSlice, the errors Middleware, the IngressRoute.
-		Verified:   {Reason: "Serving", Jobs: 0, Resync: 0, Children: 6, Pods: 3},
-		Unverified: {Reason: "VerifyingPorts", Jobs: 1, Resync: 10, Children: 6, Pods: 3},
+		// EndpointSlice, the errors Middleware, the IngressRoute, and (3 pods)
+		// the PodDisruptionBudget.
+		Verified:   {Reason: "Serving", Jobs: 0, Resync: 0, Children: 7, Pods: 3},
+		Unverified: {Reason: "VerifyingPorts", Jobs: 1, Resync: 10, Children: 7, Pods: 3},
 	}
 	for view, want := range tests {
 		p, err := Build(fixture, 3, [3]int32{18080, 19090, 19901}, view)

@@ -58,7 +58,8 @@ type Desired struct {
 }
 
 // Build computes the children of a valid, defaulted spec that depend on the
-// spec alone — the Services, the workload, the autoscaler — with the
+// spec alone — the Services, the workload, the autoscaler, the disruption
+// budget — with the
 // StatefulSet's claim templates as cl decides (the zero Claims: the spec's).
 // The routing children, which also depend on what the request observed,
 // follow them (Routing). Core kinds are built typed and made canonical.
@@ -85,6 +86,9 @@ func Build(cfg Config, name string, spec schema.Spec, cl Claims) (Desired, error
 	}
 	if spec.Autoscaling != nil {
 		typed = append(typed, autoscaler(name, spec))
+	}
+	if pdb := disruptionBudget(name, spec); pdb != nil {
+		typed = append(typed, pdb)
 	}
 	out := Desired{Revision: rev}
 	for _, t := range typed {

@@ -26,6 +26,8 @@ func podTemplate(cfg Config, name string, spec schema.Spec, mount bool) corev1.P
 		NodeSelector:       spec.NodeSelector,
 		Tolerations:        spec.Tolerations,
 		Affinity:           spec.Affinity,
+		// Unset: the API server's 30 s, and the template as before the field.
+		TerminationGracePeriodSeconds: spec.TerminationGracePeriodSeconds,
 	}
 	for _, f := range spec.Files {
 		v := corev1.Volume{Name: filesVolume(f.Name)}
@@ -33,6 +35,9 @@ func podTemplate(cfg Config, name string, spec schema.Spec, mount bool) corev1.P
 		pod.Volumes = append(pod.Volumes, v)
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: v.Name, MountPath: f.MountPath, ReadOnly: true})
 	}
+	vols, mounts := writable(spec)
+	pod.Volumes = append(pod.Volumes, vols...)
+	c.VolumeMounts = append(c.VolumeMounts, mounts...)
 	for _, t := range spec.TopologySpreadConstraints {
 		if t.LabelSelector == nil {
 			// Without a selector a constraint counts no pods at all; the
@@ -42,6 +47,7 @@ func podTemplate(cfg Config, name string, spec schema.Spec, mount bool) corev1.P
 		pod.TopologySpreadConstraints = append(pod.TopologySpreadConstraints, t)
 	}
 	pod.Containers = []corev1.Container{c}
+	pod.InitContainers = migration(spec, c)
 	l := maps.Clone(spec.PodLabels)
 	if l == nil {
 		l = map[string]string{}
@@ -84,6 +90,11 @@ func container(cfg Config, spec schema.Spec, mount bool) corev1.Container {
 	}
 	if mount {
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: dataVolume, MountPath: spec.Storage.MountPath})
+	}
+	if d := spec.Drain(); d > 0 {
+		// Keep serving while Traefik and the Service proxies stop sending
+		// to the terminating pod; SIGTERM only then (schema/lifecycle.go).
+		c.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: int64(d)}}}
 	}
 	return c
 }

@@ -82,6 +82,8 @@ type Related struct {
 		StartTime         *metav1.Time             `json:"startTime"`
 		Conditions        []corev1.PodCondition    `json:"conditions"`
 		ContainerStatuses []corev1.ContainerStatus `json:"containerStatuses"`
+		// InitContainerStatuses: spec.migration's container migrate.
+		InitContainerStatuses []corev1.ContainerStatus `json:"initContainerStatuses"`
 	} `json:"status"`
 }
 

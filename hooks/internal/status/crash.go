@@ -17,12 +17,28 @@ var (
 
 // crashDetails returns one runtime_crash detail per container of the
 // current-revision pods that is not ready because it crashes, was OOMKilled,
-// exits, or cannot start. The first pod (by name) that shows a container's
-// failure speaks for it.
+// exits, or cannot start — the init containers (spec.migration's migrate)
+// first, read alike: a migration exiting non-zero keeps the pod from
+// starting the way a crashing app does. The first pod (by name) that shows
+// a container's failure speaks for it.
 func crashDetails(pods []*observed.Related, rev string) []schema.FailureDetail {
 	var out []schema.FailureDetail
 	seen := map[string]bool{}
 	for _, p := range pods {
+		for _, cs := range p.Status.InitContainerStatuses {
+			if t := cs.State.Terminated; cs.Ready || seen[cs.Name] || (t != nil && t.ExitCode == 0 && t.Reason != "OOMKilled") {
+				// Done: an init container that completed is not ready in
+				// some kubelets' reports, and its earlier failures are over.
+				continue
+			}
+			d, ok := crashOf(p.Metadata.Name, cs)
+			if !ok {
+				continue
+			}
+			d.Revision, d.Message = rev, "init "+d.Message
+			seen[cs.Name] = true
+			out = append(out, d)
+		}
 		for _, cs := range p.Status.ContainerStatuses {
 			if cs.Ready || seen[cs.Name] {
 				continue

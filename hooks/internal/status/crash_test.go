@@ -113,6 +113,19 @@ func TestCrashDetails(t *testing.T) {
 		p.Status.ContainerStatuses = cs
 		return p
 	}
+	podWithInit := func(name string, init []corev1.ContainerStatus, cs ...corev1.ContainerStatus) *observed.Related {
+		p := podWith(name, cs...)
+		p.Status.InitContainerStatuses = init
+		return p
+	}
+	initializing := corev1.ContainerStatus{Name: "app", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}
+	migrateFailing := corev1.ContainerStatus{Name: "migrate", RestartCount: 4,
+		State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 1m20s"}},
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3}}}
+	migrateDone := corev1.ContainerStatus{Name: "migrate", RestartCount: 1,
+		State:                corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}},
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}}
+	migrateRunning := corev1.ContainerStatus{Name: "migrate", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
 	tests := map[string]struct {
 		reason string
 		pods   []*observed.Related
@@ -120,6 +133,17 @@ func TestCrashDetails(t *testing.T) {
 	}{
 		"none":  {reason: "no pods, no crash"},
 		"ready": {reason: "a ready container that restarted once is healthy now", pods: []*observed.Related{podWith("a", readyButRestarted)}},
+		"a failing migration": {
+			reason: "an init container exiting non-zero, crash-looping: named as the init container it is; the app waiting behind it is no crash",
+			pods:   []*observed.Related{podWithInit("a", []corev1.ContainerStatus{migrateFailing}, initializing)},
+			want: []schema.FailureDetail{{Type: schema.RuntimeCrash, Container: "migrate", Reason: "Error", ExitCode: new(int32(3)), Revision: "r1",
+				Message: "init container migrate of pod a exited with code 3 (Error) and is restarting"}},
+		},
+		"a migration done after a failure": {
+			reason: "completed (exit 0) after a restart: over, whatever its last termination said",
+			pods:   []*observed.Related{podWithInit("a", []corev1.ContainerStatus{migrateDone})},
+		},
+		"a migration running": {reason: "running for the first time is no crash", pods: []*observed.Related{podWithInit("a", []corev1.ContainerStatus{migrateRunning}, initializing)}},
 		"first pod speaks for the container": {
 			reason: "two pods crash the same container: one detail, from the first pod",
 			pods:   []*observed.Related{podWith("a", crashing), podWith("b", crashing)},

@@ -1,0 +1,218 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDrainThroughTraefik proves graceful termination (#20, item 1) on a
+// real Traefik v3.7.13 with its defaults: requests at a steady rate through
+// Traefik to an app of two pods while one pod is deleted. With the default
+// drain (the preStop sleep stackdome puts in every app with ports) not one
+// request fails; with drainSeconds: 0 the same deletion fails requests — the
+// proof bites.
+//
+// There is no kubelet. The test stands in for it the way a kubelet
+// terminates a pod: on deletion (the pod gets its deletionTimestamp, and
+// kube-controller-manager marks its endpoint terminating at once) it runs
+// the app container's preStop sleep as the pod spec says — the app keeps
+// serving — then "sends SIGTERM": the app closes its listener and every
+// connection at once (the worst case: an app without graceful shutdown of
+// its own), and the pod turns not ready. Traefik must have moved off the
+// endpoint before the listener closes.
+func TestDrainThroughTraefik(t *testing.T) {
+	requireStackResourceCRD(t)
+	if suite.hostErr != nil {
+		t.Fatalf("no test host: %v", suite.hostErr)
+	}
+	tr := startTraefik(t)
+	rel := newPagesRelease(t, "stackdome")
+	rel.install(t, "", "config.entryPoints={web}")
+	hook := startStackdome(t, rel.hookFlags("--entry-points", "web")...)
+	second := suite.host.guestIP.Next()
+	if suite.host.serviceRange().Contains(second) {
+		t.Fatalf("%s is in the Service range", second)
+	}
+	if err := suite.host.addAddress(second); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { suite.host.delAddress(second) })
+
+	tests := []struct {
+		name  string
+		drain any // spec.drainSeconds; nil: the default
+		fails bool
+	}{
+		{name: "default drain", fails: false},
+		{name: "drainSeconds 0", drain: 0, fails: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			total, failed, sleep := deletePodUnderLoad(t, tr, rel, hook, []netip.Addr{suite.host.guestIP, second}, tc.drain)
+			t.Logf("%s: preStop sleep %ds; %d requests through Traefik while a pod was deleted, %d failed", tc.name, sleep, total, len(failed))
+			if total < 300 {
+				t.Errorf("the probe made only %d requests", total)
+			}
+			switch {
+			case !tc.fails && len(failed) > 0:
+				t.Errorf("%d of %d requests failed, first: %v", len(failed), total, failed[:min(len(failed), 5)])
+			case tc.fails && len(failed) == 0:
+				t.Errorf("no request failed without a drain: the test does not prove the drain")
+			}
+		})
+	}
+}
+
+// deletePodUnderLoad runs an app of two pods at ips behind Traefik, deletes
+// the first pod under a steady probe and stands in for its kubelet; it
+// returns the requests made, the failed ones and the preStop sleep the pod
+// carried.
+func deletePodUnderLoad(t *testing.T, tr *traefik, rel *pagesRelease, hook *stackdomeServer, ips []netip.Addr, drain any) (int64, []string, int) {
+	ctx := t.Context()
+	k := suite.cluster.kube
+	ns := newNamespace(t)
+	const appName, appHost = "checkout", "checkout.e2e.test"
+
+	// One app process a pod, on the same port at each pod's address.
+	var servers []*http.Server
+	port := 0
+	for _, ip := range ips {
+		ln, err := suite.host.listen(net.JoinHostPort(ip.String(), strconv.Itoa(port)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		port = ln.Addr().(*net.TCPAddr).Port
+		srv := &http.Server{Handler: http.HandlerFunc(appHandler), ReadHeaderTimeout: 5 * time.Second}
+		go srv.Serve(ln)
+		t.Cleanup(func() { srv.Close() })
+		servers = append(servers, srv)
+	}
+	spec := obj{"type": "Service", "image": "example.invalid/checkout:1", "replicas": 2, "host": appHost,
+		"ports": []any{obj{"name": "http", "port": port, "public": true}}}
+	if drain != nil {
+		spec["drainSeconds"] = drain
+	}
+	if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
+		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": appName}, "spec": spec,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	mc := &metacontroller{kube: k, hook: hook, controller: rel.compositeController(), afterWrite: func(ctx context.Context) error { return routable(ctx, ns) }}
+	for i := 0; ; i++ {
+		res, err := mc.sync(ctx, ns, appName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range res.notAsSent {
+			t.Errorf("child not stored as sent: %s", m)
+		}
+		if res.settled() {
+			if _, ok := childNames(res.response)["PodDisruptionBudget/"+appName]; !ok {
+				t.Errorf("children %v: no PodDisruptionBudget for 2 replicas", keys(childNames(res.response)))
+			}
+			break
+		}
+		if i == 5 {
+			t.Fatal("children did not settle in 6 syncs")
+		}
+	}
+	pods := waitPods(t, ns, "app.kubernetes.io/instance="+appName, 2)
+	for i, p := range pods {
+		runPod(t, ns, p, ips[i].String())
+	}
+	for _, ip := range ips {
+		waitReadyAddress(t, ns, appName, ip.String())
+	}
+	waitServers(t, tr, port, 2)
+
+	victim := dig(pods[0], "metadata", "name").(string)
+	sleep := 0 // the app container's preStop sleep, as the pod says
+	if cs, _ := dig(pods[0], "spec", "containers").([]any); len(cs) > 0 {
+		if s := dig(cs[0], "lifecycle", "preStop", "sleep", "seconds"); s != nil {
+			sleep, _ = strconv.Atoi(fmt.Sprint(s))
+		}
+	}
+	probe := startRouteProbe(tr, appHost)
+	waitRequests(t, probe, 100) // steady before the deletion
+
+	// kubectl delete pod: the default grace period, the pod's own.
+	if err := k.do(ctx, "DELETE", "/api/v1/namespaces/"+ns+"/pods/"+victim, "", nil, nil); err != nil {
+		t.Fatalf("deleting pod %s: %v", victim, err)
+	}
+	// The kubelet's part: the preStop sleep, the app serving all along
+	// (this wait is the behaviour stood in for, not a test's guess).
+	<-time.After(time.Duration(sleep) * time.Second)
+	servers[0].Close() // SIGTERM: the app is gone at once
+	// Its container gone, the kubelet reports the pod not ready, and the
+	// endpoint stops serving. Traefik has had the drain to move off the
+	// terminating endpoint (it keeps a terminating endpoint that still
+	// serves, and sends it no new request); requests keep coming, and any
+	// still sent to the closed pod fails now.
+	setPodReady(t, ns, victim, false)
+	waitRequests(t, probe, probe.total.Load()+200)
+	waitServers(t, tr, port, 1)
+	forceDeletePod(ns, victim)
+	total, failed := probe.stop()
+	return total, failed, sleep
+}
+
+// waitRequests waits until the probe has made n requests in all.
+func waitRequests(t *testing.T, p *routeProbe, n int64) {
+	t.Helper()
+	if err := waitUntil(60*time.Second, 20*time.Millisecond, fmt.Sprintf("%d probe requests", n), func() (bool, error) {
+		return p.total.Load() >= n, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitServers waits until Traefik load-balances the service of the app's
+// port over exactly n servers.
+func waitServers(t *testing.T, tr *traefik, port, n int) {
+	t.Helper()
+	suffix := ":" + strconv.Itoa(port)
+	got := 0
+	if err := waitUntil(60*time.Second, 50*time.Millisecond, fmt.Sprintf("%d Traefik server(s) on port %d", n, port), func() (bool, error) {
+		resp, err := http.Get(tr.api + "/api/http/services?per_page=1000")
+		if err != nil {
+			return false, err
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return false, err
+		}
+		var svcs []struct {
+			LoadBalancer struct {
+				Servers []struct {
+					URL string `json:"url"`
+				} `json:"servers"`
+			} `json:"loadBalancer"`
+		}
+		if err := json.Unmarshal(data, &svcs); err != nil {
+			return false, fmt.Errorf("decoding /api/http/services: %w", err)
+		}
+		got = 0
+		for _, s := range svcs {
+			for _, srv := range s.LoadBalancer.Servers {
+				if strings.HasSuffix(srv.URL, suffix) {
+					got++
+				}
+			}
+		}
+		return got == n, nil
+	}); err != nil {
+		t.Fatalf("%v (last seen: %d)", err, got)
+	}
+}
