@@ -93,6 +93,25 @@ func TestAdmission(t *testing.T) {
 			spec: with(obj{"autoscaling": obj{"minReplicas": 5, "maxReplicas": 4}, "resources": obj{"requests": obj{"cpu": "100m"}}}),
 			want: []string{"autoscaling.minReplicas must not exceed maxReplicas"},
 		},
+		"hosts without host route a public port": {
+			spec: with(obj{"hosts": []any{"a.example.com", "b.example.com"}, "ports": ports(obj{"name": "http", "port": 8080, "public": true})}),
+		},
+		"a host twice in hosts": {
+			spec: with(obj{"hosts": []any{"a.example.com", "a.example.com"}, "ports": ports(obj{"name": "http", "port": 8080, "public": true})}),
+			want: []string{"spec.hosts", "hosts must be unique"},
+		},
+		"hosts repeating host": {
+			spec: with(obj{"host": "a.example.com", "hosts": []any{"a.example.com"}, "ports": ports(obj{"name": "http", "port": 8080, "public": true})}),
+			want: []string{"hosts must not repeat host"},
+		},
+		"an empty or upper-case host in hosts": {
+			spec: with(obj{"host": "a.example.com", "hosts": []any{"", "B.example.com"}}),
+			want: []string{"spec.hosts[0]", "spec.hosts[1]", "should match"},
+		},
+		"hosts of the wrong type": {
+			spec: with(obj{"hosts": "a.example.com"}),
+			want: []string{"spec.hosts", "must be of type array"},
+		},
 		"tls with secretName and certResolver": {
 			spec: with(obj{"host": "a.example.com", "ports": ports(obj{"name": "http", "port": 8080, "public": true}), "tls": obj{"secretName": "s", "certResolver": "le"}}),
 			want: []string{"tls takes secretName or certResolver, not both"},

@@ -768,6 +768,15 @@ def main():
     # says what it cannot see.
     switch_pair("wishlist", "ghcr.io/acme/wishlist:1.8.2", True, "sync-hook-v2-wired", "sync-hook-v1-rolled-back", k + 10)
 
+    # 33 (after the pairs above, so that no other case's uids move). More than
+    # one host, no tls: every route answers for each host, on websecure and on
+    # the plain-HTTP entry point web, so http://<host>/ reaches the app
+    # instead of the catch-all's 404.
+    p, _ = new("docs-site", "web", {"type": "Service", "image": "ghcr.io/acme/docs:5.1", "host": "docs.example.com",
+                                     "hosts": ["www.docs.example.com", "docs.example.org"],
+                                     "ports": [{"name": "http", "port": 8080, "public": True}, {"name": "search", "port": 8081, "public": True, "path": "/search"}]})
+    cases["hosts-without-tls"] = converge(request(p, observe_all(p, settled(p), 0, None)))
+
     for case, req in cases.items():
         write(case, req)
     print("wrote %d cases to %s" % (len(cases), OUT))

@@ -47,6 +47,9 @@ func FuzzValidate(f *testing.F) {
 		`{"type":"Service","image":"i","tls":{"secretName":"s","certResolver":"r"}}`, `{"type":"Service","image":"i","host":"h","ports":[{"name":"a","port":1,"public":true},{"name":"b","port":2,"public":true,"path":"/a"}]}`,
 		`{"type":"Service","image":"i","tolerations":[{"operator":"Bogus","effect":"Never"}],"topologySpreadConstraints":[{"maxSkew":0,"whenUnsatisfiable":"Maybe"}]}`,
 		`{"type":"Service","image":"i","serviceAccountName":"Not_Valid","imagePullSecrets":[{"name":""}],"nodeSelector":{"k":"bad value"}}`,
+		`{"type":"Service","image":"i","hosts":["a.example.com","a.example.com",""],"ports":[{"name":"a","port":1,"public":true}]}`,
+		`{"type":"Service","image":"i","host":"a.example.com","hosts":["a.example.com","b) || Host(` + "`x`" + `"],"ports":[{"name":"a","port":1,"public":true}]}`,
+		`{"type":"Service","image":"i","hosts":"a.example.com"}`, `{"type":"Service","image":"i","hosts":[1]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -90,11 +93,15 @@ func FuzzValidate(f *testing.F) {
 			}
 			names[p.Name], numbers[p.Port] = true, true
 		}
-		if len(d.PublicPorts()) > 0 && d.Host == "" {
+		if len(d.PublicPorts()) > 0 && len(d.RouteHosts()) == 0 {
 			t.Fatal("accepted a public port without host")
 		}
-		if d.Host != "" && (len(d.Host) > 253 || strings.ContainsAny(d.Host, "`()& \"")) {
-			t.Fatalf("accepted host %q, which would break the IngressRoute rule", d.Host)
+		seen := map[string]bool{}
+		for _, h := range d.RouteHosts() {
+			if h == "" || seen[h] || len(h) > 253 || strings.ContainsAny(h, "`()&| \"") {
+				t.Fatalf("accepted host %q among %q, which would break the IngressRoute rule", h, d.RouteHosts())
+			}
+			seen[h] = true
 		}
 		if d.Storage != nil && (d.Type != TypeStatefulService || d.Storage.Size.Sign() <= 0 || !strings.HasPrefix(d.Storage.MountPath, "/")) {
 			t.Fatalf("accepted storage %+v for %s", d.Storage, d.Type)

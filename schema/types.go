@@ -63,7 +63,8 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.tls) || (has(self.ports) && self.ports.exists(p, has(p.public) && p.public))",message="tls needs a public port: it applies to the routes of public ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.files) || !has(self.storage) || !self.files.exists(f, f.mountPath == self.storage.mountPath)",message="a file's mountPath cannot be storage.mountPath"
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.ports) || !self.ports.exists(p, has(p.public) && p.public) || (has(self.host) && size(self.host) > 0)",message="host is required when a port is public"
+// +kubebuilder:validation:XValidation:rule="!has(self.ports) || !self.ports.exists(p, has(p.public) && p.public) || (has(self.host) && size(self.host) > 0) || (has(self.hosts) && size(self.hosts) > 0)",message="host is required when a port is public, or hosts"
+// +kubebuilder:validation:XValidation:rule="!has(self.hosts) || !has(self.host) || !(self.host in self.hosts)",message="hosts must not repeat host: host is the first host already"
 // +kubebuilder:validation:XValidation:rule="!has(self.storage) || self.type == 'StatefulService'",message="storage is only allowed for type StatefulService"
 // +kubebuilder:validation:XValidation:rule="self.type == oldSelf.type",message="spec.type cannot change: the workload would be replaced and its pods and volumes lost. Create a new StackResource of the other type, move traffic to it, then delete this one"
 // +kubebuilder:validation:XValidation:rule="has(self.storage) == has(oldSelf.storage)",message="spec.storage cannot be added or removed: it becomes the StatefulSet's volumeClaimTemplates, which Kubernetes never changes. Create a new StackResource with the storage you want and move the data"
@@ -107,11 +108,22 @@ type Spec struct {
 	// +optional
 	Ports []Port `json:"ports,omitempty"`
 
-	// Host is the Host rule of the IngressRoute; required when a port is public.
+	// Host is the first host of the public routes (and of status.url); a
+	// public port needs it or Hosts.
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional
 	Host string `json:"host,omitempty"`
+	// Hosts are further hosts every public route answers for, besides Host
+	// (which, when set, stays the first and names status.url). Each gets
+	// the route, its TLS and, with TLS, its plain-HTTP redirect.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +kubebuilder:validation:XValidation:rule="self.all(h, self.exists_one(g, g == h))",message="hosts must be unique"
+	// +listType=atomic
+	// +optional
+	Hosts []string `json:"hosts,omitempty"`
 
 	// HealthChecks override the probes; an explicit readiness probe replaces
 	// the synthesized TCP one.
