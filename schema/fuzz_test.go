@@ -50,6 +50,8 @@ func FuzzValidate(f *testing.F) {
 		`{"type":"Service","image":"i","hosts":["a.example.com","a.example.com",""],"ports":[{"name":"a","port":1,"public":true}]}`,
 		`{"type":"Service","image":"i","host":"a.example.com","hosts":["a.example.com","b) || Host(` + "`x`" + `"],"ports":[{"name":"a","port":1,"public":true}]}`,
 		`{"type":"Service","image":"i","hosts":"a.example.com"}`, `{"type":"Service","image":"i","hosts":[1]}`,
+		`{"type":"Service","image":"i","host":"h","ports":[{"name":"a","port":1,"public":true}],"middlewares":[{"name":"auth"},{"name":"auth"},{"name":""},{"name":"A@b"}]}`,
+		`{"type":"Service","image":"i","middlewares":[{"name":"auth"}]}`, `{"type":"Service","image":"i","middlewares":{"name":"auth"}}`, `{"type":"Service","image":"i","middlewares":["auth"]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -102,6 +104,13 @@ func FuzzValidate(f *testing.F) {
 				t.Fatalf("accepted host %q among %q, which would break the IngressRoute rule", h, d.RouteHosts())
 			}
 			seen[h] = true
+		}
+		mws := map[string]bool{}
+		for _, m := range d.Middlewares {
+			if m.Name == "" || mws[m.Name] || len(m.Name) > 253 || strings.ContainsAny(m.Name, "@/ `\"") || len(d.PublicPorts()) == 0 {
+				t.Fatalf("accepted middleware %q among %+v", m.Name, d.Middlewares)
+			}
+			mws[m.Name] = true
 		}
 		if d.Storage != nil && (d.Type != TypeStatefulService || d.Storage.Size.Sign() <= 0 || !strings.HasPrefix(d.Storage.MountPath, "/")) {
 			t.Fatalf("accepted storage %+v for %s", d.Storage, d.Type)

@@ -75,6 +75,11 @@ func TestValidate(t *testing.T) {
 				`spec.hosts[1] "B": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'); ` +
 				`spec.hosts[3] "c.example.com": hosts must be unique and not repeat host; ` +
 				`spec.hosts[4] "": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`},
+		"middlewares": {reason: "names required, DNS names, each once, and a public port to use them on",
+			spec: Spec{Type: TypeService, Image: "x", Ports: []Port{{Name: "a", Port: 80}}, Middlewares: []MiddlewareRef{{Name: "auth"}, {Name: ""}, {Name: "Auth_1"}, {Name: "auth"}}},
+			want: `invalid spec: spec.middlewares[1].name is required; ` +
+				`spec.middlewares[2].name "Auth_1": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'); ` +
+				`spec.middlewares[3].name "auth": middlewares must be unique; spec.middlewares need a public port`},
 		"storage on Service": {spec: Spec{Type: TypeService, Image: "x", Storage: &Storage{Size: size, MountPath: "/d"}},
 			want: "invalid spec: spec.storage is only allowed for type StatefulService"},
 		"relative mount": {spec: Spec{Type: TypeStatefulService, Image: "x", Storage: &Storage{Size: size, MountPath: "d"}},
@@ -164,7 +169,7 @@ func TestCRDSaysWhatDesignRequires(t *testing.T) {
 	require.NoError(t, err)
 	crd := string(b)
 	for _, want := range []string{"subresources:\n      status: {}", "shortNames:\n    - sr", "name: Available", "name: Reason", "name: Type", "name: Age",
-		"port names must be unique", "port numbers must be unique", "host is required when a port is public", "hosts must be unique", "hosts must not repeat host", "storage is only allowed",
+		"port names must be unique", "port numbers must be unique", "host is required when a port is public", "hosts must be unique", "hosts must not repeat host", "middlewares must be unique", "middlewares need a public port", "spec.middlewares cannot name <name>-errors", "storage is only allowed",
 		"rule: self.type == oldSelf.type", "spec.storage cannot be added or removed", "spec.storage.size cannot change", "spec.storage.storageClassName cannot change"} {
 		require.True(t, strings.Contains(crd, want), "crd.yaml lacks %q", want)
 	}
@@ -183,4 +188,15 @@ func TestValidateIsDeterministic(t *testing.T) {
 	for range 50 {
 		require.Equal(t, first, Validate(s).Error())
 	}
+}
+
+// TestValidateChildNames: a spec's Middleware named like one of the
+// Middlewares stackdome makes for the resource is refused, naming it.
+func TestValidateChildNames(t *testing.T) {
+	spec := Spec{Middlewares: []MiddlewareRef{{Name: "shop-errors"}, {Name: "auth"}, {Name: "shop-strip"}, {Name: "shop-https"}, {Name: "other-errors"}}}
+	err := ValidateChildNames("shop", spec)
+	require.EqualError(t, err, `invalid spec: spec.middlewares[0].name "shop-errors" is a Middleware stackdome makes and owns for shop; `+
+		`spec.middlewares[2].name "shop-strip" is a Middleware stackdome makes and owns for shop; `+
+		`spec.middlewares[3].name "shop-https" is a Middleware stackdome makes and owns for shop`)
+	require.NoError(t, ValidateChildNames("web", spec))
 }

@@ -31,6 +31,7 @@ const (
 // +kubebuilder:resource:shortName=sr,categories=stackdome
 // +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || (self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 51)",optionalOldSelf=true,message="metadata.name must be a DNS label of at most 51 characters starting with a letter: it names Services (DNS labels) and, with a suffix, the other children and the StatefulSet's pods"
 // +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || !['-headless', '-error-pages', '-redirect'].exists(s, self.metadata.name.endsWith(s))",optionalOldSelf=true,message="metadata.name cannot end in -headless, -error-pages or -redirect: stackdome names children <name>-headless, <name>-error-pages and <name>-redirect, which would collide with another StackResource's"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.middlewares) || !self.spec.middlewares.exists(m, m.name in [self.metadata.name + '-errors', self.metadata.name + '-strip', self.metadata.name + '-https'])",message="spec.middlewares cannot name <name>-errors, <name>-strip or <name>-https: stackdome makes and owns those Middlewares for this resource"
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
 // +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].reason`
@@ -60,6 +61,7 @@ const (
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !has(self.replicas)",message="replicas and autoscaling cannot be set together: with autoscaling the HorizontalPodAutoscaler owns the number of pods; remove replicas"
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || (has(self.resources) && has(self.resources.requests) && 'cpu' in self.resources.requests)",message="autoscaling needs resources.requests.cpu: the HorizontalPodAutoscaler measures CPU utilization against it"
+// +kubebuilder:validation:XValidation:rule="!has(self.middlewares) || (has(self.ports) && self.ports.exists(p, has(p.public) && p.public))",message="middlewares need a public port: they apply to the routes of public ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.tls) || (has(self.ports) && self.ports.exists(p, has(p.public) && p.public))",message="tls needs a public port: it applies to the routes of public ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.files) || !has(self.storage) || !self.files.exists(f, f.mountPath == self.storage.mountPath)",message="a file's mountPath cannot be storage.mountPath"
 //
@@ -142,6 +144,17 @@ type Spec struct {
 	// +optional
 	TLS *TLS `json:"tls,omitempty"`
 
+	// Middlewares are Traefik Middlewares of the resource's namespace (auth,
+	// rate limits, headers, allow lists) that every public route uses, in
+	// this order, before the errors Middleware. Each is attached once it
+	// exists: Traefik disables a route referring to a Middleware it cannot
+	// find, so a missing one is named in status instead.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(m, self.exists_one(n, n.name == m.name))",message="middlewares must be unique: a route uses each once"
+	// +listType=atomic
+	// +optional
+	Middlewares []MiddlewareRef `json:"middlewares,omitempty"`
+
 	Pod `json:",inline"`
 }
 
@@ -205,4 +218,13 @@ type ErrorPages struct {
 	// +kubebuilder:default=true
 	// +optional
 	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// MiddlewareRef names a Traefik Middleware of the resource's namespace.
+type MiddlewareRef struct {
+	// Name of the Middleware (metadata.name, a DNS subdomain).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
 }

@@ -78,6 +78,7 @@ func Validate(s Spec) error {
 		}
 	}
 	errs = append(errs, validateRouting(s)...)
+	errs = append(errs, validateMiddlewares(s)...)
 	errs = append(errs, validatePod(s)...)
 	if len(errs) == 0 {
 		return nil

@@ -102,6 +102,19 @@ func TestRouteChildren(t *testing.T) {
 				`IngressRoute/a: {"entryPoints":["web"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]}]}`,
 			},
 		},
+		"team middlewares, one not yet observed": {
+			reason: "only the observed ones, in the spec's order, before the stripPrefix; the missing one is never referred to",
+			spec: func() schema.Spec {
+				s := two
+				s.Middlewares = []schema.MiddlewareRef{{Name: "auth"}, {Name: "limit"}, {Name: "headers"}}
+				return s
+			}(),
+			view: observed.Routes{Strip: []string{"/admin"}, Middlewares: []string{"auth", "headers"}},
+			want: []string{
+				`Middleware/a-strip: {"stripPrefix":{"prefixes":["/admin"]}}`,
+				`IngressRoute/a: {"entryPoints":["websecure","web"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","middlewares":[{"name":"auth"},{"name":"headers"}],"services":[{"name":"a","port":80}]},{"kind":"Rule","match":"Host(` + "`a.example.com`" + `) \u0026\u0026 PathPrefix(` + "`/admin`" + `)","middlewares":[{"name":"auth"},{"name":"headers"},{"name":"a-strip"}],"services":[{"name":"a","port":81}]}]}`,
+			},
+		},
 		"tls on an entry point list that has the http one": {
 			reason: "no redirect onto a route's own entry point",
 			cfg:    Config{EntryPoints: []string{"web", "websecure"}},
@@ -127,5 +140,26 @@ func TestRouteChildren(t *testing.T) {
 				t.Errorf("%s (-want +got):\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+// TestTeamMiddlewaresBeforeErrors: the team's Middlewares come first, then
+// the errors Middleware, then the stripPrefix: the team's auth answers
+// before anything of the app is reached, and its 5xx still get the pages.
+func TestTeamMiddlewaresBeforeErrors(t *testing.T) {
+	spec := schema.Spec{Type: schema.TypeService, Image: "i", Host: "a.example.com",
+		Ports: []schema.Port{{Name: "http", Port: 80, Public: true}, {Name: "admin", Port: 81, Public: true}}}
+	ir := ingressRoute(withDefaults(Config{}), "a", spec, []string{"auth", "limit"}, true, true)
+	var got [][]string
+	for _, r := range ir["spec"].(object)["routes"].([]any) {
+		var names []string
+		for _, m := range r.(object)["middlewares"].([]any) {
+			names = append(names, m.(object)["name"].(string))
+		}
+		got = append(got, names)
+	}
+	want := [][]string{{"auth", "limit", "a-errors"}, {"auth", "limit", "a-errors", "a-strip"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("middlewares per route (-want +got):\n%s", diff)
 	}
 }

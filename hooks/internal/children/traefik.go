@@ -70,11 +70,12 @@ func routes(name string, spec schema.Spec, stripReady bool, middlewares []string
 
 // ingressRoute is the IngressRoute of the public ports on its entry points
 // (routeEntryPoints), one route per port (a route with several services would
-// balance across them), with the errors Middleware when errors says so, and
+// balance across them), with the team's own Middlewares that exist (team, in
+// the spec's order), then the errors Middleware when errors says so, and
 // TLS as the spec asks: its Secret, its resolver, the cluster's default
 // resolver, or else the entry point's default certificate (tls: {}).
-func ingressRoute(cfg Config, name string, spec schema.Spec, errors, stripReady bool) object {
-	var mws []string
+func ingressRoute(cfg Config, name string, spec schema.Spec, team []string, errors, stripReady bool) object {
+	mws := slices.Clone(team)
 	if errors {
 		mws = append(mws, observed.MiddlewareName(name))
 	}
