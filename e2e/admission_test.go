@@ -93,6 +93,48 @@ func TestAdmission(t *testing.T) {
 			spec: with(obj{"autoscaling": obj{"minReplicas": 5, "maxReplicas": 4}, "resources": obj{"requests": obj{"cpu": "100m"}}}),
 			want: []string{"autoscaling.minReplicas must not exceed maxReplicas"},
 		},
+		"hosts without host route a public port": {
+			spec: with(obj{"hosts": []any{"a.example.com", "b.example.com"}, "ports": ports(obj{"name": "http", "port": 8080, "public": true})}),
+		},
+		"a host twice in hosts": {
+			spec: with(obj{"hosts": []any{"a.example.com", "a.example.com"}, "ports": ports(obj{"name": "http", "port": 8080, "public": true})}),
+			want: []string{"spec.hosts", "hosts must be unique"},
+		},
+		"hosts repeating host": {
+			spec: with(obj{"host": "a.example.com", "hosts": []any{"a.example.com"}, "ports": ports(obj{"name": "http", "port": 8080, "public": true})}),
+			want: []string{"hosts must not repeat host"},
+		},
+		"an empty or upper-case host in hosts": {
+			spec: with(obj{"host": "a.example.com", "hosts": []any{"", "B.example.com"}}),
+			want: []string{"spec.hosts[0]", "spec.hosts[1]", "should match"},
+		},
+		"hosts of the wrong type": {
+			spec: with(obj{"hosts": "a.example.com"}),
+			want: []string{"spec.hosts", "must be of type array"},
+		},
+		"middlewares on a public port": {
+			spec: with(obj{"host": "a.example.com", "ports": ports(obj{"name": "http", "port": 8080, "public": true}), "middlewares": []any{obj{"name": "sso"}, obj{"name": "rate-limit"}}}),
+		},
+		"a middleware twice": {
+			spec: with(obj{"host": "a.example.com", "ports": ports(obj{"name": "http", "port": 8080, "public": true}), "middlewares": []any{obj{"name": "sso"}, obj{"name": "sso"}}}),
+			want: []string{"spec.middlewares", "middlewares must be unique"},
+		},
+		"a middleware without a name": {
+			spec: with(obj{"host": "a.example.com", "ports": ports(obj{"name": "http", "port": 8080, "public": true}), "middlewares": []any{obj{"name": ""}, obj{}}}),
+			want: []string{"spec.middlewares[0].name", "spec.middlewares[1].name", "Required value"},
+		},
+		"a middleware name that is not a DNS name": {
+			spec: with(obj{"host": "a.example.com", "ports": ports(obj{"name": "http", "port": 8080, "public": true}), "middlewares": []any{obj{"name": "sso@kubernetescrd"}}}),
+			want: []string{"spec.middlewares[0].name", "should match"},
+		},
+		"middlewares without a public port": {
+			spec: with(obj{"middlewares": []any{obj{"name": "sso"}}}),
+			want: []string{"middlewares need a public port"},
+		},
+		"middlewares of the wrong type": {
+			spec: with(obj{"middlewares": []any{"sso"}}),
+			want: []string{"spec.middlewares[0]", "must be of type object"},
+		},
 		"tls with secretName and certResolver": {
 			spec: with(obj{"host": "a.example.com", "ports": ports(obj{"name": "http", "port": 8080, "public": true}), "tls": obj{"secretName": "s", "certResolver": "le"}}),
 			want: []string{"tls takes secretName or certResolver, not both"},
@@ -142,6 +184,15 @@ func TestAdmission(t *testing.T) {
 		"shop-redirect":         {"metadata.name cannot end in"},
 		"headless-" + "db":      nil,
 		strings.Repeat("a", 51): nil,
+	}
+	// A Middleware of the spec named like one stackdome makes for the
+	// resource would be stackdome's own child.
+	for _, own := range []string{"shop-errors", "shop-strip", "shop-https"} {
+		t.Run("middleware "+own+" of StackResource shop", func(t *testing.T) {
+			spec := with(obj{"host": "a.example.com", "ports": ports(obj{"name": "http", "port": 8080, "public": true}), "middlewares": []any{obj{"name": own}}})
+			_, err := k.create(t.Context(), path, obj{"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": "shop"}, "spec": spec})
+			checkRefusal(t, err, []string{"spec.middlewares cannot name <name>-errors, <name>-strip or <name>-https"})
+		})
 	}
 	for name, want := range names {
 		t.Run("name "+name, func(t *testing.T) {

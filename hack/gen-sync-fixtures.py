@@ -109,6 +109,31 @@ def error_service():
             "status": {"loadBalancer": {}}}
 
 
+# The team's own Traefik Middlewares that exist, by (namespace, name), as the
+# API server stores them: the customize hook relates the ones a spec's
+# middlewares name, by name in the parent's namespace (the rule's group is
+# there whenever the rule is, empty when none of them exists).
+TEAM_MIDDLEWARES = {}
+
+
+def team_middleware(ns, name, spec, n):
+    TEAM_MIDDLEWARES[(ns, name)] = {
+        "apiVersion": "traefik.io/v1alpha1", "kind": "Middleware",
+        "metadata": {"name": name, "namespace": ns, "uid": uid(900 + n), "resourceVersion": str(7000 + n), "generation": 1,
+                     "creationTimestamp": "2026-11-29T09:00:00Z",
+                     "managedFields": [{"apiVersion": "traefik.io/v1alpha1", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}},
+                                        "manager": "kubectl-client-side-apply", "operation": "Update", "time": "2026-11-29T09:00:00Z"}]},
+        "spec": spec}
+
+
+def relates_middlewares(par):
+    """The spec's middlewares the customize hook relates (a public port and a name)."""
+    spec = par["spec"]
+    ports = spec.get("ports") if isinstance(spec.get("ports"), list) else []
+    mws = spec.get("middlewares") if isinstance(spec.get("middlewares"), list) else []
+    return [m["name"] for m in mws if isinstance(m, dict) and m.get("name")] if any(p.get("public") for p in ports) else []
+
+
 def mirrors_errors(par):
     """Whether the customize hook relates the error-page Service for this parent."""
     spec = par["spec"]
@@ -146,6 +171,9 @@ def request(par, children=None, pods=None, v2=True, errsvc=True):
         if not v2:
             svcs = [o for o in svcs if o["metadata"]["namespace"] == ns]
         related["Service.v1"] = {key(o): o for o in svcs}
+    names = relates_middlewares(par)
+    if names:
+        related["Middleware.traefik.io/v1alpha1"] = {key(o): o for o in (copy.deepcopy(TEAM_MIDDLEWARES[(ns, n)]) for n in names if (ns, n) in TEAM_MIDDLEWARES)}
     return {"controller": controller("v2" if v2 else "v1"), "parent": par, "children": ch, "related": related, "finalizing": False}
 
 
@@ -706,7 +734,8 @@ def main():
                       {"name": "signing-key", "mountPath": "/etc/payments/keys", "secret": {"secretName": "payments-signing-key", "defaultMode": 256}}],
             "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "1Gi"}},
             "autoscaling": {"minReplicas": 3, "maxReplicas": 12, "targetCPUUtilizationPercentage": 65},
-            "host": "pay.example.com", "tls": {"certResolver": "letsencrypt"},
+            "host": "pay.example.com", "hosts": ["payments.example.com"], "tls": {"certResolver": "letsencrypt"},
+            "middlewares": [{"name": "payments-sso"}, {"name": "payments-rate-limit"}],
             "ports": [{"name": "http", "port": 8080, "public": True}, {"name": "webhooks", "port": 8081, "public": True, "path": "/hooks"},
                       {"name": "admin", "port": 9000, "public": True}, {"name": "metrics", "port": 9090}],
             "healthChecks": {"readiness": {"httpGet": {"path": "/healthz", "port": "http"}, "periodSeconds": 5}},
@@ -723,6 +752,9 @@ def main():
             "podAnnotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "9090"},
             "podLabels": {"team": "payments", "cost-center": "cc-4711"}}
     p, k = new("payments-api", "payments", spec)
+    team_middleware("payments", "payments-sso", {"forwardAuth": {"address": "http://sso.auth.svc:4180/oauth2/auth", "trustForwardHeader": True,
+                                                                 "authResponseHeaders": ["X-Auth-Request-User", "X-Auth-Request-Email"]}}, 2)
+    team_middleware("payments", "payments-rate-limit", {"rateLimit": {"average": 100, "burst": 200}}, 3)
     d = settled(p)
     dep = d["Deployment/payments-api"]
     objs = observe_all(p, d, k, dep_status(3, 3, 3, 3))
@@ -837,6 +869,24 @@ def main():
     req["parent"]["spec"]["drainSeconds"] = 40
     req["parent"]["metadata"]["generation"] = 2
     cases["invalid-spec-drain"] = converge(req)
+
+    # 37 (after the cases above, so that no other case's uids move). More than
+    # one host, no tls: every route answers for each host, on websecure and on
+    # the plain-HTTP entry point web, so http://<host>/ reaches the app
+    # instead of the catch-all's 404.
+    p, _ = new("docs-site", "web", {"type": "Service", "image": "ghcr.io/acme/docs:5.1", "host": "docs.example.com",
+                                     "hosts": ["www.docs.example.com", "docs.example.org"],
+                                     "ports": [{"name": "http", "port": 8080, "public": True}, {"name": "search", "port": 8081, "public": True, "path": "/search"}]})
+    cases["hosts-without-tls"] = converge(request(p, observe_all(p, settled(p), 0, None)))
+
+    # 38. The team's own Middlewares: auth exists and is attached before the
+    # errors Middleware on every route; rate-limit does not exist yet, is never
+    # referred to (Traefik would disable the route), and status names it.
+    p, _ = new("ledger", "finance", {"type": "Service", "image": "ghcr.io/acme/ledger:2.4", "host": "ledger.example.com",
+                                      "middlewares": [{"name": "sso-auth"}, {"name": "rate-limit"}],
+                                      "ports": [{"name": "http", "port": 8080, "public": True}, {"name": "admin", "port": 8081, "public": True}]})
+    team_middleware("finance", "sso-auth", {"forwardAuth": {"address": "http://sso.auth.svc:4180/oauth2/auth", "trustForwardHeader": True}}, 1)
+    cases["team-middlewares"] = converge(request(p, observe_all(p, settled(p), 0, None)))
 
     for case, req in cases.items():
         write(case, req)

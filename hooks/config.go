@@ -37,7 +37,8 @@ type Config struct {
 	// point's default certificate.
 	DefaultCertResolver string
 	// HTTPEntryPoint is the plain-HTTP entry point whose requests to a TLS
-	// host are redirected to HTTPS; default web.
+	// host are redirected to HTTPS, and on which an app without tls is
+	// routed as it is; default web.
 	HTTPEntryPoint string
 }
 

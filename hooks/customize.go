@@ -18,7 +18,11 @@ import (
 //     namespace and name: its ClusterIP goes into the resource's own
 //     EndpointSlice (children/wiring.go). A Service is written when its spec or labels
 //     change, not when stackdome's pods roll out, so this relation resyncs
-//     no parent on a rollout.
+//     no parent on a rollout;
+//   - when the spec has public ports and names its own Traefik Middlewares
+//     (spec.middlewares), those, by name in the parent's namespace: a route
+//     refers to each only once it is related, i.e. exists, because Traefik
+//     disables a route referring to a Middleware it cannot find.
 //
 // It is a function of the parent's name, namespace and spec, because
 // Metacontroller caches the answer per generation; it never answers a rule
@@ -41,6 +45,14 @@ func (c Config) Customize(req *metacontroller.CustomizeRequest) (*metacontroller
 			Resource:   "services",
 			Namespace:  c.ErrorService.Namespace,
 			Names:      []string{c.ErrorService.Name},
+		})
+	}
+	if spec, err := validSpec(p); err == nil && len(spec.PublicPorts()) > 0 && len(spec.Middlewares) > 0 {
+		rules = append(rules, metacontroller.RelatedResourceRule{
+			APIVersion: "traefik.io/v1alpha1",
+			Resource:   "middlewares",
+			Namespace:  p.Metadata.Namespace,
+			Names:      spec.MiddlewareNames(),
 		})
 	}
 	return &metacontroller.CustomizeResponse{RelatedResources: rules}, nil

@@ -143,17 +143,34 @@ func checkAnswer(tb testing.TB, path string, w *httptest.ResponseRecorder) {
 			}
 		}
 		require.NoError(tb, json.Unmarshal(w.Body.Bytes(), &resp), body)
-		if n := len(resp.RelatedResources); n < 1 || n > 2 {
-			tb.Fatalf("customize answer has %d rules, want the pods rule and at most the error-page Service's: %s", n, body)
+		if n := len(resp.RelatedResources); n < 1 || n > 3 {
+			tb.Fatalf("customize answer has %d rules, want the pods rule and at most the error-page Service's and the Middlewares': %s", n, body)
 		}
 		r := resp.RelatedResources[0]
 		if r.APIVersion != "v1" || r.Resource != "pods" || r.LabelSelector == nil || r.LabelSelector.MatchLabels[schema.LabelInstance] == "" {
 			tb.Fatalf("customize answer could select every pod of the namespace: %s", body)
 		}
-		if len(resp.RelatedResources) == 2 {
-			s := resp.RelatedResources[1]
-			if s.APIVersion != "v1" || s.Resource != "services" || s.Namespace == "" || len(s.Names) != 1 || s.LabelSelector != nil {
-				tb.Fatalf("customize answer relates more than the one error-page Service: %s", body)
+		for _, s := range resp.RelatedResources[1:] {
+			switch {
+			case s.APIVersion == "v1" && s.Resource == "services":
+				if s.Namespace == "" || len(s.Names) != 1 || s.LabelSelector != nil {
+					tb.Fatalf("customize answer relates more than the one error-page Service: %s", body)
+				}
+			case s.APIVersion == "traefik.io/v1alpha1" && s.Resource == "middlewares":
+				// By name in the parent's namespace, never all of them, and
+				// never one of stackdome's own (the spec is refused first).
+				if s.Namespace != r.Namespace || len(s.Names) == 0 || s.LabelSelector != nil {
+					tb.Fatalf("customize answer relates Middlewares beyond the spec's own: %s", body)
+				}
+				for _, n := range s.Names {
+					for _, sfx := range []string{"-errors", "-strip", "-https"} {
+						if n == r.LabelSelector.MatchLabels[schema.LabelInstance]+sfx {
+							tb.Fatalf("customize answer relates stackdome's own Middleware %s: %s", n, body)
+						}
+					}
+				}
+			default:
+				tb.Fatalf("customize answer relates an unexpected kind: %s", body)
 			}
 		}
 	case w.Code != http.StatusOK:

@@ -102,7 +102,10 @@ func validSpec(p *observed.Parent) (schema.Spec, error) {
 	if err := schema.ValidateName(p.Metadata.Name); err != nil {
 		return spec, err
 	}
-	return spec, schema.Validate(spec)
+	if err := schema.Validate(spec); err != nil {
+		return spec, err
+	}
+	return spec, schema.ValidateChildNames(p.Metadata.Name, spec)
 }
 
 // stampOf is now as status stamps it: whole seconds in UTC, what survives a

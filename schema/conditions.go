@@ -6,13 +6,15 @@ type ConditionType string
 // Condition types, in the order status lists them: the four every status
 // carries, then ErrorPages for an app that wants the branded error pages
 // (public ports, errorPages.enabled, and an install with an error-page
-// Service).
+// Service), then Middlewares for an app whose spec names its own Traefik
+// Middlewares.
 const (
 	CondAvailable   ConditionType = "Available"
 	CondConverged   ConditionType = "Converged"
 	CondStalled     ConditionType = "Stalled"
 	CondReconciling ConditionType = "Reconciling"
 	CondErrorPages  ConditionType = "ErrorPages"
+	CondMiddlewares ConditionType = "Middlewares"
 )
 
 // Reason names the row of the state table (docs/design.md) a status landed
@@ -47,4 +49,10 @@ const (
 	ReasonWiringPending         Reason = "WiringPending"         // the wiring is being created; the route refers to it once observed
 	ReasonErrorServiceNotSeen   Reason = "ErrorServiceNotSeen"   // the sync request carries no error-page Service
 	ReasonErrorServiceNoAddress Reason = "ErrorServiceNoAddress" // the error-page Service has no ClusterIP to mirror
+)
+
+// Reasons of the Middlewares condition.
+const (
+	ReasonMiddlewaresAttached Reason = "Attached"           // every Middleware of spec.middlewares exists and the routes use it
+	ReasonMiddlewareNotFound  Reason = "MiddlewareNotFound" // one of spec.middlewares does not exist; the routes serve without it
 )

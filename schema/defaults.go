@@ -1,5 +1,7 @@
 package schema
 
+import "strings"
+
 // Defaults the API server applies at admission; Default applies the same ones
 // so that a parent stored before a default existed reads the same.
 const (
@@ -73,4 +75,32 @@ func (s Spec) PublicPorts() []Port {
 		}
 	}
 	return out
+}
+
+// RouteHosts returns the hosts the public routes answer for: Host first
+// when set, then Hosts, in order.
+func (s Spec) RouteHosts() []string {
+	var out []string
+	if s.Host != "" {
+		out = append(out, s.Host)
+	}
+	return append(out, s.Hosts...)
+}
+
+// HostMatch is the Traefik rule matching every route host: Host(`a`) for
+// one, (Host(`a`) || Host(`b`)) for more, so that a PathPrefix can follow
+// with &&.
+func (s Spec) HostMatch() string {
+	hosts := s.RouteHosts()
+	var b strings.Builder
+	for i, h := range hosts {
+		if i > 0 {
+			b.WriteString(" || ")
+		}
+		b.WriteString("Host(`" + h + "`)")
+	}
+	if len(hosts) > 1 {
+		return "(" + b.String() + ")"
+	}
+	return b.String()
 }

@@ -56,6 +56,12 @@ func FuzzValidate(f *testing.F) {
 		`{"type":"Service","image":"i","migration":{}}`, `{"type":"Service","image":"i","migration":{"command":[],"args":[]}}`,
 		`{"type":"Service","image":"i","ports":[{"name":"a","port":1}],"terminationGracePeriodSeconds":5}`, `{"type":"Service","image":"i","drainSeconds":-1,"terminationGracePeriodSeconds":0}`,
 		`{"type":"Service","image":"i","drainSeconds":"5","terminationGracePeriodSeconds":1e9}`, `{"type":"Service","image":"i","drainSeconds":301}`,
+		// #20: hosts and the team's Middlewares, each wrong.
+		`{"type":"Service","image":"i","hosts":["a.example.com","a.example.com",""],"ports":[{"name":"a","port":1,"public":true}]}`,
+		`{"type":"Service","image":"i","host":"a.example.com","hosts":["a.example.com","b) || Host(` + "`x`" + `"],"ports":[{"name":"a","port":1,"public":true}]}`,
+		`{"type":"Service","image":"i","hosts":"a.example.com"}`, `{"type":"Service","image":"i","hosts":[1]}`,
+		`{"type":"Service","image":"i","host":"h","ports":[{"name":"a","port":1,"public":true}],"middlewares":[{"name":"auth"},{"name":"auth"},{"name":""},{"name":"A@b"}]}`,
+		`{"type":"Service","image":"i","middlewares":[{"name":"auth"}]}`, `{"type":"Service","image":"i","middlewares":{"name":"auth"}}`, `{"type":"Service","image":"i","middlewares":["auth"]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -99,11 +105,22 @@ func FuzzValidate(f *testing.F) {
 			}
 			names[p.Name], numbers[p.Port] = true, true
 		}
-		if len(d.PublicPorts()) > 0 && d.Host == "" {
+		if len(d.PublicPorts()) > 0 && len(d.RouteHosts()) == 0 {
 			t.Fatal("accepted a public port without host")
 		}
-		if d.Host != "" && (len(d.Host) > 253 || strings.ContainsAny(d.Host, "`()& \"")) {
-			t.Fatalf("accepted host %q, which would break the IngressRoute rule", d.Host)
+		seen := map[string]bool{}
+		for _, h := range d.RouteHosts() {
+			if h == "" || seen[h] || len(h) > 253 || strings.ContainsAny(h, "`()&| \"") {
+				t.Fatalf("accepted host %q among %q, which would break the IngressRoute rule", h, d.RouteHosts())
+			}
+			seen[h] = true
+		}
+		mws := map[string]bool{}
+		for _, m := range d.Middlewares {
+			if m.Name == "" || mws[m.Name] || len(m.Name) > 253 || strings.ContainsAny(m.Name, "@/ `\"") || len(d.PublicPorts()) == 0 {
+				t.Fatalf("accepted middleware %q among %+v", m.Name, d.Middlewares)
+			}
+			mws[m.Name] = true
 		}
 		mounts := map[string]bool{}
 		for _, f := range d.Files {

@@ -65,9 +65,21 @@ func TestValidate(t *testing.T) {
 			want: `invalid spec: spec.ports[0].name "HTTP_1": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-); ` +
 				`spec.ports[0].name "HTTP_1": must contain at least one letter (a-z)`},
 		"public no host": {spec: Spec{Type: TypeService, Image: "x", Ports: []Port{{Name: "a", Port: 80, Public: true}}},
-			want: "invalid spec: spec.host is required when a port is public"},
+			want: "invalid spec: spec.host is required when a port is public, or spec.hosts"},
 		"bad host": {spec: Spec{Type: TypeService, Image: "x", Host: "Shop_Example"},
 			want: `invalid spec: spec.host "Shop_Example": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`},
+		"hosts only": {reason: "hosts without host route a public port", spec: Spec{Type: TypeService, Image: "x", Hosts: []string{"a.example.com", "b.example.com"}, Ports: []Port{{Name: "a", Port: 80, Public: true}}}},
+		"bad and repeated hosts": {reason: "each host is a DNS name, none twice, none repeating host",
+			spec: Spec{Type: TypeService, Image: "x", Host: "a.example.com", Hosts: []string{"a.example.com", "B", "c.example.com", "c.example.com", ""}},
+			want: `invalid spec: spec.hosts[0] "a.example.com": hosts must be unique and not repeat host; ` +
+				`spec.hosts[1] "B": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'); ` +
+				`spec.hosts[3] "c.example.com": hosts must be unique and not repeat host; ` +
+				`spec.hosts[4] "": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`},
+		"middlewares": {reason: "names required, DNS names, each once, and a public port to use them on",
+			spec: Spec{Type: TypeService, Image: "x", Ports: []Port{{Name: "a", Port: 80}}, Middlewares: []MiddlewareRef{{Name: "auth"}, {Name: ""}, {Name: "Auth_1"}, {Name: "auth"}}},
+			want: `invalid spec: spec.middlewares[1].name is required; ` +
+				`spec.middlewares[2].name "Auth_1": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'); ` +
+				`spec.middlewares[3].name "auth": middlewares must be unique; spec.middlewares need a public port`},
 		"storage on Service": {spec: Spec{Type: TypeService, Image: "x", Storage: &Storage{Size: size, MountPath: "/d"}},
 			want: "invalid spec: spec.storage is only allowed for type StatefulService"},
 		"relative mount": {spec: Spec{Type: TypeStatefulService, Image: "x", Storage: &Storage{Size: size, MountPath: "d"}},
@@ -98,7 +110,7 @@ func TestValidate(t *testing.T) {
 			reason: "one error names every problem, in spec order",
 			spec:   Spec{Type: "", Image: "", Ports: []Port{{Name: "a", Port: 80, Public: true}, {Name: "a", Port: 80}}},
 			want: "invalid spec: spec.type is required (Service or StatefulService); spec.image is required; " +
-				`spec.ports[1].name "a": port names must be unique; spec.ports[1].port 80: port numbers must be unique; spec.host is required when a port is public`,
+				`spec.ports[1].name "a": port names must be unique; spec.ports[1].port 80: port numbers must be unique; spec.host is required when a port is public, or spec.hosts`,
 		},
 	}
 	for name, tc := range tests {
@@ -157,7 +169,7 @@ func TestCRDSaysWhatDesignRequires(t *testing.T) {
 	require.NoError(t, err)
 	crd := string(b)
 	for _, want := range []string{"subresources:\n      status: {}", "shortNames:\n    - sr", "name: Available", "name: Reason", "name: Type", "name: Age",
-		"port names must be unique", "port numbers must be unique", "host is required when a port is public", "storage is only allowed",
+		"port names must be unique", "port numbers must be unique", "host is required when a port is public", "hosts must be unique", "hosts must not repeat host", "middlewares must be unique", "middlewares need a public port", "spec.middlewares cannot name <name>-errors", "storage is only allowed",
 		"rule: self.type == oldSelf.type", "spec.storage cannot be added or removed", "spec.storage.size cannot change", "spec.storage.storageClassName cannot change"} {
 		require.True(t, strings.Contains(crd, want), "crd.yaml lacks %q", want)
 	}
@@ -176,4 +188,15 @@ func TestValidateIsDeterministic(t *testing.T) {
 	for range 50 {
 		require.Equal(t, first, Validate(s).Error())
 	}
+}
+
+// TestValidateChildNames: a spec's Middleware named like one of the
+// Middlewares stackdome makes for the resource is refused, naming it.
+func TestValidateChildNames(t *testing.T) {
+	spec := Spec{Middlewares: []MiddlewareRef{{Name: "shop-errors"}, {Name: "auth"}, {Name: "shop-strip"}, {Name: "shop-https"}, {Name: "other-errors"}}}
+	err := ValidateChildNames("shop", spec)
+	require.EqualError(t, err, `invalid spec: spec.middlewares[0].name "shop-errors" is a Middleware stackdome makes and owns for shop; `+
+		`spec.middlewares[2].name "shop-strip" is a Middleware stackdome makes and owns for shop; `+
+		`spec.middlewares[3].name "shop-https" is a Middleware stackdome makes and owns for shop`)
+	require.NoError(t, ValidateChildNames("web", spec))
 }

@@ -31,6 +31,7 @@ const (
 // +kubebuilder:resource:shortName=sr,categories=stackdome
 // +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || (self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 51)",optionalOldSelf=true,message="metadata.name must be a DNS label of at most 51 characters starting with a letter: it names Services (DNS labels) and, with a suffix, the other children and the StatefulSet's pods"
 // +kubebuilder:validation:XValidation:rule="oldSelf.hasValue() || !['-headless', '-error-pages', '-redirect'].exists(s, self.metadata.name.endsWith(s))",optionalOldSelf=true,message="metadata.name cannot end in -headless, -error-pages or -redirect: stackdome names children <name>-headless, <name>-error-pages and <name>-redirect, which would collide with another StackResource's"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.middlewares) || !self.spec.middlewares.exists(m, m.name in [self.metadata.name + '-errors', self.metadata.name + '-strip', self.metadata.name + '-https'])",message="spec.middlewares cannot name <name>-errors, <name>-strip or <name>-https: stackdome makes and owns those Middlewares for this resource"
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
 // +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].reason`
@@ -60,6 +61,7 @@ const (
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || !has(self.replicas)",message="replicas and autoscaling cannot be set together: with autoscaling the HorizontalPodAutoscaler owns the number of pods; remove replicas"
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || (has(self.resources) && has(self.resources.requests) && 'cpu' in self.resources.requests)",message="autoscaling needs resources.requests.cpu: the HorizontalPodAutoscaler measures CPU utilization against it"
+// +kubebuilder:validation:XValidation:rule="!has(self.middlewares) || (has(self.ports) && self.ports.exists(p, has(p.public) && p.public))",message="middlewares need a public port: they apply to the routes of public ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.tls) || (has(self.ports) && self.ports.exists(p, has(p.public) && p.public))",message="tls needs a public port: it applies to the routes of public ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.files) || !has(self.storage) || !self.files.exists(f, f.mountPath == self.storage.mountPath)",message="a file's mountPath cannot be storage.mountPath"
 // +kubebuilder:validation:XValidation:rule="!has(self.scratch) || !has(self.files) || !self.scratch.exists(v, self.files.exists(f, f.mountPath == v.mountPath))",message="a scratch mountPath cannot be a file's mountPath"
@@ -67,7 +69,8 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.shm) || ((!has(self.files) || !self.files.exists(f, f.mountPath == '/dev/shm')) && (!has(self.storage) || self.storage.mountPath != '/dev/shm'))",message="/dev/shm is spec.shm's: no file or storage can be mounted there"
 // +kubebuilder:validation:XValidation:rule="(has(self.drainSeconds) ? self.drainSeconds : (has(self.ports) && size(self.ports) > 0 ? 5 : 0)) < (has(self.terminationGracePeriodSeconds) ? self.terminationGracePeriodSeconds : 30)",message="drainSeconds (5 by default for an app with ports) must be less than terminationGracePeriodSeconds (30 when unset): the grace period counts from the pod's deletion, drain included, and the app needs what is left to finish its requests after SIGTERM"
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.ports) || !self.ports.exists(p, has(p.public) && p.public) || (has(self.host) && size(self.host) > 0)",message="host is required when a port is public"
+// +kubebuilder:validation:XValidation:rule="!has(self.ports) || !self.ports.exists(p, has(p.public) && p.public) || (has(self.host) && size(self.host) > 0) || (has(self.hosts) && size(self.hosts) > 0)",message="host is required when a port is public, or hosts"
+// +kubebuilder:validation:XValidation:rule="!has(self.hosts) || !has(self.host) || !(self.host in self.hosts)",message="hosts must not repeat host: host is the first host already"
 // +kubebuilder:validation:XValidation:rule="!has(self.storage) || self.type == 'StatefulService'",message="storage is only allowed for type StatefulService"
 // +kubebuilder:validation:XValidation:rule="self.type == oldSelf.type",message="spec.type cannot change: the workload would be replaced and its pods and volumes lost. Create a new StackResource of the other type, move traffic to it, then delete this one"
 // +kubebuilder:validation:XValidation:rule="has(self.storage) == has(oldSelf.storage)",message="spec.storage cannot be added or removed: it becomes the StatefulSet's volumeClaimTemplates, which Kubernetes never changes. Create a new StackResource with the storage you want and move the data"
@@ -111,11 +114,22 @@ type Spec struct {
 	// +optional
 	Ports []Port `json:"ports,omitempty"`
 
-	// Host is the Host rule of the IngressRoute; required when a port is public.
+	// Host is the first host of the public routes (and of status.url); a
+	// public port needs it or Hosts.
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional
 	Host string `json:"host,omitempty"`
+	// Hosts are further hosts every public route answers for, besides Host
+	// (which, when set, stays the first and names status.url). Each gets
+	// the route, its TLS and, with TLS, its plain-HTTP redirect.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +kubebuilder:validation:XValidation:rule="self.all(h, self.exists_one(g, g == h))",message="hosts must be unique"
+	// +listType=atomic
+	// +optional
+	Hosts []string `json:"hosts,omitempty"`
 
 	// HealthChecks override the probes; an explicit readiness probe replaces
 	// the synthesized TCP one.
@@ -133,6 +147,17 @@ type Spec struct {
 	// TLS serves the public routes over TLS.
 	// +optional
 	TLS *TLS `json:"tls,omitempty"`
+
+	// Middlewares are Traefik Middlewares of the resource's namespace (auth,
+	// rate limits, headers, allow lists) that every public route uses, in
+	// this order, before the errors Middleware. Each is attached once it
+	// exists: Traefik disables a route referring to a Middleware it cannot
+	// find, so a missing one is named in status instead.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(m, self.exists_one(n, n.name == m.name))",message="middlewares must be unique: a route uses each once"
+	// +listType=atomic
+	// +optional
+	Middlewares []MiddlewareRef `json:"middlewares,omitempty"`
 
 	Pod `json:",inline"`
 }
@@ -197,4 +222,13 @@ type ErrorPages struct {
 	// +kubebuilder:default=true
 	// +optional
 	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// MiddlewareRef names a Traefik Middleware of the resource's namespace.
+type MiddlewareRef struct {
+	// Name of the Middleware (metadata.name, a DNS subdomain).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
 }

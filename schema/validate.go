@@ -48,13 +48,23 @@ func Validate(s Spec) error {
 		names[p.Name], numbers[p.Port] = true, true
 		public = public || p.Public
 	}
-	if public && s.Host == "" {
-		add("spec.host is required when a port is public")
+	if public && len(s.RouteHosts()) == 0 {
+		add("spec.host is required when a port is public, or spec.hosts")
 	}
 	if s.Host != "" {
 		for _, msg := range validation.IsDNS1123Subdomain(s.Host) {
 			add("spec.host %q: %s", s.Host, msg)
 		}
+	}
+	hosts := map[string]bool{s.Host: s.Host != ""}
+	for i, h := range s.Hosts {
+		for _, msg := range validation.IsDNS1123Subdomain(h) {
+			add("spec.hosts[%d] %q: %s", i, h, msg)
+		}
+		if hosts[h] {
+			add("spec.hosts[%d] %q: hosts must be unique and not repeat host", i, h)
+		}
+		hosts[h] = true
 	}
 	if s.Storage != nil {
 		if s.Type != TypeStatefulService {
@@ -68,6 +78,7 @@ func Validate(s Spec) error {
 		}
 	}
 	errs = append(errs, validateRouting(s)...)
+	errs = append(errs, validateMiddlewares(s)...)
 	errs = append(errs, validatePod(s)...)
 	if len(errs) == 0 {
 		return nil

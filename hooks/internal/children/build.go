@@ -32,7 +32,8 @@ type Config struct {
 	// names neither a Secret nor a resolver; empty: the entry point's
 	// default certificate.
 	DefaultCertResolver string
-	// HTTPEntryPoint is the plain-HTTP entry point redirected to HTTPS.
+	// HTTPEntryPoint is the plain-HTTP entry point: redirected to HTTPS for
+	// a TLS app, routed as it is for an app without tls.
 	HTTPEntryPoint string
 }
 

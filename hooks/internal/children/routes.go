@@ -10,7 +10,9 @@ import (
 // The routes of a resource with public ports: one IngressRoute with a route
 // per public port, its TLS, and the Middlewares that help it — a stripPrefix
 // for the ports routed at /<port name>, a redirectScheme for the plain-HTTP
-// route of a TLS host. Each helper Middleware keeps the errors Middleware's
+// route of a TLS host — and the team's own Middlewares (spec.middlewares),
+// which stackdome never makes: a route refers to each only while the
+// request relates it, i.e. while it exists. Each helper Middleware keeps the errors Middleware's
 // guarantee (wiring.go): Traefik disables a router whose Middleware does not
 // exist, and Metacontroller applies one answer's children in no fixed order,
 // so a route that needs a Middleware appears only once that Middleware is
@@ -37,7 +39,7 @@ func routeChildren(cfg Config, name string, spec schema.Spec, v observed.Routes,
 	if redirect || v.RedirectRefers {
 		out = append(out, httpsMiddleware(name))
 	}
-	out = append(out, ingressRoute(cfg, name, spec, errors, v.Strip != nil))
+	out = append(out, ingressRoute(cfg, name, spec, v.Middlewares, errors, v.Strip != nil))
 	if redirect && v.HTTPSObserved {
 		out = append(out, redirectRoute(cfg, name, spec))
 	}

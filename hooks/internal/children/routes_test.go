@@ -30,14 +30,14 @@ func TestRouteChildren(t *testing.T) {
 			spec:   two,
 			want: []string{
 				`Middleware/a-strip: {"stripPrefix":{"prefixes":["/admin"]}}`,
-				`IngressRoute/a: {"entryPoints":["websecure"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]}]}`,
+				`IngressRoute/a: {"entryPoints":["websecure","web"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]}]}`,
 			},
 		},
 		"strip observed": {
 			spec: two, view: observed.Routes{Strip: []string{"/admin"}},
 			want: []string{
 				`Middleware/a-strip: {"stripPrefix":{"prefixes":["/admin"]}}`,
-				`IngressRoute/a: {"entryPoints":["websecure"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]},{"kind":"Rule","match":"Host(` + "`a.example.com`" + `) \u0026\u0026 PathPrefix(` + "`/admin`" + `)","middlewares":[{"name":"a-strip"}],"services":[{"name":"a","port":81}]}]}`,
+				`IngressRoute/a: {"entryPoints":["websecure","web"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]},{"kind":"Rule","match":"Host(` + "`a.example.com`" + `) \u0026\u0026 PathPrefix(` + "`/admin`" + `)","middlewares":[{"name":"a-strip"}],"services":[{"name":"a","port":81}]}]}`,
 			},
 		},
 		"the stripped port made private while the route still uses the Middleware": {
@@ -46,7 +46,7 @@ func TestRouteChildren(t *testing.T) {
 			view:   observed.Routes{Strip: []string{"/admin"}, RouteStrips: true},
 			want: []string{
 				`Middleware/a-strip: {"stripPrefix":{"prefixes":["/admin"]}}`,
-				`IngressRoute/a: {"entryPoints":["websecure"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]}]}`,
+				`IngressRoute/a: {"entryPoints":["websecure","web"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]}]}`,
 			},
 		},
 		"tls from the cluster default, redirect not yet": {
@@ -74,7 +74,45 @@ func TestRouteChildren(t *testing.T) {
 			view:   observed.Routes{HTTPSObserved: true, RedirectRefers: true},
 			want: []string{
 				`Middleware/a-https: {"redirectScheme":{"permanent":true,"scheme":"https"}}`,
-				`IngressRoute/a: {"entryPoints":["websecure"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]}]}`,
+				`IngressRoute/a: {"entryPoints":["websecure","web"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]}]}`,
+			},
+		},
+		"two hosts, no tls": {
+			reason: "every route answers for both hosts, on the configured and the plain-HTTP entry point: http://<host>/ never lands on the catch-all",
+			spec:   schema.Spec{Type: schema.TypeService, Image: "i", Host: "a.example.com", Hosts: []string{"www.a.example.com"}, Ports: []schema.Port{{Name: "http", Port: 80, Public: true}, {Name: "api", Port: 81, Public: true, Path: "/v2"}}},
+			want: []string{
+				`IngressRoute/a: {"entryPoints":["websecure","web"],"routes":[{"kind":"Rule","match":"(Host(` + "`a.example.com`" + `) || Host(` + "`www.a.example.com`" + `))","services":[{"name":"a","port":80}]},{"kind":"Rule","match":"(Host(` + "`a.example.com`" + `) || Host(` + "`www.a.example.com`" + `)) \u0026\u0026 PathPrefix(` + "`/v2`" + `)","services":[{"name":"a","port":81}]}]}`,
+			},
+		},
+		"hosts only, tls, redirect observed": {
+			reason: "without host the hosts alone route; the redirect answers for each of them",
+			spec:   withTLS(schema.Spec{Type: schema.TypeService, Image: "i", Hosts: []string{"a.example.com", "b.example.com"}, Ports: []schema.Port{{Name: "http", Port: 80, Public: true}}}, schema.TLS{}),
+			view:   observed.Routes{HTTPSObserved: true},
+			want: []string{
+				`Middleware/a-https: {"redirectScheme":{"permanent":true,"scheme":"https"}}`,
+				`IngressRoute/a: {"entryPoints":["websecure"],"routes":[{"kind":"Rule","match":"(Host(` + "`a.example.com`" + `) || Host(` + "`b.example.com`" + `))","services":[{"name":"a","port":80}]}],"tls":{}}`,
+				`IngressRoute/a-redirect: {"entryPoints":["web"],"routes":[{"kind":"Rule","match":"(Host(` + "`a.example.com`" + `) || Host(` + "`b.example.com`" + `))","middlewares":[{"name":"a-https"}],"services":[{"name":"a","port":80}]}]}`,
+			},
+		},
+		"no tls on an entry point list that has the http one": {
+			reason: "the plain-HTTP entry point is not added twice",
+			cfg:    Config{EntryPoints: []string{"web"}},
+			spec:   schema.Spec{Type: schema.TypeService, Image: "i", Host: "a.example.com", Ports: []schema.Port{{Name: "http", Port: 80, Public: true}}},
+			want: []string{
+				`IngressRoute/a: {"entryPoints":["web"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]}]}`,
+			},
+		},
+		"team middlewares, one not yet observed": {
+			reason: "only the observed ones, in the spec's order, before the stripPrefix; the missing one is never referred to",
+			spec: func() schema.Spec {
+				s := two
+				s.Middlewares = []schema.MiddlewareRef{{Name: "auth"}, {Name: "limit"}, {Name: "headers"}}
+				return s
+			}(),
+			view: observed.Routes{Strip: []string{"/admin"}, Middlewares: []string{"auth", "headers"}},
+			want: []string{
+				`Middleware/a-strip: {"stripPrefix":{"prefixes":["/admin"]}}`,
+				`IngressRoute/a: {"entryPoints":["websecure","web"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","middlewares":[{"name":"auth"},{"name":"headers"}],"services":[{"name":"a","port":80}]},{"kind":"Rule","match":"Host(` + "`a.example.com`" + `) \u0026\u0026 PathPrefix(` + "`/admin`" + `)","middlewares":[{"name":"auth"},{"name":"headers"},{"name":"a-strip"}],"services":[{"name":"a","port":81}]}]}`,
 			},
 		},
 		"tls on an entry point list that has the http one": {
@@ -102,5 +140,26 @@ func TestRouteChildren(t *testing.T) {
 				t.Errorf("%s (-want +got):\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+// TestTeamMiddlewaresBeforeErrors: the team's Middlewares come first, then
+// the errors Middleware, then the stripPrefix: the team's auth answers
+// before anything of the app is reached, and its 5xx still get the pages.
+func TestTeamMiddlewaresBeforeErrors(t *testing.T) {
+	spec := schema.Spec{Type: schema.TypeService, Image: "i", Host: "a.example.com",
+		Ports: []schema.Port{{Name: "http", Port: 80, Public: true}, {Name: "admin", Port: 81, Public: true}}}
+	ir := ingressRoute(withDefaults(Config{}), "a", spec, []string{"auth", "limit"}, true, true)
+	var got [][]string
+	for _, r := range ir["spec"].(object)["routes"].([]any) {
+		var names []string
+		for _, m := range r.(object)["middlewares"].([]any) {
+			names = append(names, m.(object)["name"].(string))
+		}
+		got = append(got, names)
+	}
+	want := [][]string{{"auth", "limit", "a-errors"}, {"auth", "limit", "a-errors", "a-strip"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("middlewares per route (-want +got):\n%s", diff)
 	}
 }

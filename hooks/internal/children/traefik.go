@@ -32,7 +32,7 @@ func middleware(name string, svc observed.ServiceRef) object {
 	}
 }
 
-// routes are the routes of the public ports: Host(host), and PathPrefix of
+// routes are the routes of the public ports: every route host, and PathPrefix of
 // the port's path if it has one. A route whose path is stripped uses the
 // stripPrefix Middleware and is left out until it exists (stripReady);
 // middlewares come first on every route.
@@ -43,7 +43,7 @@ func routes(name string, spec schema.Spec, stripReady bool, middlewares []string
 		if strip && !stripReady {
 			continue
 		}
-		match := "Host(`" + spec.Host + "`)"
+		match := spec.HostMatch()
 		if path != "" {
 			match += " && PathPrefix(`" + path + "`)"
 		}
@@ -68,17 +68,18 @@ func routes(name string, spec schema.Spec, stripReady bool, middlewares []string
 	return out
 }
 
-// ingressRoute is the IngressRoute of the public ports on the configured
-// entry points, one route per port (a route with several services would
-// balance across them), with the errors Middleware when errors says so, and
+// ingressRoute is the IngressRoute of the public ports on its entry points
+// (routeEntryPoints), one route per port (a route with several services would
+// balance across them), with the team's own Middlewares that exist (team, in
+// the spec's order), then the errors Middleware when errors says so, and
 // TLS as the spec asks: its Secret, its resolver, the cluster's default
 // resolver, or else the entry point's default certificate (tls: {}).
-func ingressRoute(cfg Config, name string, spec schema.Spec, errors, stripReady bool) object {
-	var mws []string
+func ingressRoute(cfg Config, name string, spec schema.Spec, team []string, errors, stripReady bool) object {
+	mws := slices.Clone(team)
 	if errors {
 		mws = append(mws, observed.MiddlewareName(name))
 	}
-	ir := object{"entryPoints": jsonStrings(cfg.EntryPoints), "routes": routes(name, spec, stripReady, mws)}
+	ir := object{"entryPoints": jsonStrings(routeEntryPoints(cfg, spec)), "routes": routes(name, spec, stripReady, mws)}
 	if t := spec.TLS; t != nil {
 		tls := object{}
 		switch {
@@ -94,6 +95,19 @@ func ingressRoute(cfg Config, name string, spec schema.Spec, errors, stripReady 
 	return object{"apiVersion": "traefik.io/v1alpha1", "kind": "IngressRoute", "metadata": crdMeta(name, name), "spec": ir}
 }
 
+// routeEntryPoints are the entry points of the app's IngressRoute: the
+// configured ones and, for an app without tls, the plain-HTTP one too. An
+// app that asked for no TLS is served as it is on plain HTTP rather than
+// redirected to an HTTPS whose only certificate would be the entry point's
+// default (self-signed, in Traefik's default install): without it,
+// http://<host>/ would land on the catch-all's 404 for an app that works.
+func routeEntryPoints(cfg Config, spec schema.Spec) []string {
+	if spec.TLS != nil || cfg.HTTPEntryPoint == "" || slices.Contains(cfg.EntryPoints, cfg.HTTPEntryPoint) {
+		return cfg.EntryPoints
+	}
+	return append(slices.Clone(cfg.EntryPoints), cfg.HTTPEntryPoint)
+}
+
 // redirectRoute answers every request to the TLS host on the plain-HTTP
 // entry point with a permanent redirect to HTTPS, path kept; its service (the
 // primary port, a route needs one) is never reached.
@@ -107,7 +121,7 @@ func redirectRoute(cfg Config, name string, spec schema.Spec) object {
 			"entryPoints": []any{cfg.HTTPEntryPoint},
 			"routes": []any{object{
 				"kind":        "Rule",
-				"match":       "Host(`" + spec.Host + "`)",
+				"match":       spec.HostMatch(),
 				"middlewares": []any{object{"name": observed.HTTPSName(name)}},
 				"services":    []any{object{"name": name, "port": json.Number(itoa(primary.Port))}},
 			}},

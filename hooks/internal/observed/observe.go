@@ -39,8 +39,8 @@ var (
 	groupPod           = metacontroller.GroupKey("Pod", "v1")
 )
 
-// Observe reads the workload the parent's spec asks for, the related pods
-// and the error wiring (svc names the chart's error-page Service). An
+// Observe reads the workload the parent's spec asks for, the related pods,
+// which of the spec's own Middlewares exist, and the error wiring (svc names the chart's error-page Service). An
 // error is a workload or pod that does not decode: the status cannot be
 // decided without them.
 func Observe(req *Request, p *Parent, svc ErrorService) (Observed, error) {
@@ -58,6 +58,7 @@ func Observe(req *Request, p *Parent, svc ErrorService) (Observed, error) {
 	}
 	o.Pods = livePods(pods)
 	o.Wiring = viewWiring(name, namespace, req.lookup(namespace), req.errorService(svc))
+	o.Wiring.Routes.Middlewares = req.relatedMiddlewares(namespace, p.Spec.MiddlewareNames())
 	return o, nil
 }
 

@@ -31,6 +31,9 @@ type Routes struct {
 	HTTPSObserved  bool     // the redirectScheme Middleware exists
 	RouteStrips    bool     // the observed IngressRoute uses the stripPrefix Middleware
 	RedirectRefers bool     // the observed redirect IngressRoute uses the redirectScheme Middleware
+	// Middlewares are the spec's own Middlewares (spec.middlewares) that the
+	// request relates, i.e. that exist, in the spec's order.
+	Middlewares []string
 }
 
 // RelatedService is what a sync request tells of the chart's error-page
@@ -72,7 +75,7 @@ func (v Wiring) Key() string {
 		fmt.Fprintf(&b, "%q/%q/%s", m.Namespace, m.Name, m.Port)
 	}
 	r := v.Routes
-	fmt.Fprintf(&b, "|%q|%t|%t|%t|%t", r.Strip, r.Strip != nil, r.HTTPSObserved, r.RouteStrips, r.RedirectRefers)
+	fmt.Fprintf(&b, "|%q|%t|%t|%t|%t|%q", r.Strip, r.Strip != nil, r.HTTPSObserved, r.RouteStrips, r.RedirectRefers, r.Middlewares)
 	return b.String()
 }
 

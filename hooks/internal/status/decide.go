@@ -94,8 +94,11 @@ func Decide(cfg Config, p *observed.Parent, spec schema.Spec, rev string, obs ob
 	if pv, ok := pagesCondition(cfg, p.Metadata.Name, spec, obs.Wiring); ok {
 		st.Conditions = append(st.Conditions, condition(p.Status.Conditions, schema.CondErrorPages, pv.wired, pv.reason, clip(pv.message), p.Metadata.Generation, now))
 	}
-	if spec.Host != "" && len(spec.PublicPorts()) > 0 {
-		st.URL = "https://" + spec.Host
+	if attached, reason, msg, ok := middlewaresCondition(p.Metadata.Namespace, spec, obs.Wiring); ok {
+		st.Conditions = append(st.Conditions, condition(p.Status.Conditions, schema.CondMiddlewares, attached, reason, clip(msg), p.Metadata.Generation, now))
+	}
+	if hosts := spec.RouteHosts(); len(hosts) > 0 && len(spec.PublicPorts()) > 0 {
+		st.URL = "https://" + hosts[0]
 	}
 	st.PortCheck = f.portCheck(r, p.Status, st)
 	out := Outcome{Status: st, Jobs: r.jobs}

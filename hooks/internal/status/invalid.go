@@ -10,7 +10,8 @@ import (
 // Invalid is the status of the spec-invalid row: Stalled and Converged
 // False with the reason, and everything else as it was — the running app is
 // untouched (its children are kept as last applied), so its Available
-// condition, revision, window, details and ErrorPages condition still
+// condition, revision, window, details and ErrorPages and Middlewares
+// conditions still
 // describe it.
 func Invalid(p *observed.Parent, err error, now metav1.Time) schema.Status {
 	st := p.Status
@@ -24,8 +25,10 @@ func Invalid(p *observed.Parent, err error, now metav1.Time) schema.Status {
 	if prevAvailable != nil {
 		replace(cs, *prevAvailable)
 	}
-	if pages := find(st.Conditions, schema.CondErrorPages); pages != nil {
-		cs = append(cs, *pages) // the running routes are untouched too
+	for _, typ := range []schema.ConditionType{schema.CondErrorPages, schema.CondMiddlewares} {
+		if c := find(st.Conditions, typ); c != nil {
+			cs = append(cs, *c) // the running routes are untouched too
+		}
 	}
 	st.Conditions = cs
 	return st

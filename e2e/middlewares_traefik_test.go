@@ -1,0 +1,179 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTeamMiddlewaresThroughTraefik proves spec.middlewares on a real
+// Traefik with its default provider flags, the chart installed with its
+// error pages: a Middleware the spec names that exists is on every route,
+// in the spec's order, before the errors Middleware; one that does not
+// exist is never referred to, so the route stays enabled and serves, and
+// status names it (Middlewares False MiddlewareNotFound); once it is
+// created (which relates it: the emulation follows the customize answer's
+// names rule) the next sync attaches it; once one is deleted the next sync
+// drops it and the route serves again. After every single write of every
+// sync no route refers to a Middleware that does not exist, and every
+// router Traefik builds is enabled.
+func TestTeamMiddlewaresThroughTraefik(t *testing.T) {
+	requireStackResourceCRD(t)
+	if suite.hostErr != nil {
+		t.Fatalf("no test host: %v", suite.hostErr)
+	}
+	host := suite.host
+	ctx := t.Context()
+	k := suite.cluster.kube
+	tr := startTraefik(t)
+	ns := newNamespace(t)
+	const appName, appHost = "ledger", "ledger.e2e.test"
+	guest := host.guestIP.String()
+	rel := newPagesRelease(t, "stackdome")
+	rel.install(t, "")
+
+	ln, err := host.listen(net.JoinHostPort(guest, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/status/503") {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		fmt.Fprintf(w, "ledger %s", r.URL.Path)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	mwPath := "/apis/traefik.io/v1alpha1/namespaces/" + ns + "/middlewares"
+	headerMiddleware := func(name, header string) {
+		t.Helper()
+		if _, err := k.create(ctx, mwPath, obj{"apiVersion": "traefik.io/v1alpha1", "kind": "Middleware", "metadata": obj{"name": name},
+			"spec": obj{"headers": obj{"customResponseHeaders": obj{header: name}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	headerMiddleware("team-headers", "X-Team")
+
+	hook := startStackdome(t, rel.hookFlags()...)
+	mc := &metacontroller{kube: k, hook: hook, controller: rel.compositeController(), afterWrite: func(ctx context.Context) error { return routable(ctx, ns) }}
+	if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
+		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": appName},
+		"spec": obj{"type": "Service", "image": "example.invalid/ledger:1", "host": appHost,
+			"middlewares": []any{obj{"name": "team-headers"}, obj{"name": "late-headers"}},
+			"ports":       []any{obj{"name": "http", "port": ln.Addr().(*net.TCPAddr).Port, "public": true}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	settle := func(phase string) *syncResult {
+		t.Helper()
+		for i := 0; ; i++ {
+			res, err := mc.sync(ctx, ns, appName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range res.notAsSent {
+				t.Errorf("%s: child not stored as sent: %s", phase, m)
+			}
+			for _, b := range res.broken {
+				t.Errorf("%s: a route would be disabled after %s", phase, b)
+			}
+			if res.settled() {
+				return res
+			}
+			if i == 5 {
+				t.Fatalf("%s: children did not settle in 6 syncs", phase)
+			}
+		}
+	}
+	ref := func(name string) string { return ns + "-" + name + "@kubernetescrd" }
+	errorsMW := ref(appName + "-errors")
+	// get asks the app's route for /books on web and returns the team
+	// headers it carries.
+	get := func(phase string) (xTeam, xLate string) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, tr.web+"/books", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = appHost
+		resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", phase, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: GET http://%s/books: %s, want the app's 200", phase, appHost, resp.Status)
+		}
+		return resp.Header.Get("X-Team"), resp.Header.Get("X-Late")
+	}
+	requireMiddlewaresCondition := func(phase string, res *syncResult, status, reason, mentions string) {
+		t.Helper()
+		c := condition(res.response, "Middlewares")
+		msg, _ := c["message"].(string)
+		if c == nil || c["status"] != status || c["reason"] != reason || !strings.Contains(msg, mentions) {
+			t.Errorf("%s: Middlewares condition %v, want %s %s mentioning %q", phase, c, status, reason, mentions)
+		} else {
+			t.Logf("%s: Middlewares %s %s: %s", phase, status, reason, msg)
+		}
+	}
+
+	// One of the two exists: it is on the route before the errors
+	// Middleware, the missing one is named in status.
+	res := settle("one missing")
+	requireMiddlewaresCondition("one missing", res, "False", "MiddlewareNotFound", `"late-headers"`)
+	requirePagesCondition(t, "one missing", res, "True", "Wired")
+	pods := waitPods(t, ns, "app.kubernetes.io/instance="+appName, 1)
+	runPod(t, ns, pods[0], guest)
+	waitReadyAddress(t, ns, appName, guest)
+	waitRouters(t, tr, "one missing: the route with team-headers then errors", appRouterWith(appHost, ref("team-headers"), errorsMW))
+	if team, late := get("one missing"); team != "team-headers" || late != "" {
+		t.Errorf("one missing: X-Team %q X-Late %q, want team-headers and none", team, late)
+	}
+
+	// The missing one is created: attached in the spec's order.
+	headerMiddleware("late-headers", "X-Late")
+	res = settle("created")
+	requireMiddlewaresCondition("created", res, "True", "Attached", `"team-headers", "late-headers"`)
+	waitRouters(t, tr, "created: both, in order, then errors", appRouterWith(appHost, ref("team-headers"), ref("late-headers"), errorsMW))
+	if team, late := get("created"); team != "team-headers" || late != "late-headers" {
+		t.Errorf("created: X-Team %q X-Late %q, want both", team, late)
+	}
+	// The errors Middleware still follows the team's: the app's 503 is the
+	// branded page, the team's header on it.
+	a, err := through(tr.web, appHost, "/status/503", browserAccept, "")
+	if err != nil {
+		t.Fatal(err)
+	} else if err := isPage(503, "503 Service Unavailable", "")(a); a.status != http.StatusServiceUnavailable || err != nil {
+		t.Errorf("created: the app's 503: %d %v, want the branded page", a.status, err)
+	}
+
+	// One is deleted: until the next sync Traefik disables the route (its
+	// own rule; the deletion is what resyncs the resource), and the next
+	// sync drops the reference.
+	if err := k.do(ctx, "DELETE", mwPath+"/team-headers", "", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	res = settle("deleted")
+	requireMiddlewaresCondition("deleted", res, "False", "MiddlewareNotFound", `"team-headers"`)
+	waitRouters(t, tr, "deleted: late-headers then errors", appRouterWith(appHost, ref("late-headers"), errorsMW))
+	if team, late := get("deleted"); team != "" || late != "late-headers" {
+		t.Errorf("deleted: X-Team %q X-Late %q, want none and late-headers", team, late)
+	}
+	rs, err := tr.routers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if strings.Contains(r.Rule, appHost) && (r.Status != "enabled" || slices.Contains(r.Middlewares, ref("team-headers"))) {
+			t.Errorf("deleted: router %s is %s with %v", r.Name, r.Status, r.Middlewares)
+		}
+	}
+}
