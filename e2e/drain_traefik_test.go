@@ -109,23 +109,9 @@ func deletePodUnderLoad(t *testing.T, tr *traefik, rel *pagesRelease, hook *stac
 		t.Fatal(err)
 	}
 	mc := &metacontroller{kube: k, hook: hook, controller: rel.compositeController(), afterWrite: func(ctx context.Context) error { return routable(ctx, ns) }}
-	for i := 0; ; i++ {
-		res, err := mc.sync(ctx, ns, appName)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range res.notAsSent {
-			t.Errorf("child not stored as sent: %s", m)
-		}
-		if res.settled() {
-			if _, ok := childNames(res.response)["PodDisruptionBudget/"+appName]; !ok {
-				t.Errorf("children %v: no PodDisruptionBudget for 2 replicas", keys(childNames(res.response)))
-			}
-			break
-		}
-		if i == 5 {
-			t.Fatal("children did not settle in 6 syncs")
-		}
+	res, _ := mc.settle(t, ns, appName, "first sync")
+	if _, ok := childNames(res.response)["PodDisruptionBudget/"+appName]; !ok {
+		t.Errorf("children %v: no PodDisruptionBudget for 2 replicas", keys(childNames(res.response)))
 	}
 	pods := waitPods(t, ns, "app.kubernetes.io/instance="+appName, 2)
 	for i, p := range pods {

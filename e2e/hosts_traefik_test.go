@@ -62,24 +62,7 @@ func TestPlainHTTPNeverLandsOnTheCatchAll(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		for i := 0; ; i++ {
-			res, err := mc.sync(ctx, ns, name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, m := range res.notAsSent {
-				t.Errorf("%s: child not stored as sent: %s", name, m)
-			}
-			for _, b := range res.broken {
-				t.Errorf("%s: a route would be disabled after %s", name, b)
-			}
-			if res.settled() {
-				break
-			}
-			if i == 5 {
-				t.Fatalf("%s: children did not settle in 6 syncs", name)
-			}
-		}
+		mc.settle(t, ns, name, name)
 		pods := waitPods(t, ns, "app.kubernetes.io/instance="+name, 1)
 		runPod(t, ns, pods[0], guest)
 		waitReadyAddress(t, ns, name, guest)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sync/atomic"
+	"testing"
 )
 
 // metacontroller does, for one parent, what Metacontroller v4.17.2 does in one
@@ -204,6 +205,35 @@ func (m *metacontroller) check(ctx context.Context, res *syncResult, after strin
 	if err := m.afterWrite(ctx); err != nil {
 		res.broken = append(res.broken, after+": "+err.Error())
 	}
+}
+
+// settle syncs ns/name until an answer changes no child, as Metacontroller
+// does while it sees its own writes, and returns the last sync and the
+// children deleted on the way. Every sync must store each child as sent and
+// leave every route routable after each single write (afterWrite); a
+// failure is reported under phase. Six syncs that keep writing fail t.
+func (m *metacontroller) settle(t *testing.T, ns, name, phase string) (res *syncResult, deleted []string) {
+	t.Helper()
+	for i := range 6 {
+		res, err := m.sync(t.Context(), ns, name)
+		if err != nil {
+			t.Fatalf("%s: sync: %v", phase, err)
+		}
+		for _, c := range res.notAsSent {
+			t.Errorf("%s: child not stored as sent: %s", phase, c)
+		}
+		for _, b := range res.broken {
+			t.Errorf("%s: a route would be disabled after %s", phase, b)
+		}
+		deleted = append(deleted, res.deleted...)
+		if res.settled() {
+			t.Logf("%s: settled after %d sync(s)", phase, i+1)
+			return res, deleted
+		}
+		t.Logf("%s: sync %d created %v, updated %v, deleted %v", phase, i+1, res.created, res.childWrites, res.deleted)
+	}
+	t.Fatalf("%s: children did not settle in 6 syncs", phase)
+	return nil, nil
 }
 
 // settled reports an answer that changed no child: Metacontroller, watching

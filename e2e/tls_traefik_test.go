@@ -74,25 +74,7 @@ func TestRoutesThroughTraefik(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	var res *syncResult
-	for i := 0; ; i++ {
-		var err error
-		if res, err = mc.sync(ctx, ns, appName); err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range res.notAsSent {
-			t.Errorf("child not stored as sent: %s", m)
-		}
-		for _, b := range res.broken {
-			t.Errorf("a route would be disabled after %s", b)
-		}
-		if res.settled() {
-			break
-		}
-		if i == 5 {
-			t.Fatal("children did not settle in 6 syncs")
-		}
-	}
+	res, _ := mc.settle(t, ns, appName, "first sync")
 	want := setOf("Service/"+appName, "Deployment/"+appName, "Middleware/"+appName+"-strip", "Middleware/"+appName+"-https",
 		"IngressRoute/"+appName, "IngressRoute/"+appName+"-redirect",
 		"Middleware/"+appName+"-errors", "Service/"+appName+"-error-pages", "EndpointSlice/"+appName+"-error-pages")

@@ -75,26 +75,9 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 	var deleted []string
 	settle := func(phase string) *syncResult {
 		t.Helper()
-		for i := 0; i < 5; i++ {
-			res, err := mc.sync(ctx, appNS, appName)
-			if err != nil {
-				t.Fatalf("%s: sync: %v", phase, err)
-			}
-			for _, m := range res.notAsSent {
-				t.Errorf("%s: child not stored as sent: %s", phase, m)
-			}
-			for _, b := range res.broken {
-				t.Errorf("%s: a route would be disabled after %s", phase, b)
-			}
-			deleted = append(deleted, res.deleted...)
-			if res.settled() {
-				t.Logf("%s: settled after %d sync(s)", phase, i+1)
-				return res
-			}
-			t.Logf("%s: sync %d created %v, updated %v, deleted %v", phase, i+1, res.created, res.childWrites, res.deleted)
-		}
-		t.Fatalf("%s: children did not settle in 5 syncs", phase)
-		return nil
+		res, del := mc.settle(t, appNS, appName, phase)
+		deleted = append(deleted, del...)
+		return res
 	}
 	middleware := appNS + "-" + appName + "-errors@kubernetescrd"
 	unwired := setOf("Service/"+appName, "Deployment/"+appName, "IngressRoute/"+appName)
