@@ -60,24 +60,7 @@ func BenchmarkProductionApp(b *testing.B) {
 		for _, t := range targets {
 			run(b, c, t.url, body, 50)
 		}
-		total := map[string]time.Duration{}
-		const rounds = 6
-		per := max(b.N/rounds, 1)
-		b.ResetTimer()
-		for r := range rounds {
-			for i := range targets {
-				t := targets[(i+r)%len(targets)]
-				total[t.name] += run(b, c, t.url, body, per)
-			}
-		}
-		b.StopTimer()
-		n := float64(per * rounds)
-		ns := func(name string) float64 { return float64(total[name].Nanoseconds()) / n }
-		b.ReportMetric(float64(len(body)), "request-bytes")
-		b.ReportMetric(float64(len(answer)), "answer-bytes")
-		b.ReportMetric(ns("stackdome"), "ns/op")
-		b.ReportMetric(ns("stackdome")/ns("floor"), "x-floor")
-		b.ReportMetric(ns("stackdome")/ns("generic"), "x-generic")
+		race(b, c, targets, body, answer)
 	})
 	b.Run("handler", func(b *testing.B) {
 		h, body := production(b)

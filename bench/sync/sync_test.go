@@ -253,6 +253,33 @@ type target struct {
 	url  string
 }
 
+// race times b.N requests of body, split into rounds that rotate through
+// targets (the last of which is stackdome) so that all share whatever else
+// the machine is doing, and reports stackdome's ns/op, the baselines', and
+// x-floor and x-generic: stackdome's time per request over theirs.
+func race(b *testing.B, c *http.Client, targets []target, body, answer []byte) {
+	total := map[string]time.Duration{}
+	const rounds = 6
+	per := max(b.N/rounds, 1)
+	b.ResetTimer()
+	for r := range rounds {
+		for i := range targets {
+			t := targets[(i+r)%len(targets)] // rotate the order
+			total[t.name] += run(b, c, t.url, body, per)
+		}
+	}
+	b.StopTimer()
+	n := float64(per * rounds)
+	ns := func(name string) float64 { return float64(total[name].Nanoseconds()) / n }
+	b.ReportMetric(float64(len(body)), "request-bytes")
+	b.ReportMetric(float64(len(answer)), "answer-bytes")
+	b.ReportMetric(ns("stackdome"), "ns/op")
+	b.ReportMetric(ns("floor"), "floor-ns/op")
+	b.ReportMetric(ns("generic"), "generic-ns/op")
+	b.ReportMetric(ns("stackdome")/ns("floor"), "x-floor")
+	b.ReportMetric(ns("stackdome")/ns("generic"), "x-generic")
+}
+
 // BenchmarkSyncHTTP measures time per sync request over HTTP with 8
 // concurrent clients, for stackdome and its two baselines side by side:
 // rounds alternate between the three so that they share whatever else the
@@ -283,26 +310,7 @@ func BenchmarkSyncHTTP(b *testing.B) {
 				}
 				run(b, c, t.url, body(p), 50)
 			}
-			total := map[string]time.Duration{}
-			const rounds = 6
-			per := max(b.N/rounds, 1)
-			b.ResetTimer()
-			for r := range rounds {
-				for i := range targets {
-					t := targets[(i+r)%len(targets)] // rotate the order
-					total[t.name] += run(b, c, t.url, body(p), per)
-				}
-			}
-			b.StopTimer()
-			n := float64(per * rounds)
-			ns := func(name string) float64 { return float64(total[name].Nanoseconds()) / n }
-			b.ReportMetric(float64(len(body(p))), "request-bytes")
-			b.ReportMetric(float64(len(answer)), "answer-bytes")
-			b.ReportMetric(ns("stackdome"), "ns/op")
-			b.ReportMetric(ns("floor"), "floor-ns/op")
-			b.ReportMetric(ns("generic"), "generic-ns/op")
-			b.ReportMetric(ns("stackdome")/ns("floor"), "x-floor")
-			b.ReportMetric(ns("stackdome")/ns("generic"), "x-generic")
+			race(b, c, targets, body(p), answer)
 		})
 	}
 }
