@@ -787,7 +787,8 @@ def main():
     spec = {"type": "Service", "image": "registry.acme.internal/payments/api:4.12.1", "args": ["--config", "/etc/payments/config.yaml"],
             "imagePullSecrets": [{"name": "acme-registry"}], "serviceAccountName": "payments-api",
             "env": [{"name": "LOG_FORMAT", "value": "json"}],
-            "envFrom": [{"configMapRef": {"name": "payments-settings"}}, {"secretRef": {"name": "payments-db"}}],
+            "envFrom": [{"configMapRef": {"name": "payments-settings"}}, {"secretRef": {"name": "payments-db"}},
+                        {"configMapRef": {"name": "payments-flags"}, "prefix": "FLAG_", "rollOnChange": False}],
             "files": [{"name": "config", "mountPath": "/etc/payments", "configMap": {"name": "payments-config"}},
                       {"name": "signing-key", "mountPath": "/etc/payments/keys", "secret": {"secretName": "payments-signing-key", "defaultMode": 256}}],
             "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "1Gi"}},
@@ -814,6 +815,7 @@ def main():
     team_config("Secret", "payments", "payments-db", {"DATABASE_URL": "cG9zdGdyZXM6Ly9wYXltZW50czpub3QtYS1yZWFsLXBhc3N3b3JkQGRiL3BheW1lbnRz"}, 6)
     team_config("ConfigMap", "payments", "payments-config", {"config.yaml": "listen: :8080\nwebhooks: :8081\n"}, 7)
     team_config("Secret", "payments", "payments-signing-key", {"key.pem": "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCg=="}, 8)
+    team_config("ConfigMap", "payments", "payments-flags", {"REFUNDS_V2": "off", "SEPA_INSTANT": "on"}, 14)
     team_middleware("payments", "payments-sso", {"forwardAuth": {"address": "http://sso.auth.svc:4180/oauth2/auth", "trustForwardHeader": True,
                                                                  "authResponseHeaders": ["X-Auth-Request-User", "X-Auth-Request-Email"]}}, 2)
     team_middleware("payments", "payments-rate-limit", {"rateLimit": {"average": 100, "burst": 200}}, 3)

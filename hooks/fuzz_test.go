@@ -395,7 +395,12 @@ func FuzzSyncSpec(f *testing.F) {
 		`{"type":"Service","image":"i","migration":{"command":"migrate"}}`,
 		`{"type":"Service","image":"i","ports":[{"name":"a","port":1}],"terminationGracePeriodSeconds":3}`, `{"type":"Service","image":"i","drainSeconds":-5}`,
 		`{"type":"Service","image":"i","drainSeconds":"ten","terminationGracePeriodSeconds":[]}`,
-		`{"type":"Service","image":"i","replicas":3,"scratch":[{"name":"tmp","mountPath":"/tmp","sizeLimit":"64Mi"}],"shm":{"sizeLimit":"1Gi"},"migration":{"args":["migrate"]}}`} {
+		`{"type":"Service","image":"i","replicas":3,"scratch":[{"name":"tmp","mountPath":"/tmp","sizeLimit":"64Mi"}],"shm":{"sizeLimit":"1Gi"},"migration":{"args":["migrate"]}}`,
+		// #20: config follows slipped past admission wrong, and right.
+		`{"type":"Service","image":"i","envFrom":[{"configMapRef":{"name":""}},{"secretRef":{"name":"s"},"configMapRef":{"name":"c"}}]}`,
+		`{"type":"Service","image":"i","env":[{"name":"A","value":"v","rollOnChange":false},{"name":"B","valueFrom":{"configMapKeyRef":{"name":"c"}}}]}`,
+		`{"type":"Service","image":"i","envFrom":[{"configMapRef":{"name":"c"},"rollOnChange":"false"}]}`, `{"type":"Service","image":"i","podAnnotations":{"stackdome.io/config-digest":"x"}}`,
+		`{"type":"Service","image":"i","files":[{"name":"a","mountPath":"/a","secret":{"secretName":"s","optional":true},"rollOnChange":false}],"envFrom":[{"secretRef":{"name":"s"}}]}`} {
 		f.Add([]byte(s))
 	}
 	h := fuzzHandler()
