@@ -134,6 +134,55 @@ def relates_middlewares(par):
     return [m["name"] for m in mws if isinstance(m, dict) and m.get("name")] if any(p.get("public") for p in ports) else []
 
 
+# The ConfigMaps and Secrets of the apps' namespaces that exist, by (kind,
+# namespace, name), as the API server stores them: the customize hook relates
+# the ones a valid spec uses (files, envFrom, env[].valueFrom) by name in the
+# parent's namespace, one rule per kind (the rule's group is there whenever
+# the rule is, empty when none of them exists).
+TEAM_CONFIG = {}
+
+
+def team_config(kind, ns, name, data, n, binary=None):
+    o = {"apiVersion": "v1", "kind": kind,
+         "metadata": {"name": name, "namespace": ns, "uid": uid(950 + n), "resourceVersion": str(7500 + n),
+                      "creationTimestamp": "2026-11-29T09:00:00Z",
+                      "managedFields": [{"apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {}},
+                                         "manager": "kubectl-create", "operation": "Update", "time": "2026-11-29T09:00:00Z"}]},
+         "data": data}
+    if binary:
+        o["binaryData"] = binary
+    if kind == "Secret":
+        o["type"] = "Opaque"
+    TEAM_CONFIG[(kind, ns, name)] = o
+
+
+def config_refs(par):
+    """The (kind, name) pairs of the ConfigMaps and Secrets the spec uses, as the customize hook relates them."""
+    spec = par["spec"]
+    refs = set()
+    lists = lambda k: spec.get(k) if isinstance(spec.get(k), list) else []
+    for f in lists("files"):
+        if isinstance(f, dict):
+            if isinstance(f.get("configMap"), dict) and f["configMap"].get("name"):
+                refs.add(("ConfigMap", f["configMap"]["name"]))
+            if isinstance(f.get("secret"), dict) and f["secret"].get("secretName"):
+                refs.add(("Secret", f["secret"]["secretName"]))
+    for e in lists("envFrom"):
+        if isinstance(e, dict):
+            if isinstance(e.get("configMapRef"), dict) and e["configMapRef"].get("name"):
+                refs.add(("ConfigMap", e["configMapRef"]["name"]))
+            if isinstance(e.get("secretRef"), dict) and e["secretRef"].get("name"):
+                refs.add(("Secret", e["secretRef"]["name"]))
+    for e in lists("env"):
+        v = e.get("valueFrom") if isinstance(e, dict) else None
+        if isinstance(v, dict):
+            if isinstance(v.get("configMapKeyRef"), dict) and v["configMapKeyRef"].get("name"):
+                refs.add(("ConfigMap", v["configMapKeyRef"]["name"]))
+            if isinstance(v.get("secretKeyRef"), dict) and v["secretKeyRef"].get("name"):
+                refs.add(("Secret", v["secretKeyRef"]["name"]))
+    return sorted(refs)
+
+
 def mirrors_errors(par):
     """Whether the customize hook relates the error-page Service for this parent."""
     spec = par["spec"]
@@ -174,6 +223,11 @@ def request(par, children=None, pods=None, v2=True, errsvc=True):
     names = relates_middlewares(par)
     if names:
         related["Middleware.traefik.io/v1alpha1"] = {key(o): o for o in (copy.deepcopy(TEAM_MIDDLEWARES[(ns, n)]) for n in names if (ns, n) in TEAM_MIDDLEWARES)}
+    for kind, name in config_refs(par):
+        g = related.setdefault(kind + ".v1", {})
+        if (kind, ns, name) in TEAM_CONFIG:
+            o = copy.deepcopy(TEAM_CONFIG[(kind, ns, name)])
+            g[key(o)] = o
     return {"controller": controller("v2" if v2 else "v1"), "parent": par, "children": ch, "related": related, "finalizing": False}
 
 
@@ -682,6 +736,10 @@ def main():
                                   "envFrom": [{"configMapRef": {"name": "notes-config"}}, {"secretRef": {"name": "notes-secrets"}, "prefix": "SECRET_"}],
                                   "files": [{"name": "config", "mountPath": "/etc/notes", "configMap": {"name": "notes-files"}},
                                             {"name": "tls", "mountPath": "/etc/notes/tls", "secret": {"secretName": "notes-tls", "items": [{"key": "tls.crt", "path": "cert.pem"}]}}]})
+    team_config("ConfigMap", "apps", "notes-config", {"NOTES_PAGE_SIZE": "50", "NOTES_THEME": "dark"}, 1)
+    team_config("Secret", "apps", "notes-secrets", {"API_TOKEN": "bm90LWEtcmVhbC10b2tlbg=="}, 2)
+    team_config("ConfigMap", "apps", "notes-files", {"notes.yaml": "listen: :8080\nstorage: /data\n"}, 3)
+    team_config("Secret", "apps", "notes-tls", {"tls.crt": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==", "tls.key": "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCg=="}, 4)
     cases["config-files"] = converge(request(p))
 
     # 27. placement: a node pool, its taint, zone spread, anti-affinity, and pod annotations and labels.
@@ -729,7 +787,8 @@ def main():
     spec = {"type": "Service", "image": "registry.acme.internal/payments/api:4.12.1", "args": ["--config", "/etc/payments/config.yaml"],
             "imagePullSecrets": [{"name": "acme-registry"}], "serviceAccountName": "payments-api",
             "env": [{"name": "LOG_FORMAT", "value": "json"}],
-            "envFrom": [{"configMapRef": {"name": "payments-settings"}}, {"secretRef": {"name": "payments-db"}}],
+            "envFrom": [{"configMapRef": {"name": "payments-settings"}}, {"secretRef": {"name": "payments-db"}},
+                        {"configMapRef": {"name": "payments-flags"}, "prefix": "FLAG_", "rollOnChange": False}],
             "files": [{"name": "config", "mountPath": "/etc/payments", "configMap": {"name": "payments-config"}},
                       {"name": "signing-key", "mountPath": "/etc/payments/keys", "secret": {"secretName": "payments-signing-key", "defaultMode": 256}}],
             "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"memory": "1Gi"}},
@@ -752,6 +811,11 @@ def main():
             "podAnnotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "9090"},
             "podLabels": {"team": "payments", "cost-center": "cc-4711"}}
     p, k = new("payments-api", "payments", spec)
+    team_config("ConfigMap", "payments", "payments-settings", {"CURRENCY": "EUR", "FEATURE_REFUNDS": "true"}, 5)
+    team_config("Secret", "payments", "payments-db", {"DATABASE_URL": "cG9zdGdyZXM6Ly9wYXltZW50czpub3QtYS1yZWFsLXBhc3N3b3JkQGRiL3BheW1lbnRz"}, 6)
+    team_config("ConfigMap", "payments", "payments-config", {"config.yaml": "listen: :8080\nwebhooks: :8081\n"}, 7)
+    team_config("Secret", "payments", "payments-signing-key", {"key.pem": "LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0tCg=="}, 8)
+    team_config("ConfigMap", "payments", "payments-flags", {"REFUNDS_V2": "off", "SEPA_INSTANT": "on"}, 14)
     team_middleware("payments", "payments-sso", {"forwardAuth": {"address": "http://sso.auth.svc:4180/oauth2/auth", "trustForwardHeader": True,
                                                                  "authResponseHeaders": ["X-Auth-Request-User", "X-Auth-Request-Email"]}}, 2)
     team_middleware("payments", "payments-rate-limit", {"rateLimit": {"average": 100, "burst": 200}}, 3)
@@ -832,6 +896,7 @@ def main():
 
     # 35. the migration fails: its init container exits 3 and crash-loops, the app container
     # waits behind it (PodInitializing). Status names the init container like a crash.
+    team_config("Secret", "billing", "invoices-db", {"DATABASE_URL": "cG9zdGdyZXM6Ly9pbnZvaWNlc0BkYi9pbnZvaWNlcw=="}, 9)
     p, k = new("invoices", "billing", {"type": "Service", "image": "ghcr.io/acme/invoices:2.8.0",
                                        "ports": [{"name": "http", "port": 8080}],
                                        "envFrom": [{"secretRef": {"name": "invoices-db"}}],
@@ -887,6 +952,33 @@ def main():
                                       "ports": [{"name": "http", "port": 8080, "public": True}, {"name": "admin", "port": 8081, "public": True}]})
     team_middleware("finance", "sso-auth", {"forwardAuth": {"address": "http://sso.auth.svc:4180/oauth2/auth", "trustForwardHeader": True}}, 1)
     cases["team-middlewares"] = converge(request(p, observe_all(p, settled(p), 0, None)))
+
+    # 39. Config follows: the pods' template carries the digest of the
+    # ConfigMap and Secret the app uses, so a change of their content rolls
+    # the pods; the feature flags are read through envFrom with
+    # rollOnChange false (a flag flip must not restart every pod); an
+    # optional ConfigMap that does not exist is no error. Config=Found.
+    team_config("ConfigMap", "shop", "cart-config", {"cart.yaml": "ttl: 30m\n"}, 10, binary={"logo.png": "iVBORw0KGgo="})
+    team_config("ConfigMap", "shop", "cart-flags", {"FLAG_EXPRESS": "on"}, 11)
+    team_config("Secret", "shop", "cart-db", {"password": "bm90LWEtcmVhbC1wYXNzd29yZA=="}, 12)
+    p, k = new("cart", "shop", {"type": "Service", "image": "ghcr.io/acme/cart:3.0", "ports": [{"name": "http", "port": 8080}],
+                                "env": [{"name": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "cart-db", "key": "password"}}},
+                                        {"name": "REGION", "valueFrom": {"configMapKeyRef": {"name": "cart-region", "key": "region", "optional": True}}}],
+                                "envFrom": [{"configMapRef": {"name": "cart-flags"}, "rollOnChange": False}],
+                                "files": [{"name": "config", "mountPath": "/etc/cart", "configMap": {"name": "cart-config"}}]})
+    d = settled(p)
+    dep = d["Deployment/cart"]
+    h = template_hash(dep["spec"]["template"]["metadata"]["annotations"]["stackdome.io/revision"])
+    cases["config-follows"] = converge(request(p, observe_all(p, d, k, dep_status(1, 1, 1, 1)),
+                                               [pod("cart-%s-x1y2z" % h, p, dep, "127.0.0.241", n=k)]))
+
+    # 40. A ConfigMap the app needs does not exist: status names it
+    # (Config=False ConfigNotFound) instead of a silent Progressing; the pods
+    # wait for it (the kubelet does not start them), the Secret exists.
+    team_config("Secret", "shop", "search-key", {"key": "bm90LWEta2V5"}, 13)
+    p, _ = new("search", "shop", {"type": "Service", "image": "ghcr.io/acme/search:1.0", "ports": [{"name": "http", "port": 8080}],
+                                  "envFrom": [{"configMapRef": {"name": "search-settings"}}, {"secretRef": {"name": "search-key"}}]})
+    cases["config-missing"] = converge(request(p))
 
     for case, req in cases.items():
         write(case, req)

@@ -11,7 +11,7 @@ import (
 )
 
 // childCache is the handler's childSource: it keeps, per parent name and
-// raw spec, the revision and encoded children that children.Build makes of
+// raw spec and config digest, the revision and encoded children that children.Build makes of
 // them, and per observed wiring the encoded routing children: pure functions of those and of the handler's
 // fixed Config, asked for again on every sync of an unchanged resource
 // (Metacontroller resyncs every parent each resyncPeriodSeconds and on every
@@ -36,13 +36,13 @@ const maxCachedBytes = 8 << 20
 // defaulted decoding of rawSpec) with claim templates cl, built and cached
 // when not held. Children that keep observed claim templates depend on more
 // than the spec: they are built every time, never cached.
-func (c *childCache) build(cfg children.Config, name string, rawSpec []byte, spec schema.Spec, cl children.Claims) (string, childList, error) {
+func (c *childCache) build(cfg children.Config, name string, rawSpec []byte, spec schema.Spec, cl children.Claims, digest string) (string, childList, error) {
 	var b *builtChildren
 	var err error
 	if cl.Kept != nil {
-		b, err = encodeBuilt(cfg, name, spec, cl)
+		b, err = encodeBuilt(cfg, name, spec, cl, digest)
 	} else {
-		b, err = c.cached(name+"\x00"+string(rawSpec), func() (*builtChildren, error) { return encodeBuilt(cfg, name, spec, cl) })
+		b, err = c.cached(name+"\x00"+digest+"\x00"+string(rawSpec), func() (*builtChildren, error) { return encodeBuilt(cfg, name, spec, cl, digest) })
 	}
 	if err != nil {
 		return "", childList{}, err
@@ -106,8 +106,8 @@ func (c *childCache) cached(key string, make func() (*builtChildren, error)) (*b
 }
 
 // encodeBuilt makes and encodes the children of name and spec.
-func encodeBuilt(cfg children.Config, name string, spec schema.Spec, cl children.Claims) (*builtChildren, error) {
-	d, err := children.Build(cfg, name, spec, cl)
+func encodeBuilt(cfg children.Config, name string, spec schema.Spec, cl children.Claims, digest string) (*builtChildren, error) {
+	d, err := children.Build(cfg, name, spec, cl, digest)
 	if err != nil {
 		return nil, err
 	}

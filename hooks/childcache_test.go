@@ -27,17 +27,19 @@ func TestChildCacheAnswersAsBuildChildren(t *testing.T) {
 		var spec schema.Spec
 		require.NoError(t, json.Unmarshal(raw, &spec))
 		spec = schema.Default(spec)
-		want, err := children.Build(cfg, name, spec, children.Claims{})
-		require.NoError(t, err)
-		wantJSON, err := json.Marshal(want.Children)
-		require.NoError(t, err)
-		for range 2 { // a miss, then a hit
-			rev, got, err := c.build(cfg, name, raw, spec, children.Claims{})
+		for _, digest := range []string{"", "d1"} { // another config digest is another entry
+			want, err := children.Build(cfg, name, spec, children.Claims{}, digest)
 			require.NoError(t, err)
-			if diff := cmp.Diff(string(wantJSON), string(got.encoded)); diff != "" {
-				t.Fatalf("%s: cached children differ (-want +got):\n%s", name, diff)
+			wantJSON, err := json.Marshal(want.Children)
+			require.NoError(t, err)
+			for range 2 { // a miss, then a hit
+				rev, got, err := c.build(cfg, name, raw, spec, children.Claims{}, digest)
+				require.NoError(t, err)
+				if diff := cmp.Diff(string(wantJSON), string(got.encoded)); diff != "" {
+					t.Fatalf("%s %q: cached children differ (-want +got):\n%s", name, digest, diff)
+				}
+				require.Equal(t, want.Revision, rev)
 			}
-			require.Equal(t, want.Revision, rev)
 		}
 	}
 }
@@ -51,7 +53,7 @@ func TestChildCacheIsBounded(t *testing.T) {
 	spec := schema.Default(schema.Spec{Type: schema.TypeService, Image: "x"})
 	for i := range 20000 {
 		raw := fmt.Appendf(nil, `{"type":"Service","image":"x","n":%d}`, i)
-		_, _, err := c.build(cfg, fmt.Sprintf("app-%d", i), raw, spec, children.Claims{})
+		_, _, err := c.build(cfg, fmt.Sprintf("app-%d", i), raw, spec, children.Claims{}, "")
 		require.NoError(t, err)
 		require.LessOrEqual(t, c.size, maxCachedBytes, "after %d specs", i+1)
 	}
@@ -63,7 +65,7 @@ func TestChildCacheIsBounded(t *testing.T) {
 
 	huge := []byte(`{"type":"Service","image":"x","pad":"` + strings.Repeat("p", maxCachedBytes/64) + `"}`)
 	n := len(c.entries)
-	_, _, err := c.build(cfg, "huge", huge, spec, children.Claims{})
+	_, _, err := c.build(cfg, "huge", huge, spec, children.Claims{}, "")
 	require.NoError(t, err)
 	require.Len(t, c.entries, n, "a huge spec is not cached")
 }

@@ -8,19 +8,19 @@ import (
 
 // childSource is the pipeline's seam for the children: what package
 // children builds of a spec (its own children and their pod template's
-// revision) and of the observed wiring (the routing children). rawSpec is
+// revision, which follow the config digest) and of the observed wiring (the routing children). rawSpec is
 // the spec as the request carries it, spec its defaulted decoding; a source
 // may key on rawSpec, never answer differently for the same arguments.
 type childSource interface {
-	build(cfg children.Config, name string, rawSpec []byte, spec schema.Spec, cl children.Claims) (revision string, _ childList, _ error)
+	build(cfg children.Config, name string, rawSpec []byte, spec schema.Spec, cl children.Claims, digest string) (revision string, _ childList, _ error)
 	routing(cfg children.Config, name string, rawSpec []byte, spec schema.Spec, v observed.Wiring) (childList, error)
 }
 
 // build is the source of Sync: every child built for each sync, as objects.
 type build struct{}
 
-func (build) build(cfg children.Config, name string, _ []byte, spec schema.Spec, cl children.Claims) (string, childList, error) {
-	d, err := children.Build(cfg, name, spec, cl)
+func (build) build(cfg children.Config, name string, _ []byte, spec schema.Spec, cl children.Claims, digest string) (string, childList, error) {
+	d, err := children.Build(cfg, name, spec, cl, digest)
 	if err != nil {
 		return "", childList{}, err
 	}

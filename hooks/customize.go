@@ -22,7 +22,14 @@ import (
 //   - when the spec has public ports and names its own Traefik Middlewares
 //     (spec.middlewares), those, by name in the parent's namespace: a route
 //     refers to each only once it is related, i.e. exists, because Traefik
-//     disables a route referring to a Middleware it cannot find.
+//     disables a route referring to a Middleware it cannot find;
+//   - when the spec is valid and uses ConfigMaps or Secrets (files, envFrom,
+//     env[].valueFrom), those, by name in the parent's namespace, one rule
+//     per kind: their content's digest goes into the pod template, so a
+//     change of it rolls the pods, and a missing one is named in status.
+//     Only named objects are related: Metacontroller's related informers
+//     are cluster-wide per kind, and a rule without names would send every
+//     Secret of the namespace to the hook.
 //
 // It is a function of the parent's name, namespace and spec, because
 // Metacontroller caches the answer per generation; it never answers a rule
@@ -54,6 +61,18 @@ func (c Config) Customize(req *metacontroller.CustomizeRequest) (*metacontroller
 			Namespace:  p.Metadata.Namespace,
 			Names:      spec.MiddlewareNames(),
 		})
+	}
+	if spec, err := validSpec(p); err == nil {
+		for _, k := range []struct{ kind, resource string }{{schema.KindConfigMap, "configmaps"}, {schema.KindSecret, "secrets"}} {
+			if names := spec.ConfigNames(k.kind); len(names) > 0 {
+				rules = append(rules, metacontroller.RelatedResourceRule{
+					APIVersion: "v1",
+					Resource:   k.resource,
+					Namespace:  p.Metadata.Namespace,
+					Names:      names,
+				})
+			}
+		}
 	}
 	return &metacontroller.CustomizeResponse{RelatedResources: rules}, nil
 }

@@ -47,3 +47,45 @@ func TestCustomizeRelatesTheTeamsMiddlewares(t *testing.T) {
 		})
 	}
 }
+
+// TestCustomizeRelatesTheConfig: a valid spec relates the ConfigMaps and
+// Secrets its files, envFrom and env[].valueFrom name, one names rule per
+// kind in the parent's namespace, each name once and sorted, opted-out ones
+// included (a missing one is still named in status); an invalid spec
+// relates none.
+func TestCustomizeRelatesTheConfig(t *testing.T) {
+	cfg := Config{NoErrorService: true}
+	for name, tc := range map[string]struct {
+		spec string
+		want []metacontroller.RelatedResourceRule // after the pods rule
+	}{
+		"every kind of reference": {
+			spec: `{"type":"Service","image":"i","files":[{"name":"a","mountPath":"/a","configMap":{"name":"files"},"rollOnChange":false},{"name":"b","mountPath":"/b","secret":{"secretName":"tls"}}],` +
+				`"envFrom":[{"configMapRef":{"name":"files"}},{"secretRef":{"name":"db"}}],"env":[{"name":"A","valueFrom":{"configMapKeyRef":{"name":"app","key":"k"}}}]}`,
+			want: []metacontroller.RelatedResourceRule{
+				{APIVersion: "v1", Resource: "configmaps", Namespace: "shop", Names: []string{"app", "files"}},
+				{APIVersion: "v1", Resource: "secrets", Namespace: "shop", Names: []string{"db", "tls"}},
+			},
+		},
+		"Secrets only": {
+			spec: `{"type":"Service","image":"i","env":[{"name":"A","valueFrom":{"secretKeyRef":{"name":"db","key":"k"}}}]}`,
+			want: []metacontroller.RelatedResourceRule{{APIVersion: "v1", Resource: "secrets", Namespace: "shop", Names: []string{"db"}}},
+		},
+		"none":    {spec: `{"type":"Service","image":"i","env":[{"name":"A","value":"v"}]}`},
+		"invalid": {spec: `{"type":"Service","image":"i","envFrom":[{"configMapRef":{"name":""}},{"secretRef":{"name":"db"}}]}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			req := metacontroller.CustomizeRequest{Parent: json.RawMessage(`{"apiVersion":"stackdome.io/v1alpha1","kind":"StackResource",` +
+				`"metadata":{"name":"web","namespace":"shop","generation":1},"spec":` + tc.spec + `}`)}
+			resp, err := cfg.Customize(&req)
+			require.NoError(t, err)
+			got := resp.RelatedResources[1:]
+			if len(got) == 0 {
+				got = nil
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("rules after the pods rule (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -143,8 +143,8 @@ func checkAnswer(tb testing.TB, path string, w *httptest.ResponseRecorder) {
 			}
 		}
 		require.NoError(tb, json.Unmarshal(w.Body.Bytes(), &resp), body)
-		if n := len(resp.RelatedResources); n < 1 || n > 3 {
-			tb.Fatalf("customize answer has %d rules, want the pods rule and at most the error-page Service's and the Middlewares': %s", n, body)
+		if n := len(resp.RelatedResources); n < 1 || n > 5 {
+			tb.Fatalf("customize answer has %d rules, want the pods rule and at most the error-page Service's, the Middlewares', the ConfigMaps' and the Secrets': %s", n, body)
 		}
 		r := resp.RelatedResources[0]
 		if r.APIVersion != "v1" || r.Resource != "pods" || r.LabelSelector == nil || r.LabelSelector.MatchLabels[schema.LabelInstance] == "" {
@@ -167,6 +167,17 @@ func checkAnswer(tb testing.TB, path string, w *httptest.ResponseRecorder) {
 						if n == r.LabelSelector.MatchLabels[schema.LabelInstance]+sfx {
 							tb.Fatalf("customize answer relates stackdome's own Middleware %s: %s", n, body)
 						}
+					}
+				}
+			case s.APIVersion == "v1" && (s.Resource == "configmaps" || s.Resource == "secrets"):
+				// By name in the parent's namespace, never all of them: a
+				// rule without names would relate every Secret.
+				if s.Namespace != r.Namespace || len(s.Names) == 0 || s.LabelSelector != nil {
+					tb.Fatalf("customize answer relates %s beyond the spec's own: %s", s.Resource, body)
+				}
+				for _, n := range s.Names {
+					if n == "" {
+						tb.Fatalf("customize answer relates %s without a name: %s", s.Resource, body)
 					}
 				}
 			default:
@@ -384,7 +395,12 @@ func FuzzSyncSpec(f *testing.F) {
 		`{"type":"Service","image":"i","migration":{"command":"migrate"}}`,
 		`{"type":"Service","image":"i","ports":[{"name":"a","port":1}],"terminationGracePeriodSeconds":3}`, `{"type":"Service","image":"i","drainSeconds":-5}`,
 		`{"type":"Service","image":"i","drainSeconds":"ten","terminationGracePeriodSeconds":[]}`,
-		`{"type":"Service","image":"i","replicas":3,"scratch":[{"name":"tmp","mountPath":"/tmp","sizeLimit":"64Mi"}],"shm":{"sizeLimit":"1Gi"},"migration":{"args":["migrate"]}}`} {
+		`{"type":"Service","image":"i","replicas":3,"scratch":[{"name":"tmp","mountPath":"/tmp","sizeLimit":"64Mi"}],"shm":{"sizeLimit":"1Gi"},"migration":{"args":["migrate"]}}`,
+		// #20: config follows slipped past admission wrong, and right.
+		`{"type":"Service","image":"i","envFrom":[{"configMapRef":{"name":""}},{"secretRef":{"name":"s"},"configMapRef":{"name":"c"}}]}`,
+		`{"type":"Service","image":"i","env":[{"name":"A","value":"v","rollOnChange":false},{"name":"B","valueFrom":{"configMapKeyRef":{"name":"c"}}}]}`,
+		`{"type":"Service","image":"i","envFrom":[{"configMapRef":{"name":"c"},"rollOnChange":"false"}]}`, `{"type":"Service","image":"i","podAnnotations":{"stackdome.io/config-digest":"x"}}`,
+		`{"type":"Service","image":"i","files":[{"name":"a","mountPath":"/a","secret":{"secretName":"s","optional":true},"rollOnChange":false}],"envFrom":[{"secretRef":{"name":"s"}}]}`} {
 		f.Add([]byte(s))
 	}
 	h := fuzzHandler()

@@ -7,7 +7,8 @@ type ConditionType string
 // carries, then ErrorPages for an app that wants the branded error pages
 // (public ports, errorPages.enabled, and an install with an error-page
 // Service), then Middlewares for an app whose spec names its own Traefik
-// Middlewares.
+// Middlewares, then Config for an app whose spec uses ConfigMaps or Secrets
+// (files, envFrom, env[].valueFrom).
 const (
 	CondAvailable   ConditionType = "Available"
 	CondConverged   ConditionType = "Converged"
@@ -15,6 +16,7 @@ const (
 	CondReconciling ConditionType = "Reconciling"
 	CondErrorPages  ConditionType = "ErrorPages"
 	CondMiddlewares ConditionType = "Middlewares"
+	CondConfig      ConditionType = "Config"
 )
 
 // Reason names the row of the state table (docs/design.md) a status landed
@@ -55,4 +57,10 @@ const (
 const (
 	ReasonMiddlewaresAttached Reason = "Attached"           // every Middleware of spec.middlewares exists and the routes use it
 	ReasonMiddlewareNotFound  Reason = "MiddlewareNotFound" // one of spec.middlewares does not exist; the routes serve without it
+)
+
+// Reasons of the Config condition.
+const (
+	ReasonConfigFound    Reason = "Found"          // every ConfigMap and Secret the spec uses (and does not mark optional) exists
+	ReasonConfigNotFound Reason = "ConfigNotFound" // one the spec uses does not exist; the pods cannot start until it does
 )

@@ -62,6 +62,12 @@ func FuzzValidate(f *testing.F) {
 		`{"type":"Service","image":"i","hosts":"a.example.com"}`, `{"type":"Service","image":"i","hosts":[1]}`,
 		`{"type":"Service","image":"i","host":"h","ports":[{"name":"a","port":1,"public":true}],"middlewares":[{"name":"auth"},{"name":"auth"},{"name":""},{"name":"A@b"}]}`,
 		`{"type":"Service","image":"i","middlewares":[{"name":"auth"}]}`, `{"type":"Service","image":"i","middlewares":{"name":"auth"}}`, `{"type":"Service","image":"i","middlewares":["auth"]}`,
+		// #20: config follows, each wrong.
+		`{"type":"Service","image":"i","envFrom":[{"configMapRef":{"name":""},"rollOnChange":"no"},{"configMapRef":{"name":"a"},"secretRef":{"name":"a"}},{"rollOnChange":false}]}`,
+		`{"type":"Service","image":"i","env":[{"name":"A","value":"x","rollOnChange":false},{"name":"B","valueFrom":{"secretKeyRef":{"name":"Bad_Name","key":""}}}]}`,
+		`{"type":"Service","image":"i","files":[{"name":"a","mountPath":"/a","configMap":{"name":"c"},"rollOnChange":1}],"envFrom":[{"configMapRef":{"name":"c"},"rollOnChange":true},{"configMapRef":{"name":"c"},"rollOnChange":false}]}`,
+		`{"type":"Service","image":"i","envFrom":{"configMapRef":{"name":"c"}}}`, `{"type":"Service","image":"i","podAnnotations":{"stackdome.io/config-digest":"x"}}`,
+		`{"type":"Service","image":"i","env":[{"name":"A","valueFrom":{"configMapKeyRef":{"name":"c","key":"k","optional":true}},"rollOnChange":false}]}`,
 	} {
 		f.Add([]byte(s))
 	}

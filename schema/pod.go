@@ -20,14 +20,16 @@ type Pod struct {
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
 	// EnvFrom adds every key of ConfigMaps or Secrets to the app container's
-	// environment.
+	// environment. The pods roll when the content of one changes, unless
+	// its rollOnChange is false.
 	// +listType=atomic
 	// +optional
-	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
+	EnvFrom []EnvFromSource `json:"envFrom,omitempty"`
 
 	// Files mounts keys of ConfigMaps or Secrets into the app container,
-	// read-only. The pods are replaced when the names they refer to change,
-	// not when their contents do.
+	// read-only. The pods roll when the names they refer to change, and
+	// when the content of a ConfigMap or Secret changes unless the file's
+	// rollOnChange is false.
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:XValidation:rule="self.all(f, self.exists_one(g, g.name == f.name))",message="file names must be unique"
 	// +kubebuilder:validation:XValidation:rule="self.all(f, self.exists_one(g, g.mountPath == f.mountPath))",message="file mountPaths must be unique"
@@ -105,9 +107,11 @@ type Pod struct {
 	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
 
 	// PodAnnotations are added to the pods (Prometheus scraping, sidecar
-	// injection). stackdome.io/revision is stackdome's.
+	// injection). stackdome.io/revision and stackdome.io/config-digest are
+	// stackdome's.
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="!('stackdome.io/revision' in self)",message="podAnnotations cannot set stackdome.io/revision: stackdome marks the pods of each revision with it"
+	// +kubebuilder:validation:XValidation:rule="!('stackdome.io/config-digest' in self)",message="podAnnotations cannot set stackdome.io/config-digest: stackdome rolls the pods with it when their ConfigMaps and Secrets change"
 	// +optional
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 
@@ -140,4 +144,10 @@ type File struct {
 	// Secret is the Secret whose keys (all, or Items) become files.
 	// +optional
 	Secret *corev1.SecretVolumeSource `json:"secret,omitempty"`
+	// RollOnChange rolls the pods when the content of the ConfigMap or
+	// Secret changes (default true). False: running pods keep the content
+	// they started with until they are replaced for another reason (the
+	// kubelet still refreshes the mounted files in place).
+	// +optional
+	RollOnChange *bool `json:"rollOnChange,omitempty"`
 }

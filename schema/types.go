@@ -89,9 +89,11 @@ type Spec struct {
 	// Args overrides the image's arguments.
 	// +optional
 	Args []string `json:"args,omitempty"`
-	// Env is the app container's environment.
+	// Env is the app container's environment. The pods roll when the
+	// content of a ConfigMap or Secret a valueFrom names changes, unless
+	// the variable's rollOnChange is false.
 	// +optional
-	Env []corev1.EnvVar `json:"env,omitempty"`
+	Env []EnvVar `json:"env,omitempty"`
 	// Resources are the app container's requests and limits.
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`

@@ -75,6 +75,7 @@ func validatePod(s Spec) []string {
 		}
 	}
 	errs = append(errs, validateFiles(s)...)
+	errs = append(errs, validateConfigRefs(s)...)
 	errs = append(errs, validateWritable(s)...)
 	errs = append(errs, validateMigration(s)...)
 	errs = append(errs, validateTermination(s)...)
@@ -132,6 +133,9 @@ func validateMetadata(s Spec) []string {
 	for _, k := range slices.Sorted(maps.Keys(s.PodAnnotations)) {
 		if k == AnnotationRevision {
 			add("spec.podAnnotations cannot set %s: stackdome marks the pods of each revision with it", k)
+		}
+		if k == AnnotationConfigDigest {
+			add("spec.podAnnotations cannot set %s: stackdome rolls the pods with it when their ConfigMaps and Secrets change", k)
 		}
 		for _, msg := range validation.IsQualifiedName(strings.ToLower(k)) {
 			add("spec.podAnnotations key %q: %s", k, msg)

@@ -64,12 +64,19 @@ type Desired struct {
 // StatefulSet's claim templates as cl decides (the zero Claims: the spec's).
 // The routing children, which also depend on what the request observed,
 // follow them (Routing). Core kinds are built typed and made canonical.
-func Build(cfg Config, name string, spec schema.Spec, cl Claims) (Desired, error) {
+// digest is the content digest of the ConfigMaps and Secrets the pods
+// follow (observed.Config.Digest): when not empty, the pod template carries
+// it as schema.AnnotationConfigDigest, so the revision, which hashes the
+// template, and the workload roll when it changes.
+func Build(cfg Config, name string, spec schema.Spec, cl Claims, digest string) (Desired, error) {
 	mount := spec.Storage != nil
 	if cl.Kept != nil {
 		mount = cl.Mount
 	}
 	tmpl := podTemplate(cfg, name, spec, mount)
+	if digest != "" {
+		tmpl.Annotations = withAnnotation(tmpl.Annotations, schema.AnnotationConfigDigest, digest)
+	}
 	rev, err := revision(tmpl)
 	if err != nil {
 		return Desired{}, err

@@ -67,8 +67,8 @@ func container(cfg Config, spec schema.Spec, mount bool) corev1.Container {
 		Image:           spec.Image,
 		Command:         spec.Command,
 		Args:            spec.Args,
-		Env:             spec.Env,
-		EnvFrom:         spec.EnvFrom,
+		Env:             spec.CoreEnv(),
+		EnvFrom:         spec.CoreEnvFrom(),
 		SecurityContext: containerSecurity(cfg, spec.SecurityContext),
 	}
 	if spec.Resources != nil {
@@ -101,11 +101,16 @@ func container(cfg Config, spec schema.Spec, mount bool) corev1.Container {
 
 // withRevision returns the annotations with stackdome's revision added.
 func withRevision(annotations map[string]string, rev string) map[string]string {
+	return withAnnotation(annotations, schema.AnnotationRevision, rev)
+}
+
+// withAnnotation is a copy of annotations with k set to v.
+func withAnnotation(annotations map[string]string, k, v string) map[string]string {
 	out := maps.Clone(annotations)
 	if out == nil {
 		out = map[string]string{}
 	}
-	out[schema.AnnotationRevision] = rev
+	out[k] = v
 	return out
 }
 

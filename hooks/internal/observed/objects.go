@@ -72,11 +72,15 @@ type Child struct {
 
 // Related is a related object of any kind, decoded into the union of the
 // fields the hook reads of each: a Pod's status, the chart's error-page
-// Service's ClusterIPs (Spec; a Pod leaves it empty).
+// Service's ClusterIPs (Spec; a Pod leaves it empty), a ConfigMap's or
+// Secret's content as its digest (the values are hashed while decoded and
+// never kept).
 type Related struct {
-	Metadata Meta        `json:"metadata"`
-	Spec     ServiceSpec `json:"spec"`
-	Status   struct {
+	Metadata   Meta        `json:"metadata"`
+	Spec       ServiceSpec `json:"spec"`
+	Data       contentSum  `json:"data"`
+	BinaryData contentSum  `json:"binaryData"`
+	Status     struct {
 		Phase             string                   `json:"phase"`
 		PodIP             string                   `json:"podIP"`
 		StartTime         *metav1.Time             `json:"startTime"`

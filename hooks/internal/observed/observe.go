@@ -13,6 +13,7 @@ type Observed struct {
 	Workload *Child    // the workload the spec asks for; nil when missing
 	Pods     []Related // related pods, sorted by name, terminating ones left out
 	Wiring   Wiring
+	Config   Config // the ConfigMaps and Secrets the spec uses
 }
 
 // ErrorService names the chart's Service behind the branded error pages.
@@ -59,6 +60,7 @@ func Observe(req *Request, p *Parent, svc ErrorService) (Observed, error) {
 	o.Pods = livePods(pods)
 	o.Wiring = viewWiring(name, namespace, req.lookup(namespace), req.errorService(svc))
 	o.Wiring.Routes.Middlewares = req.relatedMiddlewares(namespace, p.Spec.MiddlewareNames())
+	o.Config = req.config(namespace, p.Spec)
 	return o, nil
 }
 

@@ -10,7 +10,7 @@ import (
 // Invalid is the status of the spec-invalid row: Stalled and Converged
 // False with the reason, and everything else as it was — the running app is
 // untouched (its children are kept as last applied), so its Available
-// condition, revision, window, details and ErrorPages and Middlewares
+// condition, revision, window, details and ErrorPages, Middlewares and Config
 // conditions still
 // describe it.
 func Invalid(p *observed.Parent, err error, now metav1.Time) schema.Status {
@@ -25,7 +25,7 @@ func Invalid(p *observed.Parent, err error, now metav1.Time) schema.Status {
 	if prevAvailable != nil {
 		replace(cs, *prevAvailable)
 	}
-	for _, typ := range []schema.ConditionType{schema.CondErrorPages, schema.CondMiddlewares} {
+	for _, typ := range []schema.ConditionType{schema.CondErrorPages, schema.CondMiddlewares, schema.CondConfig} {
 		if c := find(st.Conditions, typ); c != nil {
 			cs = append(cs, *c) // the running routes are untouched too
 		}

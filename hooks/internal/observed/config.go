@@ -1,0 +1,140 @@
+package observed
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"hash"
+	"maps"
+	"slices"
+
+	"github.com/stackdome/stackdome/schema"
+)
+
+// Group keys of the related ConfigMaps and Secrets.
+var (
+	groupConfigMap = "ConfigMap.v1"
+	groupSecret    = "Secret.v1"
+)
+
+// Config is what the request says about the ConfigMaps and Secrets the spec
+// uses (schema.Spec.ConfigRefs), which the customize hook relates by name in
+// the parent's namespace.
+type Config struct {
+	// Digest is the hex SHA-256 of the content of every reference that rolls
+	// the pods: kind, name and, in key order, the keys and values of data
+	// and binaryData (or that the object is absent). Empty when no
+	// reference rolls the pods. It is the only thing the content becomes:
+	// no value of a Secret is kept, logged or returned.
+	Digest string
+	// Missing are the references, neither optional nor related, in
+	// ConfigRefs' order: the pods cannot start without them.
+	Missing []schema.ConfigRef
+}
+
+// contentSum is the SHA-256 of a data or binaryData map, computed while it
+// is decoded: the values are hashed and dropped, never kept.
+type contentSum struct {
+	sum [sha256.Size]byte
+	set bool
+}
+
+// UnmarshalJSON hashes a JSON object of strings in key order; null is an
+// empty map.
+func (c *contentSum) UnmarshalJSON(b []byte) error {
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	h := sha256.New()
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		writeField(h, k)
+		writeField(h, m[k])
+	}
+	h.Sum(c.sum[:0])
+	c.set = true
+	return nil
+}
+
+// writeField writes s to h with its length, so that no two sequences of
+// fields hash alike.
+func writeField(h hash.Hash, s string) {
+	var n [8]byte
+	for i, l := 0, uint64(len(s)); i < 8; i, l = i+1, l>>8 {
+		n[i] = byte(l)
+	}
+	h.Write(n[:])
+	h.Write([]byte(s))
+}
+
+// content is the part of a related ConfigMap or Secret the digest reads.
+type content struct {
+	Metadata   Meta       `json:"metadata"`
+	Data       contentSum `json:"data"`
+	BinaryData contentSum `json:"binaryData"`
+}
+
+// config observes the references of spec in namespace.
+func (r *Request) config(namespace string, spec schema.Spec) Config {
+	refs := spec.ConfigRefs()
+	if len(refs) == 0 {
+		return Config{}
+	}
+	var out Config
+	h := sha256.New()
+	rolls := false
+	for _, ref := range refs {
+		group := groupConfigMap
+		if ref.Kind == schema.KindSecret {
+			group = groupSecret
+		}
+		c, ok := r.content(group, namespace, ref.Name)
+		if !ok && !ref.Optional {
+			out.Missing = append(out.Missing, ref)
+		}
+		if !ref.Roll {
+			continue
+		}
+		rolls = true
+		writeField(h, ref.Kind)
+		writeField(h, ref.Name)
+		if !ok {
+			writeField(h, "absent")
+			continue
+		}
+		h.Write(c.Data.sum[:])
+		h.Write(c.BinaryData.sum[:])
+	}
+	if rolls {
+		out.Digest = hex.EncodeToString(h.Sum(nil))
+	}
+	return out
+}
+
+// content is the related object namespace/name of group, in either hook
+// version's key form, unless it is being deleted or says another
+// namespace. One that does not decode exists, and its digest is that of
+// its bytes: a change still rolls the pods.
+func (r *Request) content(group, namespace, name string) (content, bool) {
+	var c content
+	if r.decoded != nil {
+		g := r.decoded.Related[group]
+		o, ok := g[namespace+"/"+name]
+		if !ok {
+			o, ok = g[name]
+		}
+		if !ok {
+			return c, false
+		}
+		c = content{Metadata: o.Metadata, Data: o.Data, BinaryData: o.BinaryData}
+	} else {
+		raw, ok := r.raw.Related.Named(group, namespace, name)
+		if !ok {
+			return c, false
+		}
+		if json.Unmarshal(raw, &c) != nil {
+			return content{Data: contentSum{sum: sha256.Sum256(raw), set: true}}, true
+		}
+	}
+	return c, c.Metadata.DeletionTimestamp == nil && (c.Metadata.Namespace == "" || c.Metadata.Namespace == namespace)
+}
