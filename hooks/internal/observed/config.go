@@ -1,12 +1,13 @@
 package observed
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"hash"
-	"maps"
-	"slices"
+	"sync"
 
 	"github.com/stackdome/stackdome/schema"
 )
@@ -22,8 +23,8 @@ var (
 // the parent's namespace.
 type Config struct {
 	// Digest is the hex SHA-256 of the content of every reference that rolls
-	// the pods: kind, name and, in key order, the keys and values of data
-	// and binaryData (or that the object is absent). Empty when no
+	// the pods: kind, name and the SHA-256 of its data and of its
+	// binaryData as sent (or that the object is absent). Empty when no
 	// reference rolls the pods. It is the only thing the content becomes:
 	// no value of a Secret is kept, logged or returned.
 	Digest string
@@ -39,22 +40,33 @@ type contentSum struct {
 	set bool
 }
 
-// UnmarshalJSON hashes a JSON object of strings in key order; null is an
-// empty map.
+// UnmarshalJSON hashes a JSON object of strings as it is sent, compacted:
+// Metacontroller marshals every object with Go's encoder, which writes map
+// keys sorted and escapes alike, so the same content always gives the same
+// bytes, and no key or value is ever decoded into a string of its own (a
+// ConfigMap of many keys costs no allocation per key). null is the empty
+// map.
 func (c *contentSum) UnmarshalJSON(b []byte) error {
-	var m map[string]string
-	if err := json.Unmarshal(b, &m); err != nil {
+	buf := compactBufs.Get().(*bytes.Buffer)
+	defer compactBufs.Put(buf)
+	buf.Reset()
+	if err := json.Compact(buf, b); err != nil {
 		return err
 	}
-	h := sha256.New()
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		writeField(h, k)
-		writeField(h, m[k])
+	if v := buf.Bytes(); len(v) == 0 || v[0] != '{' {
+		if string(v) != "null" {
+			return errors.New("data and binaryData must be objects of strings")
+		}
+		buf.Reset()
+		buf.WriteString("{}")
 	}
-	h.Sum(c.sum[:0])
+	c.sum = sha256.Sum256(buf.Bytes())
 	c.set = true
 	return nil
 }
+
+// compactBufs holds the buffers contentSum compacts into.
+var compactBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // writeField writes s to h with its length, so that no two sequences of
 // fields hash alike.
