@@ -2,10 +2,7 @@
 
 package e2e
 
-import (
-	"maps"
-	"testing"
-)
+import "testing"
 
 // TestAdmissionConfigFields proves the CRD admits rollOnChange on files,
 // envFrom and env entries of #20 item 2, with the core fields' wire format
@@ -18,15 +15,8 @@ func TestAdmissionConfigFields(t *testing.T) {
 	requireStackResourceCRD(t)
 	ns := newNamespace(t)
 	path := "/apis/stackdome.io/v1alpha1/namespaces/" + ns + "/stackresources?dryRun=All"
-	with := func(edits obj) obj {
-		s := obj{"type": "Service", "image": "example.invalid/app:1", "ports": []any{obj{"name": "http", "port": 8080}}}
-		maps.Copy(s, edits)
-		return s
-	}
-	cases := map[string]struct {
-		spec obj
-		want []string // fragments of the API server's message; none = accepted
-	}{
+	with := specWith
+	cases := map[string]admissionCase{
 		"rollOnChange on each kind of reference": {spec: with(obj{
 			"files":   []any{obj{"name": "config", "mountPath": "/etc/app", "configMap": obj{"name": "c"}, "rollOnChange": false}},
 			"envFrom": []any{obj{"configMapRef": obj{"name": "flags"}, "prefix": "FLAG_", "rollOnChange": false}, obj{"secretRef": obj{"name": "db"}}},
@@ -54,13 +44,5 @@ func TestAdmissionConfigFields(t *testing.T) {
 			want: []string{"envFrom", "array"},
 		},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			_, err := suite.cluster.kube.create(t.Context(), path, obj{
-				"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
-				"metadata": obj{"name": "bad"}, "spec": tc.spec,
-			})
-			checkRefusal(t, err, tc.want)
-		})
-	}
+	tryAdmission(t, path, cases)
 }

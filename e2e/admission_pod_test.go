@@ -2,10 +2,7 @@
 
 package e2e
 
-import (
-	"maps"
-	"testing"
-)
+import "testing"
 
 // TestAdmissionPodFields proves the CRD refuses, at admission and in words a
 // user understands, every wrong drain, scratch, shm and migration of #20
@@ -16,22 +13,10 @@ func TestAdmissionPodFields(t *testing.T) {
 	requireStackResourceCRD(t)
 	ns := newNamespace(t)
 	path := "/apis/stackdome.io/v1alpha1/namespaces/" + ns + "/stackresources?dryRun=All"
-	with := func(edits obj) obj {
-		s := obj{"type": "Service", "image": "example.invalid/app:1", "ports": []any{obj{"name": "http", "port": 8080}}}
-		maps.Copy(s, edits)
-		for key, v := range edits {
-			if v == nil {
-				delete(s, key)
-			}
-		}
-		return s
-	}
+	with := specWith
 	tmp := obj{"name": "tmp", "mountPath": "/tmp", "sizeLimit": "64Mi"}
 	file := obj{"name": "config", "mountPath": "/etc/app", "configMap": obj{"name": "c"}}
-	cases := map[string]struct {
-		spec obj
-		want []string // fragments of the API server's message; none = accepted
-	}{
+	cases := map[string]admissionCase{
 		"scratch, shm and a migration": {spec: with(obj{
 			"scratch":   []any{tmp, obj{"name": "cache", "mountPath": "/var/cache/app", "sizeLimit": "1Gi"}},
 			"shm":       obj{"sizeLimit": "256Mi"},
@@ -132,13 +117,5 @@ func TestAdmissionPodFields(t *testing.T) {
 			want: []string{"spec.migration.command", "must be of type array"},
 		},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			_, err := suite.cluster.kube.create(t.Context(), path, obj{
-				"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
-				"metadata": obj{"name": "bad"}, "spec": tc.spec,
-			})
-			checkRefusal(t, err, tc.want)
-		})
-	}
+	tryAdmission(t, path, cases)
 }

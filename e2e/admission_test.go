@@ -19,23 +19,8 @@ func TestAdmission(t *testing.T) {
 	k := suite.cluster.kube
 	path := "/apis/stackdome.io/v1alpha1/namespaces/" + ns + "/stackresources?dryRun=All"
 
-	valid := func() obj {
-		return obj{
-			"type":  "Service",
-			"image": "example.invalid/app:1",
-			"ports": []any{obj{"name": "http", "port": 8080}},
-		}
-	}
-	with := func(edits obj) obj {
-		s := valid()
-		maps.Copy(s, edits)
-		for key, v := range edits {
-			if v == nil {
-				delete(s, key)
-			}
-		}
-		return s
-	}
+	valid := func() obj { return specWith(nil) }
+	with := specWith
 	ports := func(ps ...obj) []any {
 		out := make([]any, len(ps))
 		for i, p := range ps {
@@ -44,10 +29,7 @@ func TestAdmission(t *testing.T) {
 		return out
 	}
 
-	cases := map[string]struct {
-		spec obj
-		want []string // fragments of the API server's message; none = accepted
-	}{
+	cases := map[string]admissionCase{
 		"valid spec is accepted": {spec: valid()},
 		"duplicate port names": {
 			spec: with(obj{"ports": ports(obj{"name": "http", "port": 8080}, obj{"name": "http", "port": 8081})}),
@@ -164,16 +146,7 @@ func TestAdmission(t *testing.T) {
 			want: []string{"podAnnotations cannot set stackdome.io/revision"},
 		},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			_, err := k.create(t.Context(), path, obj{
-				"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
-				"metadata": obj{"name": "bad"},
-				"spec":     tc.spec,
-			})
-			checkRefusal(t, err, tc.want)
-		})
-	}
+	tryAdmission(t, path, cases)
 	names := map[string][]string{
 		"shop":                  nil,
 		"my.app":                {"metadata.name must be a DNS label of at most 51 characters"},
@@ -207,6 +180,41 @@ func TestAdmission(t *testing.T) {
 
 // checkRefusal fails unless err is the API server's 422 Invalid whose message
 // holds every fragment of want, or, with want empty, unless err is nil.
+// admissionCase is a spec tried at admission and fragments of the API
+// server's message refusing it; none: it is admitted.
+type admissionCase struct {
+	spec obj
+	want []string
+}
+
+// specWith is a valid spec (a Service of one port) with edits over it; an
+// edit to nil removes the field.
+func specWith(edits obj) obj {
+	s := obj{"type": "Service", "image": "example.invalid/app:1", "ports": []any{obj{"name": "http", "port": 8080}}}
+	maps.Copy(s, edits)
+	for key, v := range edits {
+		if v == nil {
+			delete(s, key)
+		}
+	}
+	return s
+}
+
+// tryAdmission creates, at the collection path (a dry run), a StackResource
+// "bad" of each case's spec, and checks the refusal or admission it wants.
+func tryAdmission(t *testing.T, path string, cases map[string]admissionCase) {
+	t.Helper()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := suite.cluster.kube.create(t.Context(), path, obj{
+				"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
+				"metadata": obj{"name": "bad"}, "spec": tc.spec,
+			})
+			checkRefusal(t, err, tc.want)
+		})
+	}
+}
+
 func checkRefusal(t *testing.T, err error, want []string) {
 	t.Helper()
 	{
