@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -88,14 +87,8 @@ func deletePodUnderLoad(t *testing.T, tr *traefik, rel *pagesRelease, hook *stac
 	var servers []*http.Server
 	port := 0
 	for _, ip := range ips {
-		ln, err := suite.host.listen(net.JoinHostPort(ip.String(), strconv.Itoa(port)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		port = ln.Addr().(*net.TCPAddr).Port
-		srv := &http.Server{Handler: http.HandlerFunc(appHandler), ReadHeaderTimeout: 5 * time.Second}
-		go srv.Serve(ln)
-		t.Cleanup(func() { srv.Close() })
+		var srv *http.Server
+		port, srv = suite.host.serve(t, ip.String(), port, appHandler)
 		servers = append(servers, srv)
 	}
 	spec := obj{"type": "Service", "image": "example.invalid/checkout:1", "replicas": 2, "host": appHost,

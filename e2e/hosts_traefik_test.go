@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -37,16 +36,9 @@ func TestPlainHTTPNeverLandsOnTheCatchAll(t *testing.T) {
 	rel := newPagesRelease(t, "stackdome")
 	rel.install(t, "")
 
-	ln, err := host.listen(net.JoinHostPort(guest, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	port, _ := host.serve(t, guest, 0, func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "app %s %s", r.Host, r.URL.Path)
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	})
 
 	hook := startStackdome(t, rel.hookFlags()...)
 	mc := &metacontroller{kube: k, hook: hook, controller: rel.compositeController(), afterWrite: func(ctx context.Context) error { return routable(ctx, ns) }}

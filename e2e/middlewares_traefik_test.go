@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -39,18 +38,12 @@ func TestTeamMiddlewaresThroughTraefik(t *testing.T) {
 	rel := newPagesRelease(t, "stackdome")
 	rel.install(t, "")
 
-	ln, err := host.listen(net.JoinHostPort(guest, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	port, _ := host.serve(t, guest, 0, func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/status/503") {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
 		fmt.Fprintf(w, "ledger %s", r.URL.Path)
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	})
 
 	mwPath := "/apis/traefik.io/v1alpha1/namespaces/" + ns + "/middlewares"
 	headerMiddleware := func(name, header string) {
@@ -68,7 +61,7 @@ func TestTeamMiddlewaresThroughTraefik(t *testing.T) {
 		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": appName},
 		"spec": obj{"type": "Service", "image": "example.invalid/ledger:1", "host": appHost,
 			"middlewares": []any{obj{"name": "team-headers"}, obj{"name": "late-headers"}},
-			"ports":       []any{obj{"name": "http", "port": ln.Addr().(*net.TCPAddr).Port, "public": true}}},
+			"ports":       []any{obj{"name": "http", "port": port, "public": true}}},
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -199,6 +201,21 @@ func (h *testHost) inside(argv ...string) []string {
 func (h *testHost) startProc(dir, name, bin string, args ...string) (*proc, error) {
 	argv := h.inside(append([]string{bin}, args...)...)
 	return startProc(dir, name, argv[0], argv[1:]...)
+}
+
+// serve answers HTTP with handler on the test host at address ip, on port
+// (0: one the kernel picks), until the test ends: an app's container as the
+// pod's address reaches it. It returns the port and the server.
+func (h *testHost) serve(t *testing.T, ip string, port int, handler http.HandlerFunc) (int, *http.Server) {
+	t.Helper()
+	ln, err := h.listen(net.JoinHostPort(ip, strconv.Itoa(port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: handler}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().(*net.TCPAddr).Port, srv
 }
 
 // listen opens a TCP listener inside the test host: the socket is made on

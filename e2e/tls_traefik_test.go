@@ -45,19 +45,12 @@ func TestRoutesThroughTraefik(t *testing.T) {
 	// path it was asked for, and 503 to a path ending in /status/503.
 	ports := map[string]int{}
 	for _, name := range []string{"http", "admin", "api"} {
-		ln, err := host.listen(net.JoinHostPort(guest, "0"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports[name] = ln.Addr().(*net.TCPAddr).Port
-		srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ports[name], _ = host.serve(t, guest, 0, func(w http.ResponseWriter, r *http.Request) {
 			if strings.HasSuffix(r.URL.Path, "/status/503") {
 				w.WriteHeader(http.StatusServiceUnavailable)
 			}
 			fmt.Fprintf(w, "%s %s", name, r.URL.Path)
-		})}
-		go srv.Serve(ln)
-		t.Cleanup(func() { srv.Close() })
+		})
 	}
 	hook := startStackdome(t, rel.hookFlags("--entry-points", "websecure", "--http-entry-point", "web")...)
 	mc := &metacontroller{kube: k, hook: hook, controller: rel.compositeController(), afterWrite: func(ctx context.Context) error { return routable(ctx, ns) }}
