@@ -83,7 +83,7 @@ helm repo update traefik`,
 	},
 	{
 		doc: `helm install traefik traefik/traefik --version 41.5.0 --namespace traefik --create-namespace \
-  --set service.type=NodePort --set ports.web.nodePort=30080 --set ports.websecure.nodePort=30443
+  --set service.spec.type=NodePort --set ports.web.nodePort=30080 --set ports.websecure.nodePort=30443
 kubectl -n traefik rollout status deployment/traefik --timeout=5m
 TRAEFIK=127.0.0.1`,
 		shell: `kubectl apply --server-side -f "$E2E_TRAEFIK_CRDS"
