@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"github.com/stackdome/stackdome/schema"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -212,7 +213,7 @@ func badInputs(tb testing.TB) map[string]badInput {
 		return []byte(minimal(valid) + `,"children":{"Service.v1":{"t":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}}}`)
 	}
 	in := func(body string, code int, answer string) badInput { return badInput{[]byte(body), code, answer} }
-	return map[string]badInput{
+	out := map[string]badInput{
 		"malformed json":           in(`{"parent":`, 400, "decoding request: unexpected end of JSON input"),
 		"not an object":            in(`[1,2]`, 400, "decoding request: field : cannot use a JSON array"),
 		"empty body":               in(``, 400, "decoding request: unexpected end of JSON input"),
@@ -241,6 +242,17 @@ func badInputs(tb testing.TB) map[string]badInput {
 		"spec missing":             in(`{"parent":{"kind":"StackResource","metadata":{"name":"t"}}}`, 200, "spec is missing"),
 		"bad quantity":             in(minimal(`{"type":"StatefulService","image":"i","storage":{"size":"lots","mountPath":"/d"}}`)+`}`, 200, "quantities must match"),
 		"every spec rule broken":   in(minimal(`{"type":"Job","image":" ","ports":[{"name":"HTTP_1","port":0,"public":true},{"name":"HTTP_1","port":0}],"host":"-x-","storage":{"size":"0","mountPath":"d"}}`)+`}`, 200, "spec.image is required"),
+		"invalid spec, unkeepable": in(minimal(`{"type":"Service"}`)+`,"children":{"Deployment.apps/v1":{"t":{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"t"}}}}}`, 422, "cannot be kept"),
+	}
+	maps.Copy(out, keptInputs(tb))
+	return out
+}
+
+// keptInputs are the bad-input classes of an invalid spec whose running
+// children cannot be rebuilt from what they carry (#25): made from the
+// golden invalid-spec-running request, whose children are all keepable.
+func keptInputs(tb testing.TB) map[string]badInput {
+	return map[string]badInput{
 		// #25: an annotation is kept only as the observed child's own, whole.
 		"invalid spec, annotation names another child": {tamperLastApplied(tb, "invalid-spec-running", "Deployment.apps/v1", func(la string) string {
 			return strings.Replace(la, `"name":"billing","namespace"`, `"name":"other","namespace"`, 1)
@@ -256,7 +268,6 @@ func badInputs(tb testing.TB) map[string]badInput {
 		}), 422, `data after the JSON object`},
 		// #25: under server-side apply no child carries the annotation.
 		"invalid spec, server-side applied": {serverSideApplied(tb, "invalid-spec-running"), 422, `has no metacontroller.k8s.io/last-applied-configuration annotation to rebuild it from (Metacontroller's --apply-strategy=server-side-apply writes none)`},
-		"invalid spec, unkeepable": in(minimal(`{"type":"Service"}`)+`,"children":{"Deployment.apps/v1":{"t":{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"t"}}}}}`, 422, "cannot be kept"),
 	}
 }
 

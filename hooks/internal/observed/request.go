@@ -150,9 +150,9 @@ type LastApplied struct {
 	// Name and Namespace are the observed child's own metadata: what
 	// Metacontroller matches the desired children against.
 	Name, Namespace string
-	Config     string // the annotation's value
-	Found      bool   // the child carries the annotation
-	Err        error  // the child's metadata does not decode
+	Config          string // the annotation's value
+	Found           bool   // the child carries the annotation
+	Err             error  // the child's metadata does not decode
 }
 
 // AnnotationLastApplied is Metacontroller's annotation holding, on every
