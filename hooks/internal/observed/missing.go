@@ -28,11 +28,26 @@ func (r *Request) Missing(namespace string, want []ChildRef) []ChildRef {
 		if !r.hasGroup(c.Group()) {
 			continue
 		}
-		if _, found, _ := r.child(c.Group(), namespace, c.Name); !found {
+		if !r.has(c.Group(), namespace, c.Name) {
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// has says the request observes the child of group under either hook
+// version's key, without decoding it.
+func (r *Request) has(group, namespace, name string) bool {
+	if r.decoded != nil {
+		g := r.decoded.Children[group]
+		_, ok := g[name]
+		if !ok {
+			_, ok = g[namespace+"/"+name]
+		}
+		return ok
+	}
+	_, ok := r.raw.Children.Named(group, namespace, name)
+	return ok
 }
 
 // hasGroup says the request's children carry an entry for group.
