@@ -223,7 +223,6 @@ func (v *Verifier) Run(ctx context.Context) {
 // its backoff has not passed (the caller keeps using that Result), or after
 // Run returned; each refusal is counted by reason. j.Ports is copied.
 func (v *Verifier) Enqueue(j Job) bool {
-	now := v.Now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.stopped {
@@ -235,7 +234,7 @@ func (v *Verifier) Enqueue(j Job) bool {
 		return false
 	}
 	if e := v.entries[object{j.Key.Namespace, j.Key.Name}]; e != nil && e.backoff > 0 &&
-		e.rev == j.Key.Revision && e.res.IP == j.IP && now.Before(e.notBefore) {
+		e.rev == j.Key.Revision && e.res.IP == j.IP && v.Now().Before(e.notBefore) {
 		v.m.refusedBackoff.Inc()
 		return false
 	}
