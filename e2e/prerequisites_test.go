@@ -48,7 +48,8 @@ func TestChartRefusesMissingPrerequisites(t *testing.T) {
 	)
 	install := func(t *testing.T, want string) {
 		t.Helper()
-		out, err := helmOn(ctx, c.kubeconfig, "install", "stackdome", chart, "--namespace", "stackdome", "--create-namespace", "--timeout", "2m")
+		out, err := helmOn(ctx, c.kubeconfig, "install", "stackdome", chart, "--namespace", "stackdome", "--create-namespace", "--timeout", "2m",
+			"--set", "podCIDRs={10.244.0.0/16}")
 		got := ""
 		if err != nil {
 			m := regexp.MustCompile(`execution error at \([^)]*\): (.*)`).FindSubmatch(out)

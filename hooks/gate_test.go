@@ -50,7 +50,7 @@ func TestGateEndToEnd(t *testing.T) {
 	livePort := live.Addr().(*net.TCPAddr).Port
 
 	clock := &fakeClock{now: testNow}
-	v := portcheck.New(portcheck.Config{Workers: 4, DialTimeout: time.Second, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	v := portcheck.New(portcheck.Config{Workers: 4, DialTimeout: time.Second, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, AllowLoopback: true})
 	v.Now = clock.Now
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -103,6 +103,9 @@ resolve fail here, before anything is applied. Included by every template that
 depends on them.
 */}}
 {{- define "stackdome.validate" -}}
+{{- if not .Values.podCIDRs -}}
+{{- fail "podCIDRs is required: the cluster's pod network CIDR(s), the only addresses stackdome dials (--dial-allow). Find them with: kubectl get nodes -o jsonpath='{.items[*].spec.podCIDRs}' (kind, kubeadm, flannel: 10.244.0.0/16; k3s, RKE2: 10.42.0.0/16; Calico: its IPPool, kubectl get ippools -o jsonpath='{.items[*].spec.cidr}', default 192.168.0.0/16; EKS with the VPC CNI: the VPC's or pod subnets' CIDRs, aws ec2 describe-subnets; GKE: the cluster's Pod IPv4 range, gcloud container clusters describe CLUSTER --format='value(clusterIpv4Cidr)'). Then pass --set 'podCIDRs={10.244.0.0/16}' (docs/install.md, Prerequisites, item 4)" -}}
+{{- end -}}
 {{- $p := .Values.ports -}}
 {{- if or (eq (int $p.hooks) (int $p.errorPages)) (eq (int $p.hooks) (int $p.metrics)) (eq (int $p.errorPages) (int $p.metrics)) -}}
 {{- fail (printf "ports.hooks (%d), ports.errorPages (%d) and ports.metrics (%d) must all differ: each of stackdome's servers binds a port of its own, and the NetworkPolicy opens each to a different audience" (int $p.hooks) (int $p.errorPages) (int $p.metrics)) -}}

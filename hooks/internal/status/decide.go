@@ -113,7 +113,7 @@ func Decide(cfg Config, p *observed.Parent, spec schema.Spec, rev string, obs ob
 		st.URL = "https://" + hosts[0]
 	}
 	st.PortCheck = f.portCheck(r, p.Status, st)
-	out := Outcome{Status: st, Jobs: r.jobs}
+	out := Outcome{Status: bound(st), Jobs: r.jobs}
 	if r.requeue {
 		out.Resync = cfg.VerdictRequeue
 	}
