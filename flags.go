@@ -17,6 +17,7 @@ import (
 type config struct {
 	listen, errorPagesListen string
 	metricsListen            string
+	brandsFile               string
 	hooks                    hooks.Config
 	portRecheck, dialTimeout time.Duration
 	verdictTTL               time.Duration
@@ -96,6 +97,7 @@ func defineFlags(cmd string, c *config, raw *rawFlags, stderr io.Writer) *flag.F
 func defineServerFlags(fs *flag.FlagSet, c *config, raw *rawFlags) {
 	fs.StringVar(&c.listen, "listen", ":8080", "address of the hooks, /healthz and /readyz")
 	fs.StringVar(&c.errorPagesListen, "error-pages-listen", ":8082", "address of the error pages (pages only)")
+	fs.StringVar(&c.brandsFile, "brands-file", "", "JSON file of the error pages' brands (the chart's errorPages.brands); empty: stackdome's own brand")
 	fs.StringVar(&c.metricsListen, "metrics-listen", ":8081", "address of GET /metrics (metrics only)")
 	fs.StringVar(&c.logFormat, "log-format", "json", "log format: json or text")
 	fs.StringVar(&raw.logLevel, "log-level", "info", "log level: debug, info, warn or error")
