@@ -980,6 +980,14 @@ def main():
                                   "envFrom": [{"configMapRef": {"name": "search-settings"}}, {"secretRef": {"name": "search-key"}}]})
     cases["config-missing"] = converge(request(p))
 
+    # 41. A brand: the app picks the platform's brand acme-pay, and its errors
+    # Middleware asks the page server for it in the page's query
+    # (/_errors/{status}?brand=acme-pay); the routes are as without one.
+    p, _ = new("pay", "payments", {"type": "Service", "image": "ghcr.io/acme/pay:4.2", "host": "pay.example.com",
+                                   "ports": [{"name": "http", "port": 8080, "public": True}],
+                                   "errorPages": {"enabled": True, "brand": "acme-pay"}})  # enabled as the API server defaults it
+    cases["error-pages-brand"] = converge(request(p, observe_all(p, settled(p), 0, None)))
+
     for case, req in cases.items():
         write(case, req)
     print("wrote %d cases to %s" % (len(cases), OUT))

@@ -39,6 +39,15 @@ func (s Spec) ErrorPagesEnabled() bool {
 	return s.ErrorPages == nil || s.ErrorPages.Enabled == nil || *s.ErrorPages.Enabled
 }
 
+// ErrorPagesBrand is the brand the spec's pages are drawn in, "" for the
+// platform's default.
+func (s Spec) ErrorPagesBrand() string {
+	if s.ErrorPages == nil {
+		return ""
+	}
+	return s.ErrorPages.Brand
+}
+
 // PrimaryPort returns the port the synthesized readiness probe targets: the
 // first public port, else the first port. ok is false without ports.
 func (s Spec) PrimaryPort() (p Port, ok bool) {

@@ -218,12 +218,23 @@ type Storage struct {
 }
 
 // ErrorPages controls the branded error pages.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.brand) || !has(self.enabled) || self.enabled",message="errorPages.brand needs errorPages.enabled: a brand is drawn only on the branded pages"
 type ErrorPages struct {
 	// Enabled sends 5xx answers of this resource's public routes to the
 	// branded pages; default true.
 	// +kubebuilder:default=true
 	// +optional
 	Enabled *bool `json:"enabled,omitempty"`
+	// Brand names one of the platform's brands (the chart's
+	// errorPages.brands) to draw the pages in; the errors Middleware asks
+	// for it. Unset, or a name the platform does not have: its default
+	// brand.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	Brand string `json:"brand,omitempty"`
 }
 
 // MiddlewareRef names a Traefik Middleware of the resource's namespace.

@@ -1,0 +1,33 @@
+//go:build e2e
+
+package e2e
+
+import "testing"
+
+// TestAdmissionPlatformFields runs the fields of #26 through the real API
+// server (a dry run): what the CRD admits and what it refuses, in the words
+// schema.Validate uses for the same rule (schema/validate_brand_test.go).
+func TestAdmissionPlatformFields(t *testing.T) {
+	requireStackResourceCRD(t)
+	ns := newNamespace(t)
+	path := "/apis/stackdome.io/v1alpha1/namespaces/" + ns + "/stackresources?dryRun=All"
+	public := obj{"host": "a.example.com", "ports": []any{obj{"name": "http", "port": 8080, "public": true}}}
+	with := func(edits obj) obj {
+		s := specWith(public)
+		for k, v := range edits {
+			s[k] = v
+		}
+		return s
+	}
+	cases := map[string]admissionCase{
+		"a brand":                  {spec: with(obj{"errorPages": obj{"brand": "acme-pay"}})},
+		"a brand with pages on":    {spec: with(obj{"errorPages": obj{"enabled": true, "brand": "acme-pay"}})},
+		"a brand name with markup": {spec: with(obj{"errorPages": obj{"brand": "<b>acme</b>"}}), want: []string{"spec.errorPages.brand", "should match"}},
+		"a query in the brand":     {spec: with(obj{"errorPages": obj{"brand": "acme&brand=x"}}), want: []string{"spec.errorPages.brand", "should match"}},
+		"a brand too long": {spec: with(obj{"errorPages": obj{"brand": "a234567890123456789012345678901234567890123456789012345678901234"}}),
+			want: []string{"spec.errorPages.brand", "may not be more than 63"}},
+		"a brand with pages off": {spec: with(obj{"errorPages": obj{"enabled": false, "brand": "acme"}}),
+			want: []string{"errorPages.brand needs errorPages.enabled"}},
+	}
+	tryAdmission(t, path, cases)
+}
