@@ -103,7 +103,7 @@ func TestBrandValuesRejected(t *testing.T) {
 	}{
 		"a name with markup":      {set: []string{"errorPages.brands[0].name=acme", "errorPages.brands[0].displayName=<b>Acme</b>"}, want: "at '/errorPages/brands/0/displayName'"},
 		"a colour not a colour":   {set: append(base, "errorPages.brands[0].colors.dark.accent=red"), want: "at '/errorPages/brands/0/colors/dark/accent'"},
-		"a logo too large":        {set: append(base, "errorPages.brands[0].logo.svg=<svg>"+strings.Repeat("x", 8192)+"</svg>"), want: "at '/errorPages/brands/0/logo/svg'"},
+		"a logo too large":        {set: append(base, "errorPages.brands[0].logo.svg=<svg>"+strings.Repeat("x", 4096)+"</svg>"), want: "at '/errorPages/brands/0/logo/svg'"},
 		"a logo that is no image": {set: append(base, "errorPages.brands[0].logo.svg=<html/>"), want: "at '/errorPages/brands/0/logo/svg'"},
 		"a key not a DNS label":   {set: []string{"errorPages.brands[0].name=Acme Pay", "errorPages.brands[0].displayName=A"}, want: "at '/errorPages/brands/0/name'"},
 		"a support script link":   {set: append(base, "errorPages.brands[0].support.url=javascript:x"), want: "at '/errorPages/brands/0/support/url'"},

@@ -85,11 +85,14 @@ type PageText struct {
 }
 
 // Limits of a brand file. A page is rendered for every code and brand at
-// start-up and held in memory (about 200 × (3.5 KiB + 4/3 of the logo) a
-// brand), so both the logo and the number of brands are bounded.
+// start-up and held in memory twice (with and without the request-id slot):
+// about 200 × 2 × (3.6 KiB + 4/3 of the logo) a brand, 1.6 MB for the
+// brands of testdata/brands.json (BenchmarkServeBranded), at most ≈ 3.6 MB
+// with a 4 KiB logo, ≈ 29 MB for 8 such brands. So both the logo and the
+// number of brands are bounded.
 const (
-	MaxBrands          = 16
-	MaxLogoBytes       = 8 << 10 // the SVG text or the decoded PNG
+	MaxBrands          = 8
+	MaxLogoBytes       = 4 << 10 // the SVG text or the decoded PNG
 	MaxDisplayNameLen  = 64
 	MaxTitleLen        = 120
 	MaxTextLen         = 400
