@@ -43,6 +43,7 @@ type httpLimits struct {
 // turns into config fields.
 type rawFlags struct {
 	entryPoints, dialAllow, logLevel, now string
+	defaultRequests, defaultLimits        string
 	errorServicePort                      int
 	podSecurityDefaults                   bool
 }
@@ -124,6 +125,8 @@ func defineHookFlags(fs *flag.FlagSet, c *config, raw *rawFlags, defaults hooks.
 	fs.IntVar(&raw.errorServicePort, "error-service-port", int(defaults.ErrorService.Port), "port of the error-page Service")
 	fs.BoolVar(&raw.podSecurityDefaults, "pod-security-defaults", !defaults.NoPodSecurityDefaults, "give every pod the Pod Security restricted security context (runAsNonRoot, RuntimeDefault seccomp, no privilege escalation, all capabilities dropped) wherever its spec sets no field of its own")
 	fs.StringVar(&c.hooks.DefaultCertResolver, "tls-cert-resolver", defaults.DefaultCertResolver, "Traefik certificate resolver of a StackResource whose tls names neither a Secret nor a resolver; empty: the entry point's default certificate")
+	fs.StringVar(&raw.defaultRequests, "default-requests", "", "requests of an app whose spec sets no resources, e.g. cpu=100m,memory=128Mi (empty: none)")
+	fs.StringVar(&raw.defaultLimits, "default-limits", "", "limits of an app whose spec sets no resources, e.g. memory=256Mi (empty: none)")
 	fs.StringVar(&c.hooks.HTTPEntryPoint, "http-entry-point", defaults.HTTPEntryPoint, "plain-HTTP Traefik entry point on which requests to a TLS route's host are redirected to HTTPS, and an app without tls is routed as it is")
 }
 

@@ -229,6 +229,12 @@ func TestValidate(t *testing.T) {
 		"dial-queue":           {args: []string{"--dial-queue", "0"}, want: "--dial-workers and --dial-queue must be at least 1"},
 		"durations in order":   {args: []string{"--boot-grace", "0s", "--dial-timeout", "0s", "--port-check-grace", "0s"}, want: "--port-check-grace 0s: must be positive"},
 		"first check first":    {args: []string{"--log-format", "xml", "--dial-allow", "x"}, want: `--dial-allow: parsing --dial-allow entry "x" (want a CIDR such as 10.0.0.0/8): netip.ParsePrefix("x"): no '/'`},
+		"default requests":     {args: []string{"--default-requests", "cpu=100m,memory=128Mi", "--default-limits", "memory=128Mi"}, want: "<nil>"},
+		"default not a pair":   {args: []string{"--default-requests", "100m"}, want: `--default-requests: "100m": want name=quantity, e.g. cpu=100m`},
+		"default not a size":   {args: []string{"--default-limits", "memory=lots"}, want: "--default-limits: memory: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
+		"default zero":         {args: []string{"--default-requests", "cpu=0"}, want: "--default-requests: cpu=0: must be positive"},
+		"default twice":        {args: []string{"--default-requests", "cpu=1,cpu=2"}, want: "--default-requests: cpu given twice"},
+		"request over limit":   {args: []string{"--default-requests", "memory=1Gi", "--default-limits", "memory=512Mi"}, want: "--default-requests memory=1Gi: more than --default-limits memory=512Mi; the API server would refuse every pod"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

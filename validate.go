@@ -6,6 +6,9 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // validate completes c from the flags kept raw and checks every setting,
@@ -61,7 +64,47 @@ func validate(c *config, raw rawFlags) error {
 	if c.dialWorkers < 1 || c.dialQueue < 1 {
 		return errors.New("--dial-workers and --dial-queue must be at least 1")
 	}
+	if c.hooks.DefaultResources.Requests, err = parseResources(raw.defaultRequests); err != nil {
+		return fmt.Errorf("--default-requests: %w", err)
+	}
+	if c.hooks.DefaultResources.Limits, err = parseResources(raw.defaultLimits); err != nil {
+		return fmt.Errorf("--default-limits: %w", err)
+	}
+	for name, req := range c.hooks.DefaultResources.Requests {
+		if lim, ok := c.hooks.DefaultResources.Limits[name]; ok && req.Cmp(lim) > 0 {
+			return fmt.Errorf("--default-requests %s=%s: more than --default-limits %s=%s; the API server would refuse every pod", name, req.String(), name, lim.String())
+		}
+	}
 	return nil
+}
+
+// parseResources parses --default-requests and --default-limits:
+// name=quantity pairs, comma separated ("cpu=100m,memory=128Mi"), each name
+// once and each quantity positive. Empty gives nil.
+func parseResources(csv string) (corev1.ResourceList, error) {
+	var out corev1.ResourceList
+	for _, item := range splitList(csv) {
+		name, value, ok := strings.Cut(item, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, fmt.Errorf("%q: want name=quantity, e.g. cpu=100m", item)
+		}
+		q, err := resource.ParseQuantity(strings.TrimSpace(value))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if q.Sign() <= 0 {
+			return nil, fmt.Errorf("%s=%s: must be positive", name, value)
+		}
+		if out == nil {
+			out = corev1.ResourceList{}
+		}
+		if _, dup := out[corev1.ResourceName(name)]; dup {
+			return nil, fmt.Errorf("%s given twice", name)
+		}
+		out[corev1.ResourceName(name)] = q
+	}
+	return out, nil
 }
 
 // splitList splits a comma-separated flag value, trimming blanks and

@@ -477,6 +477,8 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 				"--http-entry-point=http",
 				"--tls-cert-resolver=letsencrypt",
 				"--pod-security-defaults=false",
+				"--default-requests=cpu=100m,memory=128Mi",
+				"--default-limits=cpu=1,memory=256Mi",
 				"--error-service-name=stackdome-error-pages",
 				"--error-service-namespace=stackdome",
 				"--error-service-port=8090",

@@ -3,6 +3,8 @@ package hooks
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/stackdome/stackdome/hooks/internal/children"
 	"github.com/stackdome/stackdome/hooks/internal/status"
 )
@@ -40,6 +42,10 @@ type Config struct {
 	// host are redirected to HTTPS, and on which an app without tls is
 	// routed as it is; default web.
 	HTTPEntryPoint string
+	// DefaultResources are the requests and limits of an app whose spec
+	// sets no resources; an app's own resources always win whole. Zero:
+	// none (the pods run BestEffort).
+	DefaultResources corev1.ResourceRequirements
 }
 
 // DefaultConfig returns the configuration of a default install. Each call
@@ -94,6 +100,7 @@ func (c Config) children() children.Config {
 		NoPodSecurityDefaults: c.NoPodSecurityDefaults,
 		DefaultCertResolver:   c.DefaultCertResolver,
 		HTTPEntryPoint:        c.HTTPEntryPoint,
+		DefaultResources:      c.DefaultResources,
 	}
 }
 

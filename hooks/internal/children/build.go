@@ -35,6 +35,9 @@ type Config struct {
 	// HTTPEntryPoint is the plain-HTTP entry point: redirected to HTTPS for
 	// a TLS app, routed as it is for an app without tls.
 	HTTPEntryPoint string
+	// DefaultResources are the app container's (and the migration's)
+	// requests and limits when the spec sets no resources; zero: none.
+	DefaultResources corev1.ResourceRequirements
 }
 
 // dataVolume is the volume of spec.storage.
