@@ -44,6 +44,7 @@ type httpLimits struct {
 type rawFlags struct {
 	entryPoints, dialAllow, logLevel, now string
 	defaultRequests, defaultLimits        string
+	stackdomePods, traefikPods            string
 	errorServicePort                      int
 	podSecurityDefaults                   bool
 }
@@ -127,6 +128,11 @@ func defineHookFlags(fs *flag.FlagSet, c *config, raw *rawFlags, defaults hooks.
 	fs.StringVar(&c.hooks.DefaultCertResolver, "tls-cert-resolver", defaults.DefaultCertResolver, "Traefik certificate resolver of a StackResource whose tls names neither a Secret nor a resolver; empty: the entry point's default certificate")
 	fs.StringVar(&raw.defaultRequests, "default-requests", "", "requests of an app whose spec sets no resources, e.g. cpu=100m,memory=128Mi (empty: none)")
 	fs.StringVar(&raw.defaultLimits, "default-limits", "", "limits of an app whose spec sets no resources, e.g. memory=256Mi (empty: none)")
+	fs.BoolVar(&c.hooks.NetworkPolicy.Default, "network-policy-default", false, "give every app whose spec.networkPolicy.enabled is unset a NetworkPolicy")
+	fs.StringVar(&c.hooks.NetworkPolicy.StackdomeNamespace, "network-policy-stackdome-namespace", defaults.NetworkPolicy.StackdomeNamespace, "namespace of stackdome's pods, which an app's NetworkPolicy admits to every declared port (the port gate)")
+	fs.StringVar(&raw.stackdomePods, "network-policy-stackdome-pods", labelString(defaults.NetworkPolicy.StackdomePods), "labels of stackdome's pods (k=v, comma separated)")
+	fs.StringVar(&c.hooks.NetworkPolicy.TraefikNamespace, "network-policy-traefik-namespace", defaults.NetworkPolicy.TraefikNamespace, "Traefik's namespace, which an app's NetworkPolicy admits to its public ports")
+	fs.StringVar(&raw.traefikPods, "network-policy-traefik-pods", "", "labels of Traefik's pods (k=v, comma separated); empty: any pod of Traefik's namespace")
 	fs.StringVar(&c.hooks.HTTPEntryPoint, "http-entry-point", defaults.HTTPEntryPoint, "plain-HTTP Traefik entry point on which requests to a TLS route's host are redirected to HTTPS, and an app without tls is routed as it is")
 }
 

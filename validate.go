@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // validate completes c from the flags kept raw and checks every setting,
@@ -70,12 +72,57 @@ func validate(c *config, raw rawFlags) error {
 	if c.hooks.DefaultResources.Limits, err = parseResources(raw.defaultLimits); err != nil {
 		return fmt.Errorf("--default-limits: %w", err)
 	}
+	if c.hooks.NetworkPolicy.StackdomePods, err = parseLabels(raw.stackdomePods); err != nil {
+		return fmt.Errorf("--network-policy-stackdome-pods: %w", err)
+	}
+	if len(c.hooks.NetworkPolicy.StackdomePods) == 0 {
+		return errors.New("--network-policy-stackdome-pods: at least one label is required: without one every pod of the namespace would be admitted as stackdome")
+	}
+	if c.hooks.NetworkPolicy.TraefikPods, err = parseLabels(raw.traefikPods); err != nil {
+		return fmt.Errorf("--network-policy-traefik-pods: %w", err)
+	}
+	for flag, ns := range map[string]string{"--network-policy-stackdome-namespace": c.hooks.NetworkPolicy.StackdomeNamespace, "--network-policy-traefik-namespace": c.hooks.NetworkPolicy.TraefikNamespace} {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			return fmt.Errorf("%s %q: %s", flag, ns, strings.Join(msgs, "; "))
+		}
+	}
 	for name, req := range c.hooks.DefaultResources.Requests {
 		if lim, ok := c.hooks.DefaultResources.Limits[name]; ok && req.Cmp(lim) > 0 {
 			return fmt.Errorf("--default-requests %s=%s: more than --default-limits %s=%s; the API server would refuse every pod", name, req.String(), name, lim.String())
 		}
 	}
 	return nil
+}
+
+// parseLabels parses k=v pairs, comma separated, each a valid label. Empty
+// gives nil.
+func parseLabels(csv string) (map[string]string, error) {
+	var out map[string]string
+	for _, item := range splitList(csv) {
+		k, v, ok := strings.Cut(item, "=")
+		if !ok {
+			return nil, fmt.Errorf("%q: want key=value", item)
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if msgs := append(validation.IsQualifiedName(k), validation.IsValidLabelValue(v)...); len(msgs) > 0 {
+			return nil, fmt.Errorf("%q: %s", item, strings.Join(msgs, "; "))
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// labelString is labels as parseLabels reads them, sorted.
+func labelString(labels map[string]string) string {
+	var pairs []string
+	for k, v := range labels {
+		pairs = append(pairs, k+"="+v)
+	}
+	slices.Sort(pairs)
+	return strings.Join(pairs, ",")
 }
 
 // parseResources parses --default-requests and --default-limits:

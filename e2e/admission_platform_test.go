@@ -28,6 +28,11 @@ func TestAdmissionPlatformFields(t *testing.T) {
 			want: []string{"spec.errorPages.brand", "may not be more than 63"}},
 		"a brand with pages off": {spec: with(obj{"errorPages": obj{"enabled": false, "brand": "acme"}}),
 			want: []string{"errorPages.brand needs errorPages.enabled"}},
+		"a NetworkPolicy":                   {spec: with(obj{"networkPolicy": obj{"enabled": true}})},
+		"no NetworkPolicy":                  {spec: with(obj{"networkPolicy": obj{"enabled": false}})},
+		"the platform's choice":             {spec: with(obj{"networkPolicy": obj{}})},
+		"networkPolicy as a boolean":        {spec: with(obj{"networkPolicy": true}), want: []string{"spec.networkPolicy", "must be of type object"}},
+		"networkPolicy.enabled as a string": {spec: with(obj{"networkPolicy": obj{"enabled": "yes"}}), want: []string{"spec.networkPolicy.enabled", "boolean"}},
 	}
 	tryAdmission(t, path, cases)
 }

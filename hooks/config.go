@@ -46,7 +46,17 @@ type Config struct {
 	// sets no resources; an app's own resources always win whole. Zero:
 	// none (the pods run BestEffort).
 	DefaultResources corev1.ResourceRequirements
+	// NetworkPolicy says where the peers of a per-app NetworkPolicy live
+	// and whether apps get one by default; the defaults are a default
+	// chart install's (release stackdome in namespace stackdome, Traefik in
+	// traefik), and the chart passes its own.
+	NetworkPolicy NetworkPolicy
 }
+
+// NetworkPolicy is where the peers of a per-app NetworkPolicy live, as the
+// platform configures them (flags the chart renders from its release and
+// values), and whether an app whose spec does not say gets one.
+type NetworkPolicy = children.NetworkPolicyConfig
 
 // DefaultConfig returns the configuration of a default install. Each call
 // returns a new value: callers may change it freely.
@@ -58,6 +68,11 @@ func DefaultConfig() Config {
 		VerdictRequeue: 10 * time.Second,
 		BootGrace:      5 * time.Minute,
 		HTTPEntryPoint: "web",
+		NetworkPolicy: NetworkPolicy{
+			StackdomeNamespace: "stackdome",
+			StackdomePods:      map[string]string{"app.kubernetes.io/name": "stackdome", "app.kubernetes.io/instance": "stackdome", "app.kubernetes.io/component": "controller"},
+			TraefikNamespace:   "traefik",
+		},
 	}
 }
 
@@ -88,6 +103,15 @@ func (c Config) withDefaults() Config {
 	if c.HTTPEntryPoint == "" {
 		c.HTTPEntryPoint = d.HTTPEntryPoint
 	}
+	if c.NetworkPolicy.StackdomeNamespace == "" {
+		c.NetworkPolicy.StackdomeNamespace = d.NetworkPolicy.StackdomeNamespace
+	}
+	if len(c.NetworkPolicy.StackdomePods) == 0 {
+		c.NetworkPolicy.StackdomePods = d.NetworkPolicy.StackdomePods
+	}
+	if c.NetworkPolicy.TraefikNamespace == "" {
+		c.NetworkPolicy.TraefikNamespace = d.NetworkPolicy.TraefikNamespace
+	}
 	return c
 }
 
@@ -101,6 +125,7 @@ func (c Config) children() children.Config {
 		DefaultCertResolver:   c.DefaultCertResolver,
 		HTTPEntryPoint:        c.HTTPEntryPoint,
 		DefaultResources:      c.DefaultResources,
+		NetworkPolicy:         c.NetworkPolicy,
 	}
 }
 

@@ -18,4 +18,5 @@ var ChildResources = []ChildResource{
 	{APIVersion: "autoscaling/v2", Resource: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler"},
 	{APIVersion: "discovery.k8s.io/v1", Resource: "endpointslices", Kind: "EndpointSlice"},
 	{APIVersion: "policy/v1", Resource: "poddisruptionbudgets", Kind: "PodDisruptionBudget"},
+	{APIVersion: "networking.k8s.io/v1", Resource: "networkpolicies", Kind: "NetworkPolicy"},
 }

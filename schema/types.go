@@ -161,6 +161,12 @@ type Spec struct {
 	// +optional
 	Middlewares []MiddlewareRef `json:"middlewares,omitempty"`
 
+	// NetworkPolicy puts a NetworkPolicy around the app's pods that admits
+	// Traefik to the public ports, stackdome to every declared port and the
+	// app's own namespace, and nothing else; unset: the platform's default.
+	// +optional
+	NetworkPolicy *NetworkPolicy `json:"networkPolicy,omitempty"`
+
 	Pod `json:",inline"`
 }
 

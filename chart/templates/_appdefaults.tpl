@@ -18,4 +18,21 @@ them.
 {{- with .Values.appDefaults.resources.limits -}}
 - "--default-limits={{ include "stackdome.resourceList" . }}"
 {{ end -}}
+{{- /* A per-app NetworkPolicy admits stackdome's own pods (this release's
+  namespace and selector labels) to every declared port, and Traefik's
+  namespace (a value: it cannot be read from the cluster) to public ones. */ -}}
+- "--network-policy-default={{ .Values.appDefaults.networkPolicy.enabled }}"
+- "--network-policy-stackdome-namespace={{ .Release.Namespace }}"
+- "--network-policy-stackdome-pods={{ include "stackdome.selectorLabels" . | fromYaml | include "stackdome.labelList" }}"
+- "--network-policy-traefik-namespace={{ .Values.appDefaults.networkPolicy.traefikNamespace }}"
+{{- with .Values.appDefaults.networkPolicy.traefikPodLabels }}
+- "--network-policy-traefik-pods={{ include "stackdome.labelList" . }}"
+{{- end }}
+{{- end -}}
+
+{{/* k=v pairs of a label map, comma separated, sorted. */}}
+{{- define "stackdome.labelList" -}}
+{{- $pairs := list -}}
+{{- range $k, $v := . }}{{ $pairs = append $pairs (printf "%s=%s" $k $v) }}{{ end -}}
+{{- join "," $pairs -}}
 {{- end -}}

@@ -38,6 +38,9 @@ type Config struct {
 	// DefaultResources are the app container's (and the migration's)
 	// requests and limits when the spec sets no resources; zero: none.
 	DefaultResources corev1.ResourceRequirements
+	// NetworkPolicy is where a per-app NetworkPolicy's peers live, and
+	// whether apps get one by default.
+	NetworkPolicy NetworkPolicyConfig
 }
 
 // dataVolume is the volume of spec.storage.
