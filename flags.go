@@ -133,6 +133,7 @@ func defineHookFlags(fs *flag.FlagSet, c *config, raw *rawFlags, defaults hooks.
 	fs.StringVar(&raw.stackdomePods, "network-policy-stackdome-pods", labelString(defaults.NetworkPolicy.StackdomePods), "labels of stackdome's pods (k=v, comma separated)")
 	fs.StringVar(&c.hooks.NetworkPolicy.TraefikNamespace, "network-policy-traefik-namespace", defaults.NetworkPolicy.TraefikNamespace, "Traefik's namespace, which an app's NetworkPolicy admits to its public ports")
 	fs.StringVar(&raw.traefikPods, "network-policy-traefik-pods", "", "labels of Traefik's pods (k=v, comma separated); empty: any pod of Traefik's namespace")
+	fs.BoolVar(&c.hooks.PodMonitors, "pod-monitors", false, "make a Prometheus Operator PodMonitor of every spec naming metrics (the CompositeController must list podmonitors)")
 	fs.StringVar(&c.hooks.HTTPEntryPoint, "http-entry-point", defaults.HTTPEntryPoint, "plain-HTTP Traefik entry point on which requests to a TLS route's host are redirected to HTTPS, and an app without tls is routed as it is")
 }
 

@@ -105,11 +105,12 @@ func TestParseFlags(t *testing.T) {
 		}},
 		"sync defaults": {cmd: "sync", want: func(c *config) { c.syncFile = "-" }},
 		"platform defaults": {cmd: "serve", args: []string{"--default-requests", "memory=128Mi,cpu=100m", "--network-policy-default",
-			"--network-policy-stackdome-namespace", "platform", "--network-policy-stackdome-pods", "app=sd", "--network-policy-traefik-namespace", "ingress", "--network-policy-traefik-pods", "app.kubernetes.io/name=traefik"},
+			"--network-policy-stackdome-namespace", "platform", "--network-policy-stackdome-pods", "app=sd", "--network-policy-traefik-namespace", "ingress", "--network-policy-traefik-pods", "app.kubernetes.io/name=traefik", "--pod-monitors"},
 			want: func(c *config) {
 				c.hooks.DefaultResources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}
 				c.hooks.NetworkPolicy = hooks.NetworkPolicy{Default: true, StackdomeNamespace: "platform", StackdomePods: map[string]string{"app": "sd"},
 					TraefikNamespace: "ingress", TraefikPods: map[string]string{"app.kubernetes.io/name": "traefik"}}
+				c.hooks.PodMonitors = true
 			}},
 	}
 	for name, tc := range tests {

@@ -34,5 +34,13 @@ func TestAdmissionPlatformFields(t *testing.T) {
 		"networkPolicy as a boolean":        {spec: with(obj{"networkPolicy": true}), want: []string{"spec.networkPolicy", "must be of type object"}},
 		"networkPolicy.enabled as a string": {spec: with(obj{"networkPolicy": obj{"enabled": "yes"}}), want: []string{"spec.networkPolicy.enabled", "boolean"}},
 	}
+	metrics := func(m obj) obj {
+		return with(obj{"ports": []any{obj{"name": "http", "port": 8080, "public": true}, obj{"name": "metrics", "port": 9090}}, "metrics": m})
+	}
+	cases["a metrics port"] = admissionCase{spec: metrics(obj{"port": "metrics"})}
+	cases["a metrics port and path"] = admissionCase{spec: metrics(obj{"port": "http", "path": "/admin/metrics"})}
+	cases["a metrics port not declared"] = admissionCase{spec: metrics(obj{"port": "prom"}), want: []string{"metrics.port must name a declared port"}}
+	cases["metrics without a port"] = admissionCase{spec: metrics(obj{"path": "/metrics"}), want: []string{"spec.metrics.port", "Required value"}}
+	cases["a metrics path not a path"] = admissionCase{spec: metrics(obj{"port": "metrics", "path": "metrics"}), want: []string{"spec.metrics.path", "should match"}}
 	tryAdmission(t, path, cases)
 }

@@ -996,6 +996,14 @@ def main():
                                   "networkPolicy": {"enabled": True}})
     cases["network-policy"] = converge(request(p, observe_all(p, settled(p), 0, None)))
 
+    # 43. The app names its metrics port: a default install has no
+    # PodMonitors (--pod-monitors=false), so nothing more is made; with
+    # them on the same request gets a PodMonitor (chart/podmonitor_test.go).
+    p, _ = new("catalog", "shop", {"type": "Service", "image": "ghcr.io/acme/catalog:2.0", "host": "catalog.example.com",
+                                   "ports": [{"name": "http", "port": 8080, "public": True}, {"name": "metrics", "port": 9090}],
+                                   "metrics": {"port": "metrics", "path": "/metrics"}})
+    cases["metrics-port"] = converge(request(p, observe_all(p, settled(p), 0, None)))
+
     for case, req in cases.items():
         write(case, req)
     print("wrote %d cases to %s" % (len(cases), OUT))

@@ -51,6 +51,11 @@ type Config struct {
 	// chart install's (release stackdome in namespace stackdome, Traefik in
 	// traefik), and the chart passes its own.
 	NetworkPolicy NetworkPolicy
+	// PodMonitors makes a Prometheus Operator PodMonitor of every spec
+	// naming metrics. Only where the cluster serves the kind and the
+	// CompositeController lists it (the chart's appDefaults.podMonitor):
+	// Metacontroller refuses a child kind it cannot watch.
+	PodMonitors bool
 }
 
 // NetworkPolicy is where the peers of a per-app NetworkPolicy live, as the
@@ -126,6 +131,7 @@ func (c Config) children() children.Config {
 		HTTPEntryPoint:        c.HTTPEntryPoint,
 		DefaultResources:      c.DefaultResources,
 		NetworkPolicy:         c.NetworkPolicy,
+		PodMonitors:           c.PodMonitors,
 	}
 }
 

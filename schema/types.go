@@ -63,6 +63,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || (has(self.resources) && has(self.resources.requests) && 'cpu' in self.resources.requests)",message="autoscaling needs resources.requests.cpu: the HorizontalPodAutoscaler measures CPU utilization against it"
 // +kubebuilder:validation:XValidation:rule="!has(self.middlewares) || (has(self.ports) && self.ports.exists(p, has(p.public) && p.public))",message="middlewares need a public port: they apply to the routes of public ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.tls) || (has(self.ports) && self.ports.exists(p, has(p.public) && p.public))",message="tls needs a public port: it applies to the routes of public ports"
+// +kubebuilder:validation:XValidation:rule="!has(self.metrics) || (has(self.ports) && self.ports.exists(p, p.name == self.metrics.port))",message="metrics.port must name a declared port"
 // +kubebuilder:validation:XValidation:rule="!has(self.files) || !has(self.storage) || !self.files.exists(f, f.mountPath == self.storage.mountPath)",message="a file's mountPath cannot be storage.mountPath"
 // +kubebuilder:validation:XValidation:rule="!has(self.scratch) || !has(self.files) || !self.scratch.exists(v, self.files.exists(f, f.mountPath == v.mountPath))",message="a scratch mountPath cannot be a file's mountPath"
 // +kubebuilder:validation:XValidation:rule="!has(self.scratch) || !has(self.storage) || !self.scratch.exists(v, v.mountPath == self.storage.mountPath)",message="a scratch mountPath cannot be storage.mountPath"
@@ -166,6 +167,11 @@ type Spec struct {
 	// app's own namespace, and nothing else; unset: the platform's default.
 	// +optional
 	NetworkPolicy *NetworkPolicy `json:"networkPolicy,omitempty"`
+
+	// Metrics names the declared port (and path) Prometheus scrapes: a
+	// PodMonitor when the platform has them on.
+	// +optional
+	Metrics *Metrics `json:"metrics,omitempty"`
 
 	Pod `json:",inline"`
 }

@@ -38,3 +38,30 @@ func TestValidateBrand(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateMetrics: spec.metrics.port must be a declared port, as the
+// CRD's rule says (e2e/admission_platform_test.go).
+func TestValidateMetrics(t *testing.T) {
+	ports := []Port{{Name: "http", Port: 8080}, {Name: "metrics", Port: 9090}}
+	tests := map[string]struct {
+		spec Spec
+		want string
+	}{
+		"a declared port": {spec: Spec{Type: TypeService, Image: "i", Ports: ports, Metrics: &Metrics{Port: "metrics"}}},
+		"with a path":     {spec: Spec{Type: TypeService, Image: "i", Ports: ports, Metrics: &Metrics{Port: "http", Path: "/admin/metrics"}}},
+		"not declared":    {spec: Spec{Type: TypeService, Image: "i", Ports: ports, Metrics: &Metrics{Port: "prom"}}, want: `invalid spec: spec.metrics.port: Not found: "prom"`},
+		"no ports at all": {spec: Spec{Type: TypeService, Image: "i", Metrics: &Metrics{Port: "metrics"}}, want: `invalid spec: spec.metrics.port: Not found: "metrics"`},
+		"no port named":   {spec: Spec{Type: TypeService, Image: "i", Ports: ports, Metrics: &Metrics{}}, want: "invalid spec: spec.metrics.port: Required value: the name of a declared port"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := ""
+			if err := Validate(tc.spec); err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Validate (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -25,6 +25,7 @@ them.
 - "--network-policy-stackdome-namespace={{ .Release.Namespace }}"
 - "--network-policy-stackdome-pods={{ include "stackdome.selectorLabels" . | fromYaml | include "stackdome.labelList" }}"
 - "--network-policy-traefik-namespace={{ .Values.appDefaults.networkPolicy.traefikNamespace }}"
+- "--pod-monitors={{ .Values.appDefaults.podMonitor.enabled }}"
 {{- with .Values.appDefaults.networkPolicy.traefikPodLabels }}
 - "--network-policy-traefik-pods={{ include "stackdome.labelList" . }}"
 {{- end }}

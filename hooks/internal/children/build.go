@@ -41,6 +41,9 @@ type Config struct {
 	// NetworkPolicy is where a per-app NetworkPolicy's peers live, and
 	// whether apps get one by default.
 	NetworkPolicy NetworkPolicyConfig
+	// PodMonitors: the cluster serves monitoring.coreos.com/v1 PodMonitors
+	// and the CompositeController lists them, so spec.metrics makes one.
+	PodMonitors bool
 }
 
 // dataVolume is the volume of spec.storage.
@@ -114,6 +117,9 @@ func Build(cfg Config, name string, spec schema.Spec, cl Claims, digest string) 
 			keepClaims(m, cl.Kept)
 		}
 		out.Children = append(out.Children, m)
+	}
+	if pm := podMonitor(cfg, name, spec); pm != nil {
+		out.Children = append(out.Children, pm)
 	}
 	return out, nil
 }
