@@ -755,6 +755,7 @@ func TestCompositeController(t *testing.T) {
 		wantPort              int32
 		wantResync            int32
 		wantTimeout           string
+		wantPodMonitors       bool // appDefaults.podMonitor.enabled lists them
 	}{
 		"defaults": {
 			in: renderCases["defaults"], wantName: "stackdome-stackdome", wantService: "stackdome", wantNamespace: "stackdome",
@@ -762,7 +763,7 @@ func TestCompositeController(t *testing.T) {
 		},
 		"all flags": {
 			in: renderCases["all flags"], wantName: "stackdome-stackdome", wantService: "stackdome", wantNamespace: "stackdome",
-			wantPort: 80, wantResync: 120, wantTimeout: "7s",
+			wantPort: 80, wantResync: 120, wantTimeout: "7s", wantPodMonitors: true,
 		},
 		"other release": {
 			in: renderCases["other release"], wantName: "platform-edge-stackdome", wantService: "edge-stackdome", wantNamespace: "platform",
@@ -789,6 +790,11 @@ func TestCompositeController(t *testing.T) {
 				{"networking.k8s.io/v1", "networkpolicies"},
 			} {
 				child := ccChild{APIVersion: c.apiVersion, Resource: c.resource}
+				child.UpdateStrategy.Method = "InPlace"
+				want.Spec.ChildResources = append(want.Spec.ChildResources, child)
+			}
+			if tc.wantPodMonitors {
+				child := ccChild{APIVersion: "monitoring.coreos.com/v1", Resource: "podmonitors"}
 				child.UpdateStrategy.Method = "InPlace"
 				want.Spec.ChildResources = append(want.Spec.ChildResources, child)
 			}
