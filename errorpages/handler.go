@@ -2,7 +2,8 @@
 // errors middleware's /_errors/{code} and the catch-all that answers 404 for
 // everything else. Every answer is rendered once at start-up, is
 // self-contained (no request leaves the page) and reflects nothing from the
-// request except a request id that matched a strict pattern.
+// request except a request id that matched a strict pattern; a ?brand= only
+// picks one of the brands rendered at start-up.
 package errorpages
 
 import (
