@@ -17,6 +17,7 @@ import (
 type config struct {
 	listen, errorPagesListen string
 	metricsListen            string
+	brandsFile               string
 	hooks                    hooks.Config
 	portRecheck, dialTimeout time.Duration
 	verdictTTL               time.Duration
@@ -43,6 +44,8 @@ type httpLimits struct {
 // turns into config fields.
 type rawFlags struct {
 	entryPoints, dialAllow, logLevel, now string
+	defaultRequests, defaultLimits        string
+	stackdomePods, traefikPods            string
 	errorServicePort                      int
 	podSecurityDefaults                   bool
 }
@@ -97,6 +100,7 @@ func defineFlags(cmd string, c *config, raw *rawFlags, stderr io.Writer) *flag.F
 func defineServerFlags(fs *flag.FlagSet, c *config, raw *rawFlags) {
 	fs.StringVar(&c.listen, "listen", ":8080", "address of the hooks, /healthz and /readyz")
 	fs.StringVar(&c.errorPagesListen, "error-pages-listen", ":8082", "address of the error pages (pages only)")
+	fs.StringVar(&c.brandsFile, "brands-file", "", "JSON file of the error pages' brands (the chart's errorPages.brands); empty: stackdome's own brand")
 	fs.StringVar(&c.metricsListen, "metrics-listen", ":8081", "address of GET /metrics (metrics only)")
 	fs.StringVar(&c.logFormat, "log-format", "json", "log format: json or text")
 	fs.StringVar(&raw.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -123,6 +127,14 @@ func defineHookFlags(fs *flag.FlagSet, c *config, raw *rawFlags, defaults hooks.
 	fs.IntVar(&raw.errorServicePort, "error-service-port", int(defaults.ErrorService.Port), "port of the error-page Service")
 	fs.BoolVar(&raw.podSecurityDefaults, "pod-security-defaults", !defaults.NoPodSecurityDefaults, "give every pod the Pod Security restricted security context (runAsNonRoot, RuntimeDefault seccomp, no privilege escalation, all capabilities dropped) wherever its spec sets no field of its own")
 	fs.StringVar(&c.hooks.DefaultCertResolver, "tls-cert-resolver", defaults.DefaultCertResolver, "Traefik certificate resolver of a StackResource whose tls names neither a Secret nor a resolver; empty: the entry point's default certificate")
+	fs.StringVar(&raw.defaultRequests, "default-requests", "", "requests of an app whose spec sets no resources, e.g. cpu=100m,memory=128Mi (empty: none)")
+	fs.StringVar(&raw.defaultLimits, "default-limits", "", "limits of an app whose spec sets no resources, e.g. memory=256Mi (empty: none)")
+	fs.BoolVar(&c.hooks.NetworkPolicy.Default, "network-policy-default", false, "give every app whose spec.networkPolicy.enabled is unset a NetworkPolicy")
+	fs.StringVar(&c.hooks.NetworkPolicy.StackdomeNamespace, "network-policy-stackdome-namespace", defaults.NetworkPolicy.StackdomeNamespace, "namespace of stackdome's pods, which an app's NetworkPolicy admits to every declared port (the port gate)")
+	fs.StringVar(&raw.stackdomePods, "network-policy-stackdome-pods", labelString(defaults.NetworkPolicy.StackdomePods), "labels of stackdome's pods (k=v, comma separated)")
+	fs.StringVar(&c.hooks.NetworkPolicy.TraefikNamespace, "network-policy-traefik-namespace", defaults.NetworkPolicy.TraefikNamespace, "Traefik's namespace, which an app's NetworkPolicy admits to its public ports")
+	fs.StringVar(&raw.traefikPods, "network-policy-traefik-pods", "", "labels of Traefik's pods (k=v, comma separated); empty: any pod of Traefik's namespace")
+	fs.BoolVar(&c.hooks.PodMonitors, "pod-monitors", false, "make a Prometheus Operator PodMonitor of every spec naming metrics (the CompositeController must list podmonitors)")
 	fs.StringVar(&c.hooks.HTTPEntryPoint, "http-entry-point", defaults.HTTPEntryPoint, "plain-HTTP Traefik entry point on which requests to a TLS route's host are redirected to HTTPS, and an app without tls is routed as it is")
 }
 

@@ -446,6 +446,11 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 				"--http-entry-point=web",
 				"--tls-cert-resolver=",
 				"--pod-security-defaults=true",
+				"--network-policy-default=false",
+				"--network-policy-stackdome-namespace=stackdome",
+				"--network-policy-stackdome-pods=app.kubernetes.io/component=controller,app.kubernetes.io/instance=stackdome,app.kubernetes.io/name=stackdome",
+				"--network-policy-traefik-namespace=traefik",
+				"--pod-monitors=false",
 				"--error-service-name=stackdome-error-pages",
 				"--error-service-namespace=stackdome",
 				"--error-service-port=8082",
@@ -477,6 +482,14 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 				"--http-entry-point=http",
 				"--tls-cert-resolver=letsencrypt",
 				"--pod-security-defaults=false",
+				"--default-requests=cpu=100m,memory=128Mi",
+				"--default-limits=cpu=1,memory=256Mi",
+				"--network-policy-default=true",
+				"--network-policy-stackdome-namespace=stackdome",
+				"--network-policy-stackdome-pods=app.kubernetes.io/component=controller,app.kubernetes.io/instance=stackdome,app.kubernetes.io/name=stackdome",
+				"--network-policy-traefik-namespace=ingress",
+				"--pod-monitors=true",
+				"--network-policy-traefik-pods=app.kubernetes.io/name=traefik",
 				"--error-service-name=stackdome-error-pages",
 				"--error-service-namespace=stackdome",
 				"--error-service-port=8090",
@@ -706,6 +719,7 @@ func TestCompositeController(t *testing.T) {
 		wantPort              int32
 		wantResync            int32
 		wantTimeout           string
+		wantPodMonitors       bool // appDefaults.podMonitor.enabled lists them
 	}{
 		"defaults": {
 			in: renderCases["defaults"], wantName: "stackdome-stackdome", wantService: "stackdome", wantNamespace: "stackdome",
@@ -713,7 +727,7 @@ func TestCompositeController(t *testing.T) {
 		},
 		"all flags": {
 			in: renderCases["all flags"], wantName: "stackdome-stackdome", wantService: "stackdome", wantNamespace: "stackdome",
-			wantPort: 80, wantResync: 120, wantTimeout: "7s",
+			wantPort: 80, wantResync: 120, wantTimeout: "7s", wantPodMonitors: true,
 		},
 		"other release": {
 			in: renderCases["other release"], wantName: "platform-edge-stackdome", wantService: "edge-stackdome", wantNamespace: "platform",
@@ -737,8 +751,14 @@ func TestCompositeController(t *testing.T) {
 				{"autoscaling/v2", "horizontalpodautoscalers"},
 				{"discovery.k8s.io/v1", "endpointslices"},
 				{"policy/v1", "poddisruptionbudgets"},
+				{"networking.k8s.io/v1", "networkpolicies"},
 			} {
 				child := ccChild{APIVersion: c.apiVersion, Resource: c.resource}
+				child.UpdateStrategy.Method = "InPlace"
+				want.Spec.ChildResources = append(want.Spec.ChildResources, child)
+			}
+			if tc.wantPodMonitors {
+				child := ccChild{APIVersion: "monitoring.coreos.com/v1", Resource: "podmonitors"}
 				child.UpdateStrategy.Method = "InPlace"
 				want.Spec.ChildResources = append(want.Spec.ChildResources, child)
 			}

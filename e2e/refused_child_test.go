@@ -27,7 +27,7 @@ import (
 func TestRefusedServiceReadsNotCreated(t *testing.T) {
 	requireStackResourceCRD(t)
 	const settle = 30 * time.Second // hooks.Config.ChildSettle's default
-	seen := &lastSyncAnswer{hook: startStackdome(t, "--verdict-requeue", "1s", "--dial-allow", "127.0.0.0/8")}
+	seen := &lastSyncAnswer{hook: startStackdome(t, "--verdict-requeue", "1s", "--dial-allow", "127.0.0.0/8", "--dial-allow-loopback")}
 	mc := &metacontroller{kube: suite.cluster.kube, hook: seen}
 	k := suite.cluster.kube
 	ns := newNamespace(t)

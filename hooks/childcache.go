@@ -37,13 +37,14 @@ const maxCachedBytes = 8 << 20
 // defaulted decoding of rawSpec) with claim templates cl, built and cached
 // when not held. Children that keep observed claim templates depend on more
 // than the spec: they are built every time, never cached.
-func (c *childCache) build(cfg children.Config, name string, rawSpec []byte, spec schema.Spec, cl children.Claims, digest string) (string, childList, error) {
+func (c *childCache) build(cfg children.Config, ns, name string, rawSpec []byte, spec schema.Spec, cl children.Claims, digest string) (string, childList, error) {
 	var b *builtChildren
 	var err error
 	if cl.Kept != nil {
-		b, err = encodeBuilt(cfg, name, spec, cl, digest)
+		b, err = encodeBuilt(cfg, ns, name, spec, cl, digest)
 	} else {
-		b, err = c.cached(name+"\x00"+digest+"\x00"+string(rawSpec), func() (*builtChildren, error) { return encodeBuilt(cfg, name, spec, cl, digest) })
+		// The namespace is in the key: the NetworkPolicy names it.
+		b, err = c.cached(ns+"\x00"+name+"\x00"+digest+"\x00"+string(rawSpec), func() (*builtChildren, error) { return encodeBuilt(cfg, ns, name, spec, cl, digest) })
 	}
 	if err != nil {
 		return "", childList{}, err
@@ -107,8 +108,8 @@ func (c *childCache) cached(key string, make func() (*builtChildren, error)) (*b
 }
 
 // encodeBuilt makes and encodes the children of name and spec.
-func encodeBuilt(cfg children.Config, name string, spec schema.Spec, cl children.Claims, digest string) (*builtChildren, error) {
-	d, err := children.Build(cfg, name, spec, cl, digest)
+func encodeBuilt(cfg children.Config, ns, name string, spec schema.Spec, cl children.Claims, digest string) (*builtChildren, error) {
+	d, err := buildOwn(cfg, ns, name, spec, cl, digest)
 	if err != nil {
 		return nil, err
 	}

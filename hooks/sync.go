@@ -73,7 +73,7 @@ func (c Config) sync(req *observed.Request, verdicts Verdicts, now time.Time, sr
 	}
 	cfg := c.children()
 	cl := children.ClaimsFor(p.Metadata.Name, p.Metadata.Namespace, spec, obs.Workload)
-	rev, own, err := src.build(cfg, p.Metadata.Name, p.RawSpec, spec, cl, obs.Config.Digest)
+	rev, own, err := src.build(cfg, p.Metadata.Namespace, p.Metadata.Name, p.RawSpec, spec, cl, obs.Config.Digest)
 	if err != nil {
 		return answer{}, fmt.Errorf("building children: %w", err)
 	}

@@ -120,6 +120,25 @@ func i64(v int64) *int64 { return &v }
 // CRD states and this table lacks fails the test, so a new marker cannot
 // land without Validate enforcing it.
 var limitCases = map[string]limitCase{
+	// A DNS label: validateBrand says so in its own words.
+	"spec.errorPages.brand maxLength": func(n int) (Spec, string) {
+		s := publicSpec()
+		s.ErrorPages = &ErrorPages{Brand: strings.Repeat("b", n)}
+		return s, "spec.errorPages.brand"
+	},
+	"spec.metrics.path maxLength": func(n int) (Spec, string) {
+		s := base()
+		s.Ports = []Port{{Name: "metrics", Port: 9090}}
+		s.Metrics = &Metrics{Port: "metrics", Path: mountPath(n, "metrics")}
+		return s, "spec.metrics.path"
+	},
+	"spec.metrics.port maxLength": func(n int) (Spec, string) {
+		s := base()
+		name := strings.Repeat("m", n)
+		s.Ports = []Port{{Name: name[:min(n, 15)], Port: 9090}}
+		s.Metrics = &Metrics{Port: name}
+		return s, "spec.metrics.port"
+	},
 	"spec.autoscaling.maxReplicas minimum": func(n int) (Spec, string) {
 		s := base()
 		s.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}

@@ -90,6 +90,8 @@ func Validate(s Spec) error {
 	errs = append(errs, validateRouting(s)...)
 	errs = append(errs, validateMiddlewares(s)...)
 	errs = append(errs, validatePod(s)...)
+	errs = append(errs, messages(validateBrand(s))...)
+	errs = append(errs, messages(validateMetrics(s))...)
 	if len(errs) == 0 {
 		return nil
 	}

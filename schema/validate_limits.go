@@ -20,6 +20,7 @@ const (
 	MaxPathLength      = 253  // spec.ports[*].path
 	MaxMountPathLength = 256  // spec.files[*], spec.scratch[*], spec.storage mountPath
 	MaxResolverLength  = 253  // spec.tls.certResolver
+	MaxPortNameLength  = 15   // spec.metrics.port (an IANA service name, as spec.ports[*].name)
 )
 
 // validateLimits checks the CRD's MaxItems, MaxLength and MaxProperties of
@@ -56,6 +57,11 @@ func validateLimits(s Spec) field.ErrorList {
 	if s.Storage != nil {
 		tooLong(spec.Child("storage", "mountPath"), s.Storage.MountPath, MaxMountPathLength)
 	}
+	if s.Metrics != nil {
+		tooLong(spec.Child("metrics", "port"), s.Metrics.Port, MaxPortNameLength)
+		tooLong(spec.Child("metrics", "path"), s.Metrics.Path, MaxPathLength)
+	}
+
 	// Items are checked only within the limit: past it the list is
 	// refused already, and a forged list must not cost one error per item.
 	for i, p := range s.Ports[:min(len(s.Ports), MaxPorts)] {
