@@ -239,7 +239,7 @@ func badInputs(tb testing.TB) map[string]badInput {
 		"name not a DNS label":     in(`{"parent":{"kind":"StackResource","metadata":{"name":"my.app"},"spec":`+valid+`}}`, 200, `invalid name \"my.app\"`),
 		"spec missing":             in(`{"parent":{"kind":"StackResource","metadata":{"name":"t"}}}`, 200, "spec is missing"),
 		"bad quantity":             in(minimal(`{"type":"StatefulService","image":"i","storage":{"size":"lots","mountPath":"/d"}}`)+`}`, 200, "quantities must match"),
-		"every spec rule broken":   in(minimal(`{"type":"Job","image":" ","ports":[{"name":"HTTP_1","port":0,"public":true},{"name":"HTTP_1","port":0}],"host":"-x-","storage":{"size":"0","mountPath":"d"}}`)+`}`, 200, "spec.image is required"),
+		"every spec rule broken":   in(minimal(`{"type":"Lambda","image":" ","ports":[{"name":"HTTP_1","port":0,"public":true},{"name":"HTTP_1","port":0}],"host":"-x-","storage":{"size":"0","mountPath":"d"}}`)+`}`, 200, "spec.image is required"),
 		"invalid spec, unkeepable": in(minimal(`{"type":"Service"}`)+`,"children":{"Deployment.apps/v1":{"t":{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"t"}}}}}`, 422, "cannot be kept"),
 	}
 }
@@ -461,7 +461,7 @@ func TestBadInputClasses(t *testing.T) {
 		"missing parent":    {`{}`, 400, "request has no parent"},
 		"parent wrong type": {`{"parent":[]}`, 400, "decoding parent"},
 		"another kind":      {`{"parent":{"kind":"Toy","metadata":{"name":"t"}}}`, 400, "not a StackResource"},
-		"invalid spec":      {minimal(`{"type":"Job"}`) + `}`, 200, `"matchLabels":{"app.kubernetes.io/instance":"t"`},
+		"invalid spec":      {minimal(`{"type":"Lambda"}`) + `}`, 200, `"matchLabels":{"app.kubernetes.io/instance":"t"`},
 	} {
 		t.Run("customize "+name, func(t *testing.T) {
 			w := post(t, router, "/customize", []byte(tc.body))

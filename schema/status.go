@@ -35,6 +35,10 @@ type Status struct {
 	// Ports is each declared port as the last verdict saw it.
 	// +optional
 	Ports []PortStatus `json:"ports,omitempty"`
+	// Run is what the runs of a Job or CronJob say; unset for the other
+	// types.
+	// +optional
+	Run *RunStatus `json:"run,omitempty"`
 }
 
 // FailureType says what kind of failure a detail records.
