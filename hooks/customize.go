@@ -31,6 +31,12 @@ import (
 //     are cluster-wide per kind, and a rule without names would send every
 //     Secret of the namespace to the hook.
 //
+//   - for a type CronJob, the Jobs its CronJob creates, by the same labels
+//     in the parent's namespace (their job template carries them): status
+//     reads the last schedule and the last successful and failed run from
+//     them, and the crash from their pods, already related by the first
+//     rule (customize_batch.go says what it costs).
+//
 // It is a function of the parent's name, namespace and spec, because
 // Metacontroller caches the answer per generation; it never answers a rule
 // without a selector, namespace or names, which would select everything.
@@ -73,6 +79,9 @@ func (c Config) Customize(req *metacontroller.CustomizeRequest) (*metacontroller
 				})
 			}
 		}
+	}
+	if p.SpecErr == nil && p.Spec.Type == schema.TypeCronJob {
+		rules = append(rules, cronJobRuns(p))
 	}
 	return &metacontroller.CustomizeResponse{RelatedResources: rules}, nil
 }

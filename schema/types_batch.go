@@ -19,6 +19,28 @@ const (
 	KindCronJob = "CronJob"
 )
 
+// JobName is the name of the Job of a type Job at spec revision rev:
+// <name>-<revision>, at most 51+1+10 characters. A changed spec or image
+// is a new revision and so a new Job, which runs; the Job of the revision
+// before, no longer returned, is deleted by Metacontroller. An unchanged
+// spec returns the same Job, unchanged, on every sync: a finished Job is
+// kept, never rerun, until the spec changes.
+func JobName(name, rev string) string { return name + "-" + rev }
+
+// LabelJobName is the label the Job controller puts on the pods of a Job,
+// naming it.
+const LabelJobName = "batch.kubernetes.io/job-name"
+
+// Reasons of a Job's or CronJob's conditions.
+const (
+	ReasonRunning          Reason = "Running"          // the Job of the revision runs
+	ReasonComplete         Reason = "Complete"         // the Job of the revision completed
+	ReasonJobFailed        Reason = "JobFailed"        // the Job (a CronJob: its last finished run) failed
+	ReasonLastRunSucceeded Reason = "LastRunSucceeded" // a CronJob's last finished run completed
+	ReasonNotYetRun        Reason = "NotYetRun"        // a CronJob no run of which has finished yet
+	ReasonSuspended        Reason = "Suspended"        // a CronJob with cronJob.suspend: no new run starts
+)
+
 // RunsToCompletion reports whether the spec's workload runs to completion
 // (type Job or CronJob) rather than serving.
 func (s Spec) RunsToCompletion() bool {

@@ -8,14 +8,6 @@ import (
 	"github.com/stackdome/stackdome/schema"
 )
 
-// JobName is the name of the Job of a type Job at spec revision rev:
-// <name>-<revision>, at most 51+1+10 characters. A changed spec or image
-// is a new revision and so a new Job, which runs; the Job of the revision
-// before, no longer returned, is deleted by Metacontroller. An unchanged
-// spec returns the same Job, unchanged, on every sync: a finished Job is
-// kept, never rerun, until the spec changes.
-func JobName(name, rev string) string { return name + "-" + rev }
-
 // jobSpec is the JobSpec of one run of tmpl with the spec's retries and
 // deadline.
 func jobSpec(spec schema.Spec, tmpl corev1.PodTemplateSpec) batchv1.JobSpec {
@@ -41,7 +33,7 @@ func jobRevision(spec schema.Spec, tmpl corev1.PodTemplateSpec) (string, error) 
 func job(name, rev string, spec schema.Spec, tmpl corev1.PodTemplateSpec) *batchv1.Job {
 	return &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: schema.KindJob},
-		ObjectMeta: objectMeta(JobName(name, rev), name),
+		ObjectMeta: objectMeta(schema.JobName(name, rev), name),
 		Spec:       jobSpec(spec, tmpl),
 	}
 }
