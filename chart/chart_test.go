@@ -773,6 +773,12 @@ func TestCompositeController(t *testing.T) {
 				child.UpdateStrategy.Method = "InPlace"
 				want.Spec.ChildResources = append(want.Spec.ChildResources, child)
 			}
+			// A Job is never updated: its name carries its revision.
+			job := ccChild{APIVersion: "batch/v1", Resource: "jobs"}
+			job.UpdateStrategy.Method = "OnDelete"
+			cron := ccChild{APIVersion: "batch/v1", Resource: "cronjobs"}
+			cron.UpdateStrategy.Method = "InPlace"
+			want.Spec.ChildResources = append(want.Spec.ChildResources, job, cron)
 			hook := func(path string) *ccHook {
 				// v2: only a sync hook at v2 receives the error-page Service of
 				// the release namespace the customize hook relates

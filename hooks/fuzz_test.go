@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"github.com/stackdome/stackdome/schema"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -179,6 +180,12 @@ func checkAnswer(tb testing.TB, path string, w *httptest.ResponseRecorder) {
 					if n == "" {
 						tb.Fatalf("customize answer relates %s without a name: %s", s.Resource, body)
 					}
+				}
+			case s.APIVersion == "batch/v1" && s.Resource == "jobs":
+				// A CronJob's runs: by the pods' selector, in the parent's
+				// namespace, never by names.
+				if s.Namespace != r.Namespace || s.LabelSelector == nil || len(s.Names) > 0 || !maps.Equal(s.LabelSelector.MatchLabels, r.LabelSelector.MatchLabels) {
+					tb.Fatalf("customize answer relates Jobs beyond the CronJob's runs: %s", body)
 				}
 			default:
 				tb.Fatalf("customize answer relates an unexpected kind: %s", body)

@@ -18,4 +18,6 @@ var ChildResources = []ChildResource{
 	{APIVersion: "autoscaling/v2", Resource: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler"},
 	{APIVersion: "discovery.k8s.io/v1", Resource: "endpointslices", Kind: "EndpointSlice"},
 	{APIVersion: "policy/v1", Resource: "poddisruptionbudgets", Kind: "PodDisruptionBudget"},
+	{APIVersion: "batch/v1", Resource: "jobs", Kind: "Job"},
+	{APIVersion: "batch/v1", Resource: "cronjobs", Kind: "CronJob"},
 }
