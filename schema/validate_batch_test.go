@@ -44,7 +44,7 @@ func TestValidateWorkloads(t *testing.T) {
 			want: field.ErrorList{field.Invalid(field.NewPath("spec", "cronJob", "schedule"), "CRON_TZ=UTC 0 3 * * *", "cannot hold TZ= or CRON_TZ=: set cronJob.timeZone instead")}},
 		"sidecars": {reason: "names unique and not the app's or the migration's, an image, files of spec.files, ports of a container that exists",
 			spec: Spec{Type: TypeService, Image: "x", Pod: Pod{Files: []File{{Name: "cfg", MountPath: "/cfg"}}},
-				Ports: []Port{{Name: "a", Port: 1, Container: "proxy"}, {Name: "b", Port: 2, Container: "nope"}, {Name: "c", Port: 3, Container: "migrate"}},
+				Ports:     []Port{{Name: "a", Port: 1, Container: "proxy"}, {Name: "b", Port: 2, Container: "nope"}, {Name: "c", Port: 3, Container: "migrate"}},
 				Workloads: Workloads{Sidecars: []Sidecar{{Name: "proxy", Image: "p", Files: []string{"cfg", "other"}}, {Name: "app", Image: "a"}, {Name: "proxy", Image: " "}}}},
 			want: field.ErrorList{
 				field.NotFound(field.NewPath("spec", "sidecars").Index(0).Child("files").Index(1), "other"),
