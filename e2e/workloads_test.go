@@ -3,7 +3,11 @@
 package e2e
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestAdmissionWorkloads proves the CRD's rules for sidecars and the
@@ -64,4 +68,140 @@ func TestAdmissionWorkloads(t *testing.T) {
 		"a sidecar file not in spec.files": {spec: specWith(obj{"sidecars": []any{obj{"name": "p", "image": "x", "files": []any{"cfg"}}}}),
 			want: []string{"a sidecar's files must name entries of spec.files"}},
 	})
+}
+
+// TestCronJobRuns runs a type CronJob on the real control plane:
+// kube-controller-manager's CronJob controller takes the CronJob stackdome
+// returned and creates a Job from it on schedule, the Job controller makes
+// its pod, and stackdome reads the run back through the Jobs the customize
+// hook relates. The schedule is every minute, so the wait for the
+// controller's own Job is bounded at 100 s; the second run is made from the
+// CronJob's job template the way `kubectl create job --from=cronjob/...`
+// does, which tests the same reading without a second minute. There is no
+// kubelet: the test ends each run's pod as one would (phase, exit code).
+func TestCronJobRuns(t *testing.T) {
+	requireStackResourceCRD(t)
+	mc := &metacontroller{kube: suite.cluster.kube, hook: startStackdome(t)}
+	ns := newNamespace(t)
+	k := suite.cluster.kube
+	ctx := t.Context()
+	base := "/apis/stackdome.io/v1alpha1/namespaces/" + ns + "/stackresources"
+	spec := obj{"type": "CronJob", "image": "example.invalid/report:1", "args": []any{"nightly"},
+		"cronJob": obj{"schedule": "* * * * *", "concurrencyPolicy": "Forbid", "failedJobsHistoryLimit": 2},
+		"job":     obj{"backoffLimit": 0}}
+	if _, err := k.create(ctx, base, obj{"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
+		"metadata": obj{"name": "nightly"}, "spec": spec}); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := mc.settle(t, ns, "nightly", "created")
+	if got := conditionReason(res.response, "Available"); got != "NotYetRun" {
+		t.Fatalf("before any run: Available reason %q, want NotYetRun; status %s", got, mustJSON(dig(res.response, "status")))
+	}
+
+	// The CronJob controller's own run.
+	jobs := "/apis/batch/v1/namespaces/" + ns + "/jobs"
+	var first obj
+	err := waitUntil(100*time.Second, time.Second, "a Job made by the CronJob controller", func() (bool, error) {
+		items, err := listItems(ctx, jobs, "app.kubernetes.io/instance=nightly")
+		if len(items) > 0 {
+			first = items[0]
+		}
+		return len(items) > 0, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if owner := dig(first, "metadata", "ownerReferences"); !strings.Contains(mustJSON(owner), `"kind":"CronJob","name":"nightly"`) {
+		t.Fatalf("Job %s is not the CronJob's: owners %s", dig(first, "metadata", "name"), mustJSON(owner))
+	}
+	firstName := dig(first, "metadata", "name").(string)
+	endRun(t, ns, firstName, 3)
+	waitJobCondition(t, ns, firstName, "Failed")
+	res, _ = mc.settle(t, ns, "nightly", "the first run failed")
+	if got := conditionReason(res.response, "Available"); got != "JobFailed" {
+		t.Fatalf("after a failed run: Available reason %q, want JobFailed; status %s", got, mustJSON(dig(res.response, "status")))
+	}
+	msg, _ := condition(res.response, "Available")["message"].(string)
+	if !strings.Contains(msg, "Job "+firstName+" failed") || !strings.Contains(msg, "exited with code 3") {
+		t.Fatalf("Available's message %q names neither the Job %s nor the exit code 3", msg, firstName)
+	}
+
+	// Suspend, so that the controller starts no more runs, then run once
+	// by hand from the job template.
+	spec["cronJob"].(obj)["suspend"] = true
+	if _, err := k.mergePatch(ctx, base+"/nightly", obj{"spec": spec}); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = mc.settle(t, ns, "nightly", "suspended")
+	if c := condition(res.response, "Stalled"); c["status"] != "True" || c["reason"] != "Suspended" {
+		t.Fatalf("suspended: Stalled %v, want True Suspended", c)
+	}
+	cron, err := k.get(ctx, "/apis/batch/v1/namespaces/"+ns+"/cronjobs/nightly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := dig(cron, "spec", "jobTemplate").(map[string]any)
+	manual := "nightly-manual"
+	md, _ := tmpl["metadata"].(map[string]any)
+	if _, err := k.create(ctx, jobs, obj{"apiVersion": "batch/v1", "kind": "Job",
+		"metadata": obj{"name": manual, "labels": md["labels"], "annotations": obj{"cronjob.kubernetes.io/instantiate": "manual"},
+			"ownerReferences": []any{obj{"apiVersion": "batch/v1", "kind": "CronJob", "name": "nightly", "uid": dig(cron, "metadata", "uid"), "controller": true}}},
+		"spec": tmpl["spec"]}); err != nil {
+		t.Fatalf("creating a Job from the CronJob's template: %v", err)
+	}
+	endRun(t, ns, manual, 0)
+	waitJobCondition(t, ns, manual, "Complete")
+	res, _ = mc.settle(t, ns, "nightly", "a run succeeded")
+	if c := condition(res.response, "Available"); c["status"] != "True" {
+		t.Fatalf("after a successful run: Available %v, want True", c)
+	}
+	if got := dig(res.response, "status", "run", "lastSucceeded", "job"); got != manual {
+		t.Fatalf("status.run.lastSucceeded.job %v, want %s; run %s", got, manual, mustJSON(dig(res.response, "status", "run")))
+	}
+	if got := dig(res.response, "status", "run", "lastFailed", "job"); got != firstName {
+		t.Fatalf("status.run.lastFailed.job %v, want %s", got, firstName)
+	}
+}
+
+// endRun waits for the one pod of Job job and ends it as a kubelet would
+// with restartPolicy Never: the app container terminated with exit, the pod
+// Succeeded (0) or Failed.
+func endRun(t *testing.T, ns, job string, exit int) {
+	t.Helper()
+	pods := waitPods(t, ns, "batch.kubernetes.io/job-name="+job, 1)
+	name := dig(pods[0], "metadata", "name").(string)
+	now := time.Now().UTC().Format(time.RFC3339)
+	phase, reason := "Failed", "Error"
+	if exit == 0 {
+		phase, reason = "Succeeded", "Completed"
+	}
+	patch := obj{"status": obj{"phase": phase, "startTime": now, "containerStatuses": []any{obj{
+		"name": "app", "image": "example.invalid/report:1", "imageID": "", "ready": false, "restartCount": 0, "started": false,
+		"state": obj{"terminated": obj{"exitCode": exit, "reason": reason, "startedAt": now, "finishedAt": now}},
+	}}}}
+	if _, err := suite.cluster.kube.mergePatch(t.Context(), "/api/v1/namespaces/"+ns+"/pods/"+name+"/status", patch); err != nil {
+		t.Fatalf("ending pod %s of Job %s: %v", name, job, err)
+	}
+}
+
+// waitJobCondition waits for the Job controller to mark job with the
+// condition typ (Complete, Failed).
+func waitJobCondition(t *testing.T, ns, job, typ string) {
+	t.Helper()
+	err := waitUntil(60*time.Second, 250*time.Millisecond, fmt.Sprintf("Job %s %s", job, typ), func() (bool, error) {
+		j, err := suite.cluster.kube.get(context.Background(), "/apis/batch/v1/namespaces/"+ns+"/jobs/"+job)
+		if err != nil {
+			return false, err
+		}
+		conds, _ := dig(j, "status", "conditions").([]any)
+		for _, c := range conds {
+			if dig(c, "type") == typ && dig(c, "status") == "True" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
