@@ -111,8 +111,9 @@ func TestCronJobRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if owner := dig(first, "metadata", "ownerReferences"); !strings.Contains(mustJSON(owner), `"kind":"CronJob","name":"nightly"`) {
-		t.Fatalf("Job %s is not the CronJob's: owners %s", dig(first, "metadata", "name"), mustJSON(owner))
+	owners, _ := dig(first, "metadata", "ownerReferences").([]any)
+	if len(owners) != 1 || dig(owners[0], "kind") != "CronJob" || dig(owners[0], "name") != "nightly" {
+		t.Fatalf("Job %s is not the CronJob's: owners %s", dig(first, "metadata", "name"), mustJSON(owners))
 	}
 	firstName := dig(first, "metadata", "name").(string)
 	endRun(t, ns, firstName, 3)
