@@ -22,6 +22,7 @@ type config struct {
 	verdictTTL               time.Duration
 	dialWorkers, dialQueue   int
 	dialAllow                []netip.Prefix
+	dialAllowLoopback        bool // tests only: loopback inside dialAllow may be dialed
 	logFormat                string
 	logLevel                 slog.Level
 	shutdownTimeout          time.Duration
@@ -131,6 +132,7 @@ func defineVerifierFlags(fs *flag.FlagSet, c *config, raw *rawFlags) {
 	fs.DurationVar(&c.dialTimeout, "dial-timeout", 2*time.Second, "timeout of one port dial")
 	fs.IntVar(&c.dialWorkers, "dial-workers", 32, "dials in flight at most")
 	fs.IntVar(&c.dialQueue, "dial-queue", 1024, "dial jobs waiting at most")
-	fs.StringVar(&raw.dialAllow, "dial-allow", "", "CIDRs of pod IPs that may be dialed, comma separated (empty: all)")
+	fs.StringVar(&raw.dialAllow, "dial-allow", "", "CIDRs of pod IPs that may be dialed, comma separated: the cluster's pod CIDRs. Empty: nothing is dialed (every port reads Unknown). Loopback, link-local, cloud metadata and unspecified addresses are never dialed, whatever this says")
+	fs.BoolVar(&c.dialAllowLoopback, "dial-allow-loopback", false, "FOR TESTS ONLY: let loopback addresses inside --dial-allow be dialed (test pods on 127.0.0.x). Never set it in a cluster: a pod IP is never loopback, and a loopback dial reaches the node's own services")
 	fs.DurationVar(&c.verdictTTL, "verdict-ttl", time.Hour, "a verdict not read for this long is forgotten")
 }

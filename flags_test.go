@@ -34,7 +34,7 @@ func defaultConfig() config {
 		hooks: hooks.Config{
 			EntryPoints:    []string{"websecure"},
 			ErrorService:   hooks.ErrorService{Name: "stackdome-error-pages", Namespace: "stackdome", Port: 8082},
-			PortCheckGrace: 3 * time.Minute, VerdictRequeue: 10 * time.Second, BootGrace: 5 * time.Minute,
+			PortCheckGrace: 3 * time.Minute, VerdictRequeue: 10 * time.Second, BootGrace: 5 * time.Minute, ChildSettle: 30 * time.Second,
 			HTTPEntryPoint: "web",
 		},
 		portRecheck: 5 * time.Minute, dialTimeout: 2 * time.Second, verdictTTL: time.Hour,

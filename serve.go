@@ -58,8 +58,17 @@ func wire(c config, log *slog.Logger) (*app, error) {
 
 	verifier := portcheck.New(portcheck.Config{
 		Workers: c.dialWorkers, QueueSize: c.dialQueue, DialTimeout: c.dialTimeout,
-		Recheck: c.portRecheck, TTL: c.verdictTTL, Allow: c.dialAllow, Registerer: reg,
+		Recheck: c.portRecheck, TTL: c.verdictTTL, Allow: c.dialAllow, AllowLoopback: c.dialAllowLoopback,
+		Registerer: reg,
 	})
+	switch {
+	case len(c.dialAllow) == 0:
+		// Fail closed: a wrong guess at the pod network would make the
+		// verifier dial what it must not; nothing is the safe default.
+		log.Warn("--dial-allow is empty: no port is dialed, so every app's ports read Unknown (PortsUnverified) and a dead port is never caught; set it to the cluster's pod CIDRs (the chart's podCIDRs)")
+	case c.dialAllowLoopback:
+		log.Warn("--dial-allow-loopback is set: loopback addresses inside --dial-allow are dialed; this is for tests only, never for a cluster")
+	}
 	pages, err := errorpages.New(newPageCounters(reg).observe)
 	if err != nil {
 		return nil, fmt.Errorf("loading error pages: %w", err)

@@ -77,8 +77,8 @@ func splitList(csv string) []string {
 }
 
 // parseAllow parses --dial-allow: a comma-separated list of CIDRs such as
-// "10.0.0.0/8,fd00::/8". The empty string (or only blanks) gives nil, which
-// allows every address. Each prefix is masked to its network address. A
+// "10.0.0.0/8,fd00::/8". The empty string (or only blanks) gives nil, with
+// which the verifier dials nothing. Each prefix is masked to its network address. A
 // bare IP or any other non-CIDR entry is an error naming the entry.
 func parseAllow(csv string) ([]netip.Prefix, error) {
 	var out []netip.Prefix

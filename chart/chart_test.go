@@ -245,7 +245,7 @@ func TestLintStrict(t *testing.T) {
 			for _, s := range in.set {
 				args = append(args, "--set", s)
 			}
-			for _, f := range in.files {
+			for _, f := range in.valueFiles() {
 				args = append(args, "-f", filepath.Join("testdata", f))
 			}
 			out, err := runHelm(t, args...)
@@ -483,37 +483,6 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 				"--max-body=2097152",
 			},
 			wantPorts: []int32{9080, 9082, 9081},
-		},
-		"allow every address": {
-			in:        install{set: []string{"podCIDRs=null", "image.digest=sha256:" + strings.Repeat("ab", 32)}},
-			wantImage: "ghcr.io/stackdome/stackdome@sha256:" + strings.Repeat("ab", 32),
-			wantPull:  "IfNotPresent",
-			wantArgs: []string{
-				"--listen=:8080",
-				"--error-pages-listen=:8082",
-				"--metrics-listen=:8081",
-				"--port-check-grace=3m",
-				"--verdict-requeue=10s",
-				"--boot-grace=5m",
-				"--port-recheck=5m",
-				"--dial-timeout=2s",
-				"--dial-workers=32",
-				"--dial-queue=1024",
-				"--dial-allow=",
-				"--verdict-ttl=1h",
-				"--log-format=json",
-				"--log-level=info",
-				"--drain-delay=5s",
-				"--shutdown-timeout=25s",
-				"--entry-points=websecure",
-				"--http-entry-point=web",
-				"--tls-cert-resolver=",
-				"--pod-security-defaults=true",
-				"--error-service-name=stackdome-error-pages",
-				"--error-service-namespace=stackdome",
-				"--error-service-port=8082",
-			},
-			wantPorts: []int32{8080, 8082, 8081},
 		},
 	}
 	for name, tc := range tests {
@@ -1008,10 +977,6 @@ func TestNotes(t *testing.T) {
 		"Metacontroller and Prometheus in one namespace, pod selectors": {
 			in:      renderCases["Metacontroller and Prometheus in one namespace"],
 			notWant: []string{"WARNING"},
-		},
-		"allow every address": {
-			in:   install{set: []string{"podCIDRs=null"}},
-			want: []string{"any network (podCIDRs is empty)"},
 		},
 	}
 	for name, tc := range tests {

@@ -26,7 +26,8 @@ type childCache struct {
 // builtChildren are the children of one spec as the answer carries them.
 type builtChildren struct {
 	revision string
-	json     []byte // the children array, encoded as json.Marshal does
+	json     []byte              // the children array, encoded as json.Marshal does
+	refs     []observed.ChildRef // each child's name, in the array's order
 }
 
 // maxCachedBytes bounds the cache: a few thousand typical resources.
@@ -47,7 +48,7 @@ func (c *childCache) build(cfg children.Config, name string, rawSpec []byte, spe
 	if err != nil {
 		return "", childList{}, err
 	}
-	return b.revision, childList{encoded: b.json}, nil
+	return b.revision, childList{encoded: b.json, refs: b.refs}, nil
 }
 
 // routing is the childSource's routing: the routing children of name and
@@ -66,7 +67,7 @@ func (c *childCache) routing(cfg children.Config, name string, rawSpec []byte, s
 	if err != nil {
 		return childList{}, err
 	}
-	return childList{encoded: b.json}, nil
+	return childList{encoded: b.json, refs: b.refs}, nil
 }
 
 // cached returns the entry of key, making and keeping it when not held.
@@ -124,5 +125,5 @@ func encode(revision string, objs []any) (*builtChildren, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding children: %w", err)
 	}
-	return &builtChildren{revision: revision, json: j}, nil
+	return &builtChildren{revision: revision, json: j, refs: children.Refs(objs)}, nil
 }

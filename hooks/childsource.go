@@ -24,10 +24,10 @@ func (build) build(cfg children.Config, name string, _ []byte, spec schema.Spec,
 	if err != nil {
 		return "", childList{}, err
 	}
-	return d.Revision, childList{objects: d.Children}, nil
+	return d.Revision, childList{objects: d.Children, refs: children.Refs(d.Children)}, nil
 }
 
 func (build) routing(cfg children.Config, name string, _ []byte, spec schema.Spec, v observed.Wiring) (childList, error) {
 	objs, err := children.Routing(cfg, name, spec, v)
-	return childList{objects: objs}, err
+	return childList{objects: objs, refs: children.Refs(objs)}, err
 }

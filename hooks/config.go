@@ -28,6 +28,11 @@ type Config struct {
 	// BootGrace is how long a running pod may stay not ready before it is
 	// reported failing; default 5m.
 	BootGrace time.Duration
+	// ChildSettle is how long a child the answer returns may stay missing
+	// from the sync requests before status says ChildNotCreated; default
+	// 30s (Metacontroller creates children right after each answer, and
+	// the next request shows them within a second or two).
+	ChildSettle time.Duration
 	// NoPodSecurityDefaults leaves the pods' security contexts as the spec
 	// says; by default they meet Pod Security "restricted" unless the spec
 	// relaxes a field.
@@ -51,6 +56,7 @@ func DefaultConfig() Config {
 		PortCheckGrace: 3 * time.Minute,
 		VerdictRequeue: 10 * time.Second,
 		BootGrace:      5 * time.Minute,
+		ChildSettle:    30 * time.Second,
 		HTTPEntryPoint: "web",
 	}
 }
@@ -79,6 +85,9 @@ func (c Config) withDefaults() Config {
 	if c.BootGrace == 0 {
 		c.BootGrace = d.BootGrace
 	}
+	if c.ChildSettle == 0 {
+		c.ChildSettle = d.ChildSettle
+	}
 	if c.HTTPEntryPoint == "" {
 		c.HTTPEntryPoint = d.HTTPEntryPoint
 	}
@@ -103,6 +112,7 @@ func (c Config) status() status.Config {
 		PortCheckGrace: c.PortCheckGrace,
 		VerdictRequeue: c.VerdictRequeue,
 		BootGrace:      c.BootGrace,
+		ChildSettle:    c.ChildSettle,
 		ErrorService:   c.ErrorService,
 		NoErrorService: c.NoErrorService,
 	}

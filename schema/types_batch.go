@@ -109,7 +109,9 @@ type CronJobSettings struct {
 	Schedule string `json:"schedule"`
 	// TimeZone is the IANA time zone the schedule is read in (e.g.
 	// Europe/Berlin); kube-controller-manager's when unset.
-	// +kubebuilder:validation:MaxLength=64
+	// At most 32 characters, the longest IANA name
+	// (America/Argentina/ComodRivadavia).
+	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9_+/-]*$`
 	// +optional
 	TimeZone *string `json:"timeZone,omitempty"`
@@ -175,6 +177,7 @@ type Sidecar struct {
 	// the same mountPath, read-only.
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:MaxLength=57
+	// +kubebuilder:validation:XValidation:rule="self.all(n, self.exists_one(m, m == n))",message="a sidecar's files must be unique: each is one mount"
 	// +listType=atomic
 	// +optional
 	Files []string `json:"files,omitempty"`

@@ -67,7 +67,58 @@ func validateWorkloads(s Spec) field.ErrorList {
 			errs = append(errs, field.Invalid(spec.Child("job", "activeDeadlineSeconds"), *j.ActiveDeadlineSeconds, "must be at least 1"))
 		}
 	}
-	return append(errs, validateSidecars(s)...)
+	errs = append(errs, validateSidecars(s)...)
+	return append(errs, validateWorkloadLimits(s)...)
+}
+
+// The size limits of the batch and sidecar fields the CRD states
+// (types_batch.go) and validateWorkloadLimits enforces beside the range
+// checks above (TestValidateEnforcesEveryCRDLimit holds them equal).
+const (
+	MaxSidecars         = 8   // spec.sidecars
+	MaxSidecarFiles     = 16  // spec.sidecars[*].files
+	MaxFileNameLength   = 57  // spec.sidecars[*].files[*], as spec.files[*].name
+	MaxScheduleLength   = 128 // spec.cronJob.schedule
+	MaxTimeZoneLength   = 32  // spec.cronJob.timeZone
+	MaxContainerNameLen = 63  // spec.ports[*].container, a DNS label
+)
+
+// validateWorkloadLimits checks the CRD's lengths and counts of the batch
+// and sidecar fields, each list only within its limit (as validateLimits).
+func validateWorkloadLimits(s Spec) field.ErrorList {
+	var errs field.ErrorList
+	spec := field.NewPath("spec")
+	tooLong := func(p *field.Path, v string, limit int) {
+		if len(v) > limit {
+			errs = append(errs, field.TooLong(p, "", limit))
+		}
+	}
+	if c := s.CronJob; c != nil {
+		tooLong(spec.Child("cronJob", "schedule"), c.Schedule, MaxScheduleLength)
+		if c.TimeZone != nil {
+			tooLong(spec.Child("cronJob", "timeZone"), *c.TimeZone, MaxTimeZoneLength)
+		}
+	}
+	for i, p := range s.Ports[:min(len(s.Ports), MaxPorts)] {
+		tooLong(spec.Child("ports").Index(i).Child("container"), p.Container, MaxContainerNameLen)
+	}
+	for i, c := range s.Sidecars[:min(len(s.Sidecars), MaxSidecars)] {
+		p := spec.Child("sidecars").Index(i)
+		tooLong(p.Child("image"), c.Image, MaxImageLength)
+		if len(c.Files) > MaxSidecarFiles {
+			errs = append(errs, field.TooMany(p.Child("files"), len(c.Files), MaxSidecarFiles))
+			continue
+		}
+		seen := map[string]bool{}
+		for j, f := range c.Files {
+			tooLong(p.Child("files").Index(j), f, MaxFileNameLength)
+			if seen[f] {
+				errs = append(errs, field.Duplicate(p.Child("files").Index(j), f))
+			}
+			seen[f] = true
+		}
+	}
+	return errs
 }
 
 // validateCronJob checks a CronJob's schedule and settings.
@@ -119,10 +170,10 @@ func validateSidecars(s Spec) field.ErrorList {
 	for _, f := range s.Files {
 		files[f.Name] = true
 	}
-	if len(s.Sidecars) > 8 {
-		errs = append(errs, field.TooMany(path, len(s.Sidecars), 8))
+	if len(s.Sidecars) > MaxSidecars {
+		errs = append(errs, field.TooMany(path, len(s.Sidecars), MaxSidecars))
 	}
-	for i, c := range s.Sidecars {
+	for i, c := range s.Sidecars[:min(len(s.Sidecars), MaxSidecars)] {
 		p := path.Index(i)
 		for _, msg := range validation.IsDNS1123Label(c.Name) {
 			errs = append(errs, field.Invalid(p.Child("name"), c.Name, msg))
@@ -134,7 +185,7 @@ func validateSidecars(s Spec) field.ErrorList {
 		if strings.TrimSpace(c.Image) == "" {
 			errs = append(errs, field.Required(p.Child("image"), ""))
 		}
-		for j, f := range c.Files {
+		for j, f := range c.Files[:min(len(c.Files), MaxSidecarFiles)] {
 			if !files[f] {
 				errs = append(errs, field.NotFound(p.Child("files").Index(j), f))
 			}

@@ -18,6 +18,10 @@ type Observed struct {
 	// Runs are the Jobs of a type Job (its children) or CronJob (related),
 	// oldest first; nil for the serving types.
 	Runs []Run
+	// Missing are the children the answer returns that the request does
+	// not observe (Request.Missing), in answer order. Observe leaves it
+	// empty: the pipeline fills it once the children are built.
+	Missing []ChildRef
 }
 
 // ErrorService names the chart's Service behind the branded error pages.

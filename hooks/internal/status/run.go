@@ -16,10 +16,13 @@ import (
 // decideRun is the state table of the run-to-completion types (docs/design.md,
 // "Jobs and CronJobs"): a type Job by the Job of its revision, a type
 // CronJob by its CronJob and the Jobs it made. There is no port to verify:
-// the verifier is never asked, and nothing asks for a resync, since every
-// fact read is an observed object whose change triggers a sync. It
-// performs no I/O.
-func decideRun(p *observed.Parent, spec schema.Spec, rev string, obs observed.Observed, now metav1.Time) Outcome {
+// the verifier is never asked, and nothing asks for a resync (but the
+// settle time of a missing child), since every fact read is an observed
+// object whose change triggers a sync. It
+// performs no I/O. A child Metacontroller could not create (a quota on
+// count/jobs.batch) reads ChildNotCreated past the settle time, as for the
+// serving types.
+func decideRun(cfg Config, p *observed.Parent, spec schema.Spec, rev string, obs observed.Observed, now metav1.Time) Outcome {
 	var h health
 	var details []schema.FailureDetail
 	var run *schema.RunStatus
@@ -28,17 +31,21 @@ func decideRun(p *observed.Parent, spec schema.Spec, rev string, obs observed.Ob
 	} else {
 		h, details, run = cronJobHealth(p.Metadata.Name, spec, rev, obs)
 	}
+	f := &facts{cfg: cfg, name: p.Metadata.Name, namespace: p.Metadata.Namespace, spec: spec, rev: rev, now: now}
+	missingSince := childrenMissingSince(p.Status.ChildrenMissingSince, obs.Missing, now)
+	r := childrenSeen(cfg, f, row{health: h}, obs.Missing, missingSince)
 	st := schema.Status{
-		ObservedGeneration: p.Metadata.Generation,
-		Revision:           rev,
-		Conditions:         conditions(h, p.Status.Conditions, p.Metadata.Generation, now),
-		LastFailureDetails: stamp(details, p.Status.LastFailureDetails, now),
-		Run:                run,
+		ObservedGeneration:   p.Metadata.Generation,
+		Revision:             rev,
+		Conditions:           conditions(r.health, p.Status.Conditions, p.Metadata.Generation, now),
+		LastFailureDetails:   stamp(details, p.Status.LastFailureDetails, now),
+		ChildrenMissingSince: missingSince,
+		Run:                  run,
 	}
 	if found, reason, msg, ok := configCondition(p.Metadata.Namespace, spec, obs.Config); ok {
 		st.Conditions = append(st.Conditions, condition(p.Status.Conditions, schema.CondConfig, found, reason, clip(msg), p.Metadata.Generation, now))
 	}
-	return Outcome{Status: st}
+	return Outcome{Status: bound(st), Resync: r.resyncIn}
 }
 
 // jobHealth is a type Job's row: the Job of the revision is missing
