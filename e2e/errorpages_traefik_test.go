@@ -67,7 +67,7 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 
 	hookFlags := rel.hookFlags("--entry-points", "web")
 	hook := startStackdome(t, hookFlags...)
-	mc := &metacontroller{kube: k, hook: hook, afterWrite: func(ctx context.Context) error { return routable(ctx, appNS) }}
+	mc := &metacontroller{kube: k, hook: hook, afterWrite: func(ctx context.Context) error { return routableNow(ctx, appNS) }}
 
 	if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+appNS+"/stackresources", obj{
 		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
@@ -112,7 +112,7 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 
 	// --- Not yet installed: no error-page Service to relate.
 	res := settle("not installed")
-	requirePagesCondition(t, "not installed", res, "False", "ErrorServiceNotSeen")
+	requirePagesCondition(t, "not installed", res.response, "False", "ErrorServiceNotSeen")
 	if got := childNames(res.response); !equalSets(got, setOf("Service/"+appName, "Deployment/"+appName, "IngressRoute/"+appName)) {
 		t.Errorf("not installed: children %v, want the app's Service, Deployment and IngressRoute only", keys(got))
 	}
@@ -137,7 +137,7 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	}
 
 	res = settle("installed")
-	requirePagesCondition(t, "installed", res, "True", "Wired")
+	requirePagesCondition(t, "installed", res.response, "True", "Wired")
 	wantWired := setOf("Service/"+appName, "Deployment/"+appName, "IngressRoute/"+appName,
 		"Middleware/"+appName+"-errors", "Service/"+appName+"-error-pages", "EndpointSlice/"+appName+"-error-pages")
 	if got := childNames(res.response); !equalSets(got, wantWired) {
@@ -216,7 +216,7 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	// the last known address stays, the route stays.
 	mc.controller = ""
 	res = settle("uninstalled")
-	requirePagesCondition(t, "uninstalled", res, "False", "ErrorServiceNotSeen")
+	requirePagesCondition(t, "uninstalled", res.response, "False", "ErrorServiceNotSeen")
 	if got := childNames(res.response); !equalSets(got, wantWired) {
 		t.Errorf("uninstalled: children %v, want %v kept", keys(got), keys(wantWired))
 	}
@@ -232,7 +232,7 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	disabled = append(disabled, "--error-service-name=")
 	mc.hook = startStackdome(t, disabled...)
 	res = settle("disabled")
-	requirePagesCondition(t, "disabled", res, "", "")
+	requirePagesCondition(t, "disabled", res.response, "", "")
 	if got := childNames(res.response); !equalSets(got, setOf("Service/"+appName, "Deployment/"+appName, "IngressRoute/"+appName)) {
 		t.Errorf("disabled: children %v, want no Middleware, no error-page Service or EndpointSlice", keys(got))
 	}
@@ -244,29 +244,25 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 }
 
 // routable is what Traefik with its default provider flags needs to route
-// every IngressRoute of ns (reference/traefik-errorpages.md §2.3): each
+// every IngressRoute of ns (reference/traefik-errorpages.md §2.3), judged on
+// m, the namespace's objects as a watch saw them after one write: each
 // middleware a route uses exists in ns; an errors Middleware's service is in
 // ns and exists; and that Service has an EndpointSlice with a serving
 // endpoint on a port of the Service's port name. Any of these missing, for
 // as long as Traefik looks, disables the route.
-func routable(ctx context.Context, ns string) error {
-	k := suite.cluster.kube
-	routes, err := listItems(ctx, "/apis/traefik.io/v1alpha1/namespaces/"+ns+"/ingressroutes", "")
-	if err != nil {
-		return err
-	}
-	for _, ir := range routes {
+func routable(m mirror, ns string) error {
+	for _, ir := range m["ingressroutes"] {
 		rs, _ := dig(ir, "spec", "routes").([]any)
 		for _, r := range rs {
 			mws, _ := dig(r, "middlewares").([]any)
-			for _, m := range mws {
-				name, _ := dig(m, "name").(string)
-				if mns, _ := dig(m, "namespace").(string); mns != "" && mns != ns {
+			for _, mwRef := range mws {
+				name, _ := dig(mwRef, "name").(string)
+				if mns, _ := dig(mwRef, "namespace").(string); mns != "" && mns != ns {
 					return fmt.Errorf("IngressRoute %v uses Middleware %s/%s of another namespace", dig(ir, "metadata", "name"), mns, name)
 				}
-				mw, err := k.get(ctx, "/apis/traefik.io/v1alpha1/namespaces/"+ns+"/middlewares/"+name)
-				if err != nil {
-					return fmt.Errorf("IngressRoute %v uses Middleware %s: %v", dig(ir, "metadata", "name"), name, err)
+				mw, ok := m["middlewares"][name]
+				if !ok {
+					return fmt.Errorf("IngressRoute %v uses Middleware %s, which does not exist", dig(ir, "metadata", "name"), name)
 				}
 				svc, _ := dig(mw, "spec", "errors", "service").(map[string]any)
 				if svc == nil {
@@ -275,7 +271,7 @@ func routable(ctx context.Context, ns string) error {
 				if sns, _ := svc["namespace"].(string); sns != "" && sns != ns {
 					return fmt.Errorf("Middleware %s points at Service %s/%v of another namespace", name, sns, svc["name"])
 				}
-				if err := servable(ctx, ns, fmt.Sprint(svc["name"])); err != nil {
+				if err := servable(m, fmt.Sprint(svc["name"])); err != nil {
 					return fmt.Errorf("Middleware %s: %w", name, err)
 				}
 			}
@@ -286,36 +282,65 @@ func routable(ctx context.Context, ns string) error {
 
 // servable: the Service exists and one of its EndpointSlices has a serving
 // endpoint on a port named as the Service's first port.
-func servable(ctx context.Context, ns, name string) error {
-	svc, err := suite.cluster.kube.get(ctx, "/api/v1/namespaces/"+ns+"/services/"+name)
-	if err != nil {
-		return fmt.Errorf("Service %s: %v", name, err)
+func servable(m mirror, name string) error {
+	svc, ok := m["services"][name]
+	if !ok {
+		return fmt.Errorf("Service %s does not exist", name)
 	}
 	ports, _ := dig(svc, "spec", "ports").([]any)
 	if len(ports) == 0 {
 		return fmt.Errorf("Service %s has no port", name)
 	}
 	portName, _ := dig(ports[0], "name").(string)
-	slices, err := listItems(ctx, "/apis/discovery.k8s.io/v1/namespaces/"+ns+"/endpointslices", "kubernetes.io/service-name="+name)
-	if err != nil {
-		return err
-	}
-	for _, sl := range slices {
+	n := 0
+	for _, sl := range m["endpointslices"] {
+		if dig(sl, "metadata", "labels", "kubernetes.io/service-name") != name {
+			continue
+		}
+		n++
 		named := false
 		sps, _ := sl["ports"].([]any)
 		for _, p := range sps {
-			if n, _ := dig(p, "name").(string); n == portName {
+			if pn, _ := dig(p, "name").(string); pn == portName {
 				named = true
 			}
 		}
 		eps, _ := sl["endpoints"].([]any)
 		for _, e := range eps {
-			if named && dig(e, "conditions", "serving") != false && len(dig(e, "addresses").([]any)) > 0 {
+			addrs, _ := dig(e, "addresses").([]any)
+			if named && dig(e, "conditions", "serving") != false && len(addrs) > 0 {
 				return nil
 			}
 		}
 	}
-	return fmt.Errorf("Service %s has no EndpointSlice with a serving endpoint on port %q (%d slices)", name, portName, len(slices))
+	return fmt.Errorf("Service %s has no EndpointSlice with a serving endpoint on port %q (%d slices)", name, portName, n)
+}
+
+// routableNow is routable on the namespace as the API server has it now.
+func routableNow(ctx context.Context, ns string) error {
+	m := mirror{}
+	for _, r := range [][2]string{{"traefik.io/v1alpha1", "ingressroutes"}, {"traefik.io/v1alpha1", "middlewares"}, {"v1", "services"}, {"discovery.k8s.io/v1", "endpointslices"}} {
+		items, err := listItems(ctx, collectionPath(r[0], r[1], ns), "")
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			m.apply(watchEvent{typ: "ADDED", resource: r[1], object: it})
+		}
+	}
+	return routable(m, ns)
+}
+
+// settleRoutable is settle (mcwatch_test.go) for a phase that began at mark
+// and since, then checks, on every single write the watch saw in that
+// phase, that every route of the namespace stays routable.
+func settleRoutable(t *testing.T, w *nsWatch, mark int, since time.Time, name, phase string) (hookExchange, writes) {
+	t.Helper()
+	ex, ws := settle(t, w, mark, since, name, phase)
+	for _, b := range w.replay(mark, func(m mirror) error { return routable(m, w.ns) }) {
+		t.Errorf("%s: a route would be disabled %s", phase, b)
+	}
+	return ex, ws
 }
 
 // appHandler is the app behind Traefik: 200 on /, its own 404 on /missing,
@@ -340,17 +365,19 @@ func appHandler(w http.ResponseWriter, r *http.Request) {
 
 // startPageServer runs the real `stackdome serve` on the test host, its
 // error pages on every address of the host at port (the chart's pod address
-// and the error-page Service's ClusterIP alike).
-func startPageServer(t *testing.T, port int) *proc {
+// and the error-page Service's ClusterIP alike), its hooks on the pod's
+// address at 8080 (the chart's hooks port), with flags.
+func startPageServer(t *testing.T, port int, flags ...string) *proc {
 	t.Helper()
 	host := suite.host
 	bin := buildStackdome(t)
 	hooksAddr := net.JoinHostPort(host.guestIP.String(), "8080")
-	p, err := host.startProc(t.TempDir(), "stackdome-pages", bin, "serve",
+	args := append([]string{"serve",
 		"--listen", hooksAddr,
-		"--error-pages-listen", ":"+strconv.Itoa(port),
+		"--error-pages-listen", ":" + strconv.Itoa(port),
 		"--metrics-listen", net.JoinHostPort(host.guestIP.String(), "8081"),
-		"--drain-delay", "0s", "--log-format", "text")
+		"--drain-delay", "0s", "--log-format", "text"}, flags...)
+	p, err := host.startProc(t.TempDir(), "stackdome-pages", bin, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,9 +472,9 @@ func suiteChart() string { return suite.root + "/chart" }
 
 // requirePagesCondition checks the ErrorPages condition of a sync answer's
 // status; status "" means the status carries none.
-func requirePagesCondition(t *testing.T, phase string, res *syncResult, status, reason string) {
+func requirePagesCondition(t *testing.T, phase string, resp obj, status, reason string) {
 	t.Helper()
-	c := condition(res.response, "ErrorPages")
+	c := condition(resp, "ErrorPages")
 	switch {
 	case status == "" && c != nil:
 		t.Errorf("%s: status carries an ErrorPages condition %v, want none", phase, c)

@@ -55,7 +55,7 @@ func TestInstallDoc(t *testing.T) {
 	if _, err := os.Stat(helmBin); err != nil {
 		t.Fatalf("bin/helm (make tools): %v", err)
 	}
-	kubectlDir := buildKubectl(t)
+	kubectlDir := filepath.Dir(suite.kubectl)
 	traefikCRDFile, err := traefikCRDs(suite.tmp)
 	if err != nil {
 		t.Fatal(err)
@@ -124,31 +124,6 @@ func TestInstallDoc(t *testing.T) {
 	}
 	t.Logf("%s: %d blocks run as written, %d substituted, in %s; the emulation synced %d times; stand-ins: %s",
 		installDoc, run, substituted, time.Since(start).Round(time.Second), d.standIns.syncs.Load(), d.standIns.report())
-}
-
-// buildKubectl runs e2e/kubectl/build.sh (STACKDOME_E2E_KUBECTL: a
-// directory holding kubectl, skip the build) once per run.
-func buildKubectl(t *testing.T) string {
-	t.Helper()
-	kubectlBuild.once.Do(func() {
-		if dir := os.Getenv("STACKDOME_E2E_KUBECTL"); dir != "" {
-			kubectlBuild.dir = dir
-			return
-		}
-		start := time.Now()
-		kubectlBuild.dir, kubectlBuild.err = runBuildScript(suite.root, "kubectl", "kubectl")
-		t.Logf("kubectl ready in %s (%s)", time.Since(start).Round(time.Second), kubectlBuild.dir)
-	})
-	if kubectlBuild.err != nil {
-		t.Fatal(kubectlBuild.err)
-	}
-	return kubectlBuild.dir
-}
-
-var kubectlBuild struct {
-	once sync.Once
-	dir  string
-	err  error
 }
 
 // docRun is what a run of the page started.

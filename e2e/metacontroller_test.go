@@ -242,18 +242,6 @@ func (r *syncResult) settled() bool {
 	return len(r.childWrites) == 0 && len(r.created) == 0 && len(r.deleted) == 0
 }
 
-// changedByApply reports whether an apply changed what we own. Workloads'
-// resourceVersion also moves with kube-controller-manager's status writes, so
-// kinds with a generation (which moves only with spec) are judged by it; the
-// others have no writer but us here.
-func changedByApply(before, after obj) bool {
-	field := "generation"
-	if dig(before, "metadata", "generation") == nil {
-		field = "resourceVersion"
-	}
-	return dig(before, "metadata", field) != dig(after, "metadata", field)
-}
-
 func ownedBy(o obj, uid string) bool {
 	refs, _ := dig(o, "metadata", "ownerReferences").([]any)
 	for _, r := range refs {

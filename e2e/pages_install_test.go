@@ -22,6 +22,11 @@ type pagesRelease struct {
 	clusterIP       netip.Addr
 	pages           *proc
 	uninstalled     bool
+	// serveFlags are further flags of the release's pod's `stackdome
+	// serve` (beside hookFlags): the process answers both the error pages
+	// and the hooks the real Metacontroller calls through the release's
+	// Service, as the chart's pod does.
+	serveFlags []string
 }
 
 // The chart's error-page port (ports.errorPages and errorPages.service.port).
@@ -34,8 +39,9 @@ func newPagesRelease(t *testing.T, release string) *pagesRelease {
 }
 
 // install installs chart (suiteChart() unless given) as the release with
-// replicaCount=1 and the test host's pod network, plus set, and serves its
-// pages on the test host. It is uninstalled when the test ends.
+// replicaCount=1 and the test host's pod network, plus set, and runs its pod
+// on the test host: one `stackdome serve` answering its hooks (hookFlags
+// plus serveFlags) and its pages. It is uninstalled when the test ends.
 func (r *pagesRelease) install(t *testing.T, chart string, set ...string) {
 	t.Helper()
 	ctx := t.Context()
@@ -69,7 +75,7 @@ func (r *pagesRelease) install(t *testing.T, chart string, set ...string) {
 	if err := host.addAddress(r.clusterIP); err != nil {
 		t.Fatal(err)
 	}
-	r.pages = startPageServer(t, pagePort)
+	r.pages = startPageServer(t, pagePort, r.hookFlags(r.serveFlags...)...)
 	guest := host.guestIP.String()
 	chartPods := waitPods(t, r.namespace, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=controller", 1)
 	runPod(t, r.namespace, chartPods[0], guest)

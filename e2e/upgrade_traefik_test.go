@@ -61,7 +61,7 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 
 	hook := startStackdome(t, rel.hookFlags("--entry-points", "web")...)
 	mc := &metacontroller{kube: k, hook: hook, controller: rel.compositeController(),
-		afterWrite: func(ctx context.Context) error { return routable(ctx, appNS) }}
+		afterWrite: func(ctx context.Context) error { return routableNow(ctx, appNS) }}
 	rel.install(t, oldChart, "config.entryPoints={web}")
 	requireSyncHookAt(t, rel, "v1")
 
@@ -90,7 +90,7 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 		t.Errorf("sync hook at v1: children %v, want %v", keys(got), keys(unwired))
 	}
 	requireRequestKeys(t, "sync hook at v1", res.request, appNS, false)
-	requirePagesCondition(t, "sync hook at v1", res, "False", "ErrorServiceNotSeen")
+	requirePagesCondition(t, "sync hook at v1", res.response, "False", "ErrorServiceNotSeen")
 	pods := waitPods(t, appNS, "app.kubernetes.io/instance="+appName, 1)
 	runPod(t, appNS, pods[0], guest)
 	waitReadyAddress(t, appNS, appName, guest)
@@ -113,7 +113,7 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 		t.Errorf("upgraded to v2: children %v, want %v", keys(got), keys(wired))
 	}
 	requireRequestKeys(t, "upgraded to v2", res.request, appNS, true)
-	requirePagesCondition(t, "upgraded to v2", res, "True", "Wired")
+	requirePagesCondition(t, "upgraded to v2", res.response, "True", "Wired")
 	waitRouters(t, tr, "upgraded to v2: the app's router with its errors Middleware", appRouterWith(appHost, middleware))
 	pagesServed := []check{
 		{name: "app answers 200", host: appHost, path: "/", accept: browserAccept, status: 200, want: isBody("app ok")},
@@ -132,7 +132,7 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 		t.Errorf("rolled back to v1: children %v, want %v kept", keys(got), keys(wired))
 	}
 	requireRequestKeys(t, "rolled back to v1", res.request, appNS, false)
-	requirePagesCondition(t, "rolled back to v1", res, "False", "ErrorServiceNotSeen")
+	requirePagesCondition(t, "rolled back to v1", res.response, "False", "ErrorServiceNotSeen")
 	waitRouters(t, tr, "rolled back to v1: the app's router keeps its errors Middleware", appRouterWith(appHost, middleware))
 	runChecks(t, tr, "rolled back to v1", pagesServed)
 
