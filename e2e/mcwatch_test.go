@@ -229,8 +229,8 @@ func (w *nsWatch) replay(mark int, check func(mirror) error) []string {
 // written. Pods and other objects of the controllers are not watched.
 type writes struct {
 	created, updated, deleted []string
-	statusWrites             int
-	last                     time.Time
+	statusWrites              int
+	last                      time.Time
 }
 
 func (ws writes) none() bool {
