@@ -266,6 +266,19 @@ func (n *clusterNet) record(ex hookExchange) {
 	n.exchanges = append(n.exchanges, ex)
 }
 
+// count is the number of exchanges on path.
+func (n *clusterNet) count(path string) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	c := 0
+	for _, ex := range n.exchanges {
+		if ex.path == path {
+			c++
+		}
+	}
+	return c
+}
+
 // hookCalls returns the exchanges on path (/sync ...) for parent ns/name
 // answered at or after since, oldest first.
 func (n *clusterNet) hookCalls(path, ns, name string, since time.Time) []hookExchange {

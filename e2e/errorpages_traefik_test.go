@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,28 +12,33 @@ import (
 	"time"
 )
 
-// TestErrorPagesThroughTraefik proves the error-page guarantee
-// (DESIGN.md "Error pages through Traefik") on a real Traefik v3.7.13 with its
-// default provider flags, with stackdome's real answers applied through the
-// Metacontroller emulation to a live StackResource, the chart installed with
-// helm, and stackdome's real page server:
+// TestErrorPagesThroughTraefik proves the branded error pages on a real
+// Traefik with its default provider flags, under the real Metacontroller
+// running the release's CompositeController, the chart installed with helm,
+// and stackdome's real page server (the release's pod on the test host,
+// answering hooks and pages):
 //
-//   - not yet installed (no error-page Service): no Middleware, the app 200;
 //   - installed: the app 200; its 503 → the HTML page for a browser, its 502
 //     → the JSON envelope for axios, status kept, X-Request-Id shown; its own
 //     404 untouched; an unknown host → the branded 404 of the chart's
-//     catch-all; a second sync writes nothing;
+//     catch-all;
 //   - a stackdome rollout: the error-page Service is not written, so no
 //     StackResource is resynced;
+//   - the error-page Service deleted by hand while the release syncs: its
+//     last known address stays in the mirrored slice, the route stays,
+//     status says ErrorServiceNotSeen;
 //   - the page endpoints made unready, then removed and the page server
-//     stopped, then the chart uninstalled: the app still 200, its 5xx keeps
-//     its status;
-//   - error pages disabled (--error-service-name=): no Middleware, the app 200.
+//     stopped, then the chart uninstalled: with no ready hook endpoint no
+//     sync reaches stackdome (the release's pod answers both), nothing is
+//     written, the app still 200, its 5xx keeps its status;
+//   - a release with error pages disabled (--error-service-name=): no
+//     Middleware, the app 200.
 //
-// After each step every router Traefik built is enabled. The backends live
-// on the test host (testhost_test.go); the per-app EndpointSlice carries the
-// chart error-page Service's ClusterIP, which the test host answers on,
-// standing in for the service proxy (kube-proxy) of a real cluster.
+// After each step every router Traefik built is enabled, and on every single
+// write (a watch of the app's namespace) every route is routable. The
+// backends live on the test host (testhost_test.go); the per-app
+// EndpointSlice carries the chart error-page Service's ClusterIP, which the
+// test host answers on, standing in for the service proxy (kube-proxy).
 func TestErrorPagesThroughTraefik(t *testing.T) {
 	requireStackResourceCRD(t)
 	if suite.hostErr != nil {
@@ -51,7 +55,9 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 		requestID = "e2e-req-7f3a"
 	)
 	rel := newPagesRelease(t, "stackdome")
+	rel.serveFlags = []string{"--entry-points", "web"}
 	appNS := newNamespace(t)
+	w := watchNamespace(t, appNS)
 	guest := host.guestIP.String()
 
 	// The app: answers 200 on /, its own 404 on /missing, and the status
@@ -65,10 +71,13 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	go appSrv.Serve(appLn)
 	t.Cleanup(func() { appSrv.Close() })
 
-	hookFlags := rel.hookFlags("--entry-points", "web")
-	hook := startStackdome(t, hookFlags...)
-	mc := &metacontroller{kube: k, hook: hook, afterWrite: func(ctx context.Context) error { return routableNow(ctx, appNS) }}
-
+	rel.install(t, "", "config.entryPoints={web}")
+	release, releaseNS, errorSvc, clusterIP := rel.name, rel.namespace, rel.errorService, rel.clusterIP
+	svc, err := k.get(ctx, "/api/v1/namespaces/"+releaseNS+"/services/"+errorSvc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark, since := w.mark(), time.Now()
 	if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+appNS+"/stackresources", obj{
 		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
 		"metadata": obj{"name": appName},
@@ -86,66 +95,43 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 		{name: "app's 503 keeps its status", host: appHost, path: "/status/503", accept: browserAccept, status: 503},
 		{name: "app's 502 keeps its status", host: appHost, path: "/status/502", accept: axiosAccept, status: 502},
 	}
-
-	// sync is one sync; settle syncs until an answer changes nothing, as
-	// Metacontroller does while it sees its own writes. After every single
-	// write the app's routes must stay routable (routable).
-	sync := func(phase string) *syncResult {
+	// settlePhase waits for the real Metacontroller to leave the app alone
+	// after the phase's step; every write of the phase keeps every route
+	// routable.
+	settlePhase := func(phase string) obj {
 		t.Helper()
-		res, err := mc.sync(ctx, appNS, appName)
-		if err != nil {
-			t.Fatalf("%s: sync: %v", phase, err)
-		}
-		for _, m := range res.notAsSent {
-			t.Errorf("%s: child not stored as sent: %s", phase, m)
-		}
-		for _, b := range res.broken {
-			t.Errorf("%s: a route would be disabled after %s", phase, b)
-		}
-		return res
+		ex, _ := settleRoutable(t, w, mark, since, appName, phase)
+		mark, since = w.mark(), time.Now()
+		return ex.response
 	}
-	settle := func(phase string) *syncResult {
+	// nothingWritten: no child and no status written since the phase began
+	// (after a pause for a sync that might come).
+	nothingWritten := func(phase string) {
 		t.Helper()
-		res, _ := mc.settle(t, appNS, appName, phase)
-		return res
+		time.Sleep(3 * time.Second)
+		if ws := w.writesOf(mark, appName); !ws.none() {
+			t.Errorf("%s: written: %s", phase, ws)
+		}
+		for _, b := range w.replay(mark, func(m mirror) error { return routable(m, appNS) }) {
+			t.Errorf("%s: a route would be disabled %s", phase, b)
+		}
+		mark, since = w.mark(), time.Now()
 	}
 
-	// --- Not yet installed: no error-page Service to relate.
-	res := settle("not installed")
-	requirePagesCondition(t, "not installed", res.response, "False", "ErrorServiceNotSeen")
-	if got := childNames(res.response); !equalSets(got, setOf("Service/"+appName, "Deployment/"+appName, "IngressRoute/"+appName)) {
-		t.Errorf("not installed: children %v, want the app's Service, Deployment and IngressRoute only", keys(got))
+	// --- Installed.
+	res := settlePhase("installed")
+	requirePagesCondition(t, "installed", res, "True", "Wired")
+	wantWired := setOf("Service/"+appName, "Deployment/"+appName, "IngressRoute/"+appName,
+		"Middleware/"+appName+"-errors", "Service/"+appName+"-error-pages", "EndpointSlice/"+appName+"-error-pages")
+	if got := childNames(res); !equalSets(got, wantWired) {
+		t.Errorf("installed: children %v, want %v", keys(got), keys(wantWired))
+	}
+	if got := sliceAddresses(res, appName+"-error-pages"); len(got) != 1 || got[0] != clusterIP.String() {
+		t.Errorf("installed: the mirrored EndpointSlice lists %v, want the error-page Service's ClusterIP %s", got, clusterIP)
 	}
 	pods := waitPods(t, appNS, "app.kubernetes.io/instance="+appName, 1)
 	runPod(t, appNS, pods[0], guest)
 	waitReadyAddress(t, appNS, appName, guest)
-	waitRouters(t, tr, "not installed: the app's router without middleware", appRouterWith(appHost))
-	runChecks(t, tr, "not installed", []check{
-		appOK,
-		{name: "app's 503 passes as the app sent it", host: appHost, path: "/status/503", accept: browserAccept, status: 503, want: isBody("app says 503")},
-	})
-
-	// --- Installed: the chart, its pod running on the test host, the page
-	// server there, and the Service's ClusterIP answering on the test host;
-	// Metacontroller runs under the release's CompositeController.
-	rel.install(t, "", "config.entryPoints={web}")
-	mc.controller = rel.compositeController()
-	release, releaseNS, errorSvc, clusterIP := rel.name, rel.namespace, rel.errorService, rel.clusterIP
-	svc, err := k.get(ctx, "/api/v1/namespaces/"+releaseNS+"/services/"+errorSvc)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	res = settle("installed")
-	requirePagesCondition(t, "installed", res.response, "True", "Wired")
-	wantWired := setOf("Service/"+appName, "Deployment/"+appName, "IngressRoute/"+appName,
-		"Middleware/"+appName+"-errors", "Service/"+appName+"-error-pages", "EndpointSlice/"+appName+"-error-pages")
-	if got := childNames(res.response); !equalSets(got, wantWired) {
-		t.Errorf("installed: children %v, want %v", keys(got), keys(wantWired))
-	}
-	if got := sliceAddresses(res.response, appName+"-error-pages"); len(got) != 1 || got[0] != clusterIP.String() {
-		t.Errorf("installed: the mirrored EndpointSlice lists %v, want the error-page Service's ClusterIP %s", got, clusterIP)
-	}
 	waitRouters(t, tr, "installed: the app's router with its errors Middleware", appRouterWith(appHost, middleware))
 	runChecks(t, tr, "installed", []check{
 		appOK,
@@ -155,6 +141,7 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 		{name: "app's own 404 untouched", host: appHost, path: "/missing", accept: browserAccept, status: 404, want: isBody("app's own 404")},
 		{name: "unknown host → branded 404 (catch-all)", host: "nobody.e2e.test", path: "/anything", accept: browserAccept, status: 404, want: isPage(404, "404 Not Found", "")},
 	})
+	mark, since = w.mark(), time.Now()
 
 	// --- A stackdome rollout: new pods, new EndpointSlice contents; the
 	// error-page Service (the only related object) is not written, so
@@ -171,16 +158,40 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	if rv := dig(after, "metadata", "resourceVersion"); rv != before {
 		t.Errorf("rollout: the error-page Service was written (resourceVersion %v → %v): every StackResource would be resynced", before, rv)
 	}
+	nothingWritten("rollout")
+
+	// --- The error-page Service deleted by hand while the release syncs:
+	// the related object is gone (Metacontroller resyncs the app for it);
+	// the last known address stays, the route stays.
+	if err := k.do(ctx, "DELETE", "/api/v1/namespaces/"+releaseNS+"/services/"+errorSvc, "", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	ex := syncAnswer(t, appNS, appName, since, 90*time.Second, "Service deleted: a sync saying ErrorServiceNotSeen", func(resp obj) error {
+		if c := condition(resp, "ErrorPages"); c == nil || c["reason"] != "ErrorServiceNotSeen" {
+			return fmt.Errorf("ErrorPages %v", c)
+		}
+		return nil
+	})
+	res = ex.response
+	requirePagesCondition(t, "Service deleted", res, "False", "ErrorServiceNotSeen")
+	if got := childNames(res); !equalSets(got, wantWired) {
+		t.Errorf("Service deleted: children %v, want %v kept", keys(got), keys(wantWired))
+	}
+	if got := sliceAddresses(res, appName+"-error-pages"); len(got) != 1 || got[0] != clusterIP.String() {
+		t.Errorf("Service deleted: the mirrored EndpointSlice lists %v, want %s kept", got, clusterIP)
+	}
+	settlePhase("Service deleted")
+	waitRouters(t, tr, "Service deleted: the app's router keeps its Middleware", appRouterWith(appHost, middleware))
+	runChecks(t, tr, "Service deleted", keeps5xx)
 
 	// --- Page endpoints unready: kube-controller-manager marks them so in
-	// the chart's EndpointSlice; the mirrored slice keeps its address.
+	// the chart's EndpointSlice. The release's pod answers the hooks too,
+	// so nothing syncs; the mirrored slice keeps its address.
 	for _, p := range listPods(t, releaseNS, "app.kubernetes.io/instance="+release) {
 		setPodReady(t, releaseNS, dig(p, "metadata", "name").(string), false)
 	}
-	waitNoReadyAddress(t, releaseNS, errorSvc)
-	if res := sync("unready"); !res.settled() {
-		t.Errorf("unready: children written: created %v, updated %v, deleted %v", res.created, res.childWrites, res.deleted)
-	}
+	waitNoReadyAddress(t, releaseNS, rel.name)
+	nothingWritten("unready")
 	waitRouters(t, tr, "unready: the app's router keeps its Middleware", appRouterWith(appHost, middleware))
 	runChecks(t, tr, "unready", keeps5xx)
 
@@ -194,10 +205,7 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 		forceDeletePod(releaseNS, dig(p, "metadata", "name").(string))
 	}
 	rel.pages.stop(10 * time.Second)
-	res = settle("removed")
-	if got := sliceAddresses(res.response, appName+"-error-pages"); len(got) != 1 || got[0] != clusterIP.String() {
-		t.Errorf("removed: the mirrored EndpointSlice lists %v, want %s kept", got, clusterIP)
-	}
+	nothingWritten("removed")
 	waitRouters(t, tr, "removed: the app's router keeps its Middleware", appRouterWith(appHost, middleware))
 	runChecks(t, tr, "removed", append(keeps5xx,
 		check{name: "app's 503 body does not pass", host: appHost, path: "/status/503", accept: browserAccept, status: 503, want: notBody("app says 503")}))
@@ -206,34 +214,17 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	// Metacontroller syncs nothing more; every child stays as it is and the
 	// route keeps answering.
 	rel.uninstall(t)
-	if _, err := mc.sync(ctx, appNS, appName); !errors.Is(err, errNoCompositeController) {
-		t.Fatalf("uninstalled: a sync without the release's CompositeController: %v, want none to happen", err)
-	}
+	nothingWritten("uninstalled")
 	waitRouters(t, tr, "uninstalled: the app's router keeps its Middleware", appRouterWith(appHost, middleware))
 	runChecks(t, tr, "uninstalled, nothing syncs", keeps5xx)
-	// The error-page Service gone while a registration still syncs (deleted
-	// by hand, or between an uninstall and a reinstall of another release):
-	// the last known address stays, the route stays.
-	mc.controller = ""
-	res = settle("uninstalled")
-	requirePagesCondition(t, "uninstalled", res.response, "False", "ErrorServiceNotSeen")
-	if got := childNames(res.response); !equalSets(got, wantWired) {
-		t.Errorf("uninstalled: children %v, want %v kept", keys(got), keys(wantWired))
-	}
-	if got := sliceAddresses(res.response, appName+"-error-pages"); len(got) != 1 || got[0] != clusterIP.String() {
-		t.Errorf("uninstalled: the mirrored EndpointSlice lists %v, want %s kept", got, clusterIP)
-	}
-	waitRouters(t, tr, "uninstalled: the app's router keeps its Middleware", appRouterWith(appHost, middleware))
-	runChecks(t, tr, "uninstalled", keeps5xx)
 
-	// --- Error pages disabled: no Middleware at all.
-	hook.proc.stop(10 * time.Second)
-	disabled := append([]string{}, hookFlags...)
-	disabled = append(disabled, "--error-service-name=")
-	mc.hook = startStackdome(t, disabled...)
-	res = settle("disabled")
-	requirePagesCondition(t, "disabled", res.response, "", "")
-	if got := childNames(res.response); !equalSets(got, setOf("Service/"+appName, "Deployment/"+appName, "IngressRoute/"+appName)) {
+	// --- A release with error pages disabled: no Middleware at all.
+	off := newPagesRelease(t, "stackdome")
+	off.serveFlags = []string{"--entry-points", "web", "--error-service-name="}
+	off.install(t, "", "config.entryPoints={web}")
+	res = settlePhase("disabled")
+	requirePagesCondition(t, "disabled", res, "", "")
+	if got := childNames(res); !equalSets(got, setOf("Service/"+appName, "Deployment/"+appName, "IngressRoute/"+appName)) {
 		t.Errorf("disabled: children %v, want no Middleware, no error-page Service or EndpointSlice", keys(got))
 	}
 	waitRouters(t, tr, "disabled: the app's router without middleware", appRouterWith(appHost))

@@ -339,6 +339,16 @@ func settle(t *testing.T, w *nsWatch, mark int, since time.Time, name, phase str
 // cond accepts (nil: any 200), and returns it.
 func syncAnswer(t *testing.T, ns, name string, since time.Time, timeout time.Duration, what string, cond func(resp obj) error) hookExchange {
 	t.Helper()
+	if cond == nil {
+		return syncWhere(t, ns, name, since, timeout, what, nil)
+	}
+	return syncWhere(t, ns, name, since, timeout, what, func(ex hookExchange) error { return cond(ex.response) })
+}
+
+// syncWhere waits for a sync of ns/name answered 200 after since that cond
+// accepts (nil: any), and returns it.
+func syncWhere(t *testing.T, ns, name string, since time.Time, timeout time.Duration, what string, cond func(hookExchange) error) hookExchange {
+	t.Helper()
 	var last error = fmt.Errorf("no sync yet")
 	var ex hookExchange
 	err := waitUntil(timeout, 200*time.Millisecond, what, func() (bool, error) {
@@ -354,7 +364,7 @@ func syncAnswer(t *testing.T, ns, name string, since time.Time, timeout time.Dur
 			if cond == nil {
 				return true, nil
 			}
-			if last = cond(c.response); last == nil {
+			if last = cond(c); last == nil {
 				return true, nil
 			}
 		}

@@ -17,10 +17,10 @@ import (
 // in the spec's order, before the errors Middleware; one that does not
 // exist is never referred to, so the route stays enabled and serves, and
 // status names it (Middlewares False MiddlewareNotFound); once it is
-// created (which relates it: the emulation follows the customize answer's
-// names rule) the next sync attaches it; once one is deleted the next sync
+// created (which relates it: the real Metacontroller watches the related
+// objects the customize answer names) the next sync attaches it; once one is deleted the next sync
 // drops it and the route serves again. After every single write of every
-// sync no route refers to a Middleware that does not exist, and every
+// sync (read from a watch of the namespace) no route refers to a Middleware that does not exist, and every
 // router Traefik builds is enabled.
 func TestTeamMiddlewaresThroughTraefik(t *testing.T) {
 	requireStackResourceCRD(t)
