@@ -271,7 +271,7 @@ func (w *nsWatch) writesOf(mark int, parent string) writes {
 			ws.created = append(ws.created, e.key())
 		case e.typ == "DELETED":
 			ws.deleted = append(ws.deleted, e.key())
-		case had && changedByApply(before, e.object):
+		case had && metacontrollerWrote(before, e.object):
 			ws.updated = append(ws.updated, e.key())
 		default:
 			continue
@@ -290,6 +290,33 @@ func ownedByName(o obj, parent string) bool {
 		}
 	}
 	return false
+}
+
+// metacontrollerWrote reports an update by Metacontroller: what the hook
+// owns changed (changedByApply) and Metacontroller's managedFields entry
+// (manager "metacontroller": its client's user agent) is new or changed.
+// kube-controller-manager's writes (an autoscaler's /scale, a workload's
+// status) carry their own manager. A second write of the same fields
+// within the same second leaves the entry as it was: such a write is not
+// told apart.
+func metacontrollerWrote(before, after obj) bool {
+	return changedByApply(before, after) && managerEntry(after, "metacontroller") != "" &&
+		managerEntry(before, "metacontroller") != managerEntry(after, "metacontroller")
+}
+
+// managerEntry is o's managedFields entries of manager, as JSON ("" none).
+func managerEntry(o obj, manager string) string {
+	mfs, _ := dig(o, "metadata", "managedFields").([]any)
+	var out []any
+	for _, m := range mfs {
+		if dig(m, "manager") == manager {
+			out = append(out, m)
+		}
+	}
+	if out == nil {
+		return ""
+	}
+	return mustJSON(out)
 }
 
 // changedByApply reports whether a write changed what the hook owns.
