@@ -196,6 +196,15 @@ func requireSyncHookAt(t *testing.T, rel *pagesRelease, version string) {
 	}
 }
 
+// hookVersion is the version of one of cc's hooks: "v1" when unset, as
+// HookVersion's CRD default and GetVersion have it.
+func hookVersion(cc obj, hook string) string {
+	if v, _ := dig(cc, "spec", "hooks", hook, "version").(string); v != "" {
+		return v
+	}
+	return "v1"
+}
+
 // requireRequestKeys requires every key of the children and related maps of
 // a sync request the real Metacontroller sent to be namespace/name (v2) or
 // a name (v1), and the error-page Service to be related exactly when v2.
