@@ -11,6 +11,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -264,6 +266,16 @@ func (n *clusterNet) record(ex hookExchange) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.exchanges = append(n.exchanges, ex)
+	if dir := os.Getenv("STACKDOME_E2E_REQUESTS"); dir != "" && ex.request != nil && ex.path == "/sync" {
+		// What the real Metacontroller sent, one file a sync, in order:
+		// <seq>-<namespace>-<name>-sync-<hook version>.json.
+		version := hookVersion(dig(ex.request, "controller").(map[string]any), "sync")
+		b, _ := json.MarshalIndent(ex.request, "", "  ")
+		if os.MkdirAll(dir, 0o755) == nil {
+			file := fmt.Sprintf("%05d-%s-%s-sync-%s.json", len(n.exchanges), ex.parentNS, ex.parentName, version)
+			_ = os.WriteFile(filepath.Join(dir, file), append(b, '\n'), 0o644)
+		}
+	}
 }
 
 // count is the number of exchanges on path.

@@ -370,7 +370,6 @@ type docStandIns struct {
 	cancel   context.CancelFunc
 	finished chan struct{}
 
-
 	mu        sync.Mutex
 	ips       map[string]netip.Addr // pod (ns/name) → its address
 	next      netip.Addr
@@ -458,7 +457,6 @@ func (s *docStandIns) report() string {
 	}
 	return b.String()
 }
-
 
 // addAddress gives the test host ip, once.
 func (s *docStandIns) addAddress(ip netip.Addr) error {
@@ -721,4 +719,3 @@ func (s *docStandIns) serviceProxy(ctx context.Context) {
 		s.fail("giving the test host ClusterIP "+ip.String(), s.addAddress(ip))
 	}
 }
-
