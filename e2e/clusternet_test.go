@@ -269,7 +269,8 @@ func (n *clusterNet) record(ex hookExchange) {
 	if dir := os.Getenv("STACKDOME_E2E_REQUESTS"); dir != "" && ex.request != nil && ex.path == "/sync" {
 		// What the real Metacontroller sent, one file a sync, in order:
 		// <seq>-<namespace>-<name>-sync-<hook version>.json.
-		version := hookVersion(dig(ex.request, "controller").(map[string]any), "sync")
+		cc, _ := dig(ex.request, "controller").(map[string]any)
+		version := hookVersion(cc, "sync")
 		b, _ := json.MarshalIndent(ex.request, "", "  ")
 		if os.MkdirAll(dir, 0o755) == nil {
 			file := fmt.Sprintf("%05d-%s-%s-sync-%s.json", len(n.exchanges), ex.parentNS, ex.parentName, version)
