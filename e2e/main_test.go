@@ -144,6 +144,14 @@ func runMain(m *testing.M) (code int) {
 	suite.cluster = c
 	fmt.Fprintf(os.Stderr, "e2e: control plane %s up in %s at %s\n", clusterVersion, time.Since(start).Round(100*time.Millisecond), c.kube.base)
 
+	// Traefik's CRDs before Metacontroller, so its first discovery sees every
+	// kind the chart's CompositeController names.
+	start = time.Now()
+	if err := installPrerequisiteCRDs(ctx, c.kube); err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(os.Stderr, "e2e: Traefik CRDs Established in %s\n", time.Since(start).Round(100*time.Millisecond))
+
 	if suite.host == nil {
 		return fail(fmt.Errorf("the real Metacontroller's pod needs the test host's privileges: %w", suite.hostErr))
 	}
@@ -155,12 +163,6 @@ func runMain(m *testing.M) (code int) {
 	cl.add(mc.stop)
 	suite.mc = mc
 	fmt.Fprintf(os.Stderr, "e2e: %s, ready in %s\n", mc, time.Since(start).Round(100*time.Millisecond))
-
-	start = time.Now()
-	if err := installPrerequisiteCRDs(ctx, c.kube); err != nil {
-		return fail(err)
-	}
-	fmt.Fprintf(os.Stderr, "e2e: Traefik CRDs Established in %s\n", time.Since(start).Round(100*time.Millisecond))
 
 	code = m.Run()
 	if code != 0 {
