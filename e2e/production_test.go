@@ -91,7 +91,9 @@ func TestAutoscalerOwnsReplicas(t *testing.T) {
 		t.Fatalf("no test host: %v", suite.hostErr)
 	}
 	rel := newPagesRelease(t, "stackdome")
-	rel.install(t, "")
+	// resyncPeriodSeconds 2, not the chart's 60: a resync is what would undo
+	// the autoscaler's count, and the test waits for one after each change.
+	rel.install(t, "", "compositeController.resyncPeriodSeconds=2")
 	ns := newNamespace(t)
 	w := watchNamespace(t, ns)
 	k := suite.cluster.kube
