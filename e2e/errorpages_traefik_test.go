@@ -120,6 +120,13 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 
 	// --- Installed.
 	res := settlePhase("installed")
+	if evs, err := listItems(ctx, "/api/v1/events", ""); err == nil {
+		for _, e := range evs {
+			if dig(e, "involvedObject", "kind") == "CompositeController" && dig(e, "involvedObject", "name") == rel.compositeController() {
+				t.Logf("Metacontroller's event on the release's CompositeController: %v %v: %v", dig(e, "type"), dig(e, "reason"), dig(e, "message"))
+			}
+		}
+	}
 	requirePagesCondition(t, "installed", res, "True", "Wired")
 	wantWired := setOf("Service/"+appName, "Deployment/"+appName, "IngressRoute/"+appName,
 		"Middleware/"+appName+"-errors", "Service/"+appName+"-error-pages", "EndpointSlice/"+appName+"-error-pages")
