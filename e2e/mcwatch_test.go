@@ -333,9 +333,9 @@ func changedByApply(before, after obj) bool {
 
 // settle waits until the real Metacontroller leaves ns/name alone: a sync
 // of it answered after the step (mark, since), and after the last write
-// Metacontroller made (child or status) a further sync answered that wrote
-// nothing for two seconds (a watch delivers within milliseconds; the margin
-// is for a loaded machine). It returns the last sync and the writes of the
+// Metacontroller made (child or status) a further sync answered, at least
+// two seconds ago, that wrote nothing (a watch delivers within
+// milliseconds; the margin is for a loaded machine). It returns the last sync and the writes of the
 // whole stretch; past 90 s it fails t under phase.
 func settle(t *testing.T, w *nsWatch, mark int, since time.Time, name, phase string) (hookExchange, writes) {
 	t.Helper()
@@ -346,13 +346,21 @@ func settle(t *testing.T, w *nsWatch, mark int, since time.Time, name, phase str
 		}
 		ws := w.writesOf(mark, name)
 		calls := suite.mc.net.hookCalls("/sync", w.ns, name, since)
-		if n := len(calls); n > 0 {
-			last := calls[n-1]
+		// The newest sync old enough for its writes to have reached the
+		// watch: settled when it came after every write, and answered.
+		var last *hookExchange
+		for i := len(calls) - 1; i >= 0; i-- {
+			if time.Since(calls[i].at) > 2*time.Second {
+				last = &calls[i]
+				break
+			}
+		}
+		if last != nil {
 			if last.err != "" || last.status != http.StatusOK {
 				t.Logf("%s: sync answered %d %s", phase, last.status, last.err)
-			} else if last.at.After(ws.last) && time.Since(last.at) > 2*time.Second && time.Since(ws.last) > 2*time.Second {
-				t.Logf("%s: settled after %d sync(s) of the real Metacontroller: %s", phase, n, ws)
-				return last, ws
+			} else if last.at.After(ws.last) {
+				t.Logf("%s: settled after %d sync(s) of the real Metacontroller: %s", phase, len(calls), ws)
+				return *last, ws
 			}
 		}
 		if time.Now().After(deadline) {
