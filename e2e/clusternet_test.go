@@ -51,17 +51,16 @@ type clusterNet struct {
 
 // hookExchange is one request through the proxy and its answer.
 type hookExchange struct {
-	at             time.Time // when the answer came back
-	url            string
-	path           string // /sync, /customize ...
-	parentNS       string // the request's parent, when it names one
-	parentName     string
-	request        obj
-	response       obj // nil unless a 200 with a JSON body
-	status         int
-	err            string // the forwarding error, if any
-	endpoint       string // address:port the request went to
-	requestHeaders http.Header
+	at         time.Time // when the answer came back
+	url        string
+	path       string // /sync, /customize ...
+	parentNS   string // the request's parent, when it names one
+	parentName string
+	request    obj
+	response   obj // nil unless a 200 with a JSON body
+	status     int
+	err        string // the forwarding error, if any
+	endpoint   string // address:port the request went to
 }
 
 func newClusterNet(k *kube) *clusterNet { return &clusterNet{kube: k} }
@@ -113,7 +112,7 @@ func (n *clusterNet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the cluster-network stand-in forwards http:// requests only", http.StatusMethodNotAllowed)
 		return
 	}
-	ex := hookExchange{url: r.URL.String(), path: r.URL.Path, requestHeaders: r.Header.Clone()}
+	ex := hookExchange{url: r.URL.String(), path: r.URL.Path}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
