@@ -245,7 +245,7 @@ func TestLintStrict(t *testing.T) {
 			for _, s := range in.set {
 				args = append(args, "--set", s)
 			}
-			for _, f := range in.files {
+			for _, f := range in.valueFiles() {
 				args = append(args, "-f", filepath.Join("testdata", f))
 			}
 			out, err := runHelm(t, args...)
@@ -446,6 +446,11 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 				"--http-entry-point=web",
 				"--tls-cert-resolver=",
 				"--pod-security-defaults=true",
+				"--network-policy-default=false",
+				"--network-policy-stackdome-namespace=stackdome",
+				"--network-policy-stackdome-pods=app.kubernetes.io/component=controller,app.kubernetes.io/instance=stackdome,app.kubernetes.io/name=stackdome",
+				"--network-policy-traefik-namespace=traefik",
+				"--pod-monitors=false",
 				"--error-service-name=stackdome-error-pages",
 				"--error-service-namespace=stackdome",
 				"--error-service-port=8082",
@@ -477,43 +482,20 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 				"--http-entry-point=http",
 				"--tls-cert-resolver=letsencrypt",
 				"--pod-security-defaults=false",
+				"--default-requests=cpu=100m,memory=128Mi",
+				"--default-limits=cpu=1,memory=256Mi",
+				"--network-policy-default=true",
+				"--network-policy-stackdome-namespace=stackdome",
+				"--network-policy-stackdome-pods=app.kubernetes.io/component=controller,app.kubernetes.io/instance=stackdome,app.kubernetes.io/name=stackdome",
+				"--network-policy-traefik-namespace=ingress",
+				"--pod-monitors=true",
+				"--network-policy-traefik-pods=app.kubernetes.io/name=traefik",
 				"--error-service-name=stackdome-error-pages",
 				"--error-service-namespace=stackdome",
 				"--error-service-port=8090",
 				"--max-body=2097152",
 			},
 			wantPorts: []int32{9080, 9082, 9081},
-		},
-		"allow every address": {
-			in:        install{set: []string{"podCIDRs=null", "image.digest=sha256:" + strings.Repeat("ab", 32)}},
-			wantImage: "ghcr.io/stackdome/stackdome@sha256:" + strings.Repeat("ab", 32),
-			wantPull:  "IfNotPresent",
-			wantArgs: []string{
-				"--listen=:8080",
-				"--error-pages-listen=:8082",
-				"--metrics-listen=:8081",
-				"--port-check-grace=3m",
-				"--verdict-requeue=10s",
-				"--boot-grace=5m",
-				"--port-recheck=5m",
-				"--dial-timeout=2s",
-				"--dial-workers=32",
-				"--dial-queue=1024",
-				"--dial-allow=",
-				"--verdict-ttl=1h",
-				"--log-format=json",
-				"--log-level=info",
-				"--drain-delay=5s",
-				"--shutdown-timeout=25s",
-				"--entry-points=websecure",
-				"--http-entry-point=web",
-				"--tls-cert-resolver=",
-				"--pod-security-defaults=true",
-				"--error-service-name=stackdome-error-pages",
-				"--error-service-namespace=stackdome",
-				"--error-service-port=8082",
-			},
-			wantPorts: []int32{8080, 8082, 8081},
 		},
 	}
 	for name, tc := range tests {
@@ -737,6 +719,7 @@ func TestCompositeController(t *testing.T) {
 		wantPort              int32
 		wantResync            int32
 		wantTimeout           string
+		wantPodMonitors       bool // appDefaults.podMonitor.enabled lists them
 	}{
 		"defaults": {
 			in: renderCases["defaults"], wantName: "stackdome-stackdome", wantService: "stackdome", wantNamespace: "stackdome",
@@ -744,7 +727,7 @@ func TestCompositeController(t *testing.T) {
 		},
 		"all flags": {
 			in: renderCases["all flags"], wantName: "stackdome-stackdome", wantService: "stackdome", wantNamespace: "stackdome",
-			wantPort: 80, wantResync: 120, wantTimeout: "7s",
+			wantPort: 80, wantResync: 120, wantTimeout: "7s", wantPodMonitors: true,
 		},
 		"other release": {
 			in: renderCases["other release"], wantName: "platform-edge-stackdome", wantService: "edge-stackdome", wantNamespace: "platform",
@@ -768,8 +751,14 @@ func TestCompositeController(t *testing.T) {
 				{"autoscaling/v2", "horizontalpodautoscalers"},
 				{"discovery.k8s.io/v1", "endpointslices"},
 				{"policy/v1", "poddisruptionbudgets"},
+				{"networking.k8s.io/v1", "networkpolicies"},
 			} {
 				child := ccChild{APIVersion: c.apiVersion, Resource: c.resource}
+				child.UpdateStrategy.Method = "InPlace"
+				want.Spec.ChildResources = append(want.Spec.ChildResources, child)
+			}
+			if tc.wantPodMonitors {
+				child := ccChild{APIVersion: "monitoring.coreos.com/v1", Resource: "podmonitors"}
 				child.UpdateStrategy.Method = "InPlace"
 				want.Spec.ChildResources = append(want.Spec.ChildResources, child)
 			}
@@ -1002,10 +991,6 @@ func TestNotes(t *testing.T) {
 		"Metacontroller and Prometheus in one namespace, pod selectors": {
 			in:      renderCases["Metacontroller and Prometheus in one namespace"],
 			notWant: []string{"WARNING"},
-		},
-		"allow every address": {
-			in:   install{set: []string{"podCIDRs=null"}},
-			want: []string{"any network (podCIDRs is empty)"},
 		},
 	}
 	for name, tc := range tests {

@@ -76,7 +76,7 @@ func runMain(m *testing.M) (code int) {
 	suite.shared = sharedDir(root)
 	// The real Metacontroller or nothing: without its pinned source the
 	// suite stops here, with one line saying what to set.
-	if _, err := metacontrollerSource(suite.shared); err != nil {
+	if _, err := metacontrollerSourcePath(suite.shared); err != nil {
 		return fail(err)
 	}
 

@@ -45,9 +45,9 @@ type realMetacontroller struct {
 	stops   []func()
 }
 
-// metacontrollerSource says where the pinned Metacontroller source is, or
+// metacontrollerSourcePath says where the pinned Metacontroller source is, or
 // the one line telling what to set: the suite never runs without it.
-func metacontrollerSource(shared string) (string, error) {
+func metacontrollerSourcePath(shared string) (string, error) {
 	if src := os.Getenv("METACONTROLLER_SRC"); src != "" {
 		if _, err := os.Stat(src); err != nil {
 			return "", fmt.Errorf("METACONTROLLER_SRC=%s: %w", src, err)
@@ -65,7 +65,7 @@ func metacontrollerSource(shared string) (string, error) {
 // when its cache lacks the binary, and returns the cache directory (the
 // binary and the extracted source tree src/).
 func buildMetacontroller(root, shared string) (string, error) {
-	if _, err := metacontrollerSource(shared); err != nil {
+	if _, err := metacontrollerSourcePath(shared); err != nil {
 		return "", err
 	}
 	os.Setenv("STACKDOME_SHARED", shared)

@@ -26,7 +26,7 @@ LA = "metacontroller.k8s.io/last-applied-configuration"
 GROUPS = ["Service.v1", "Deployment.apps/v1", "StatefulSet.apps/v1",
           "Middleware.traefik.io/v1alpha1", "IngressRoute.traefik.io/v1alpha1",
           "HorizontalPodAutoscaler.autoscaling/v2", "EndpointSlice.discovery.k8s.io/v1",
-          "PodDisruptionBudget.policy/v1"]
+          "PodDisruptionBudget.policy/v1", "NetworkPolicy.networking.k8s.io/v1"]
 # The chart's error-page Service, as the API server stores it: the customize
 # hook relates it (by namespace and name, hook version v2) for every spec with
 # public ports and error pages on; its ClusterIP goes into the app's own
@@ -45,7 +45,7 @@ CONTROLLER = {
             for av, r in [("v1", "services"), ("apps/v1", "deployments"), ("apps/v1", "statefulsets"),
                           ("traefik.io/v1alpha1", "middlewares"), ("traefik.io/v1alpha1", "ingressroutes"),
                           ("autoscaling/v2", "horizontalpodautoscalers"), ("discovery.k8s.io/v1", "endpointslices"),
-                          ("policy/v1", "poddisruptionbudgets")]],
+                          ("policy/v1", "poddisruptionbudgets"), ("networking.k8s.io/v1", "networkpolicies")]],
         "hooks": {
             "sync": {"version": "v2", "webhook": {"timeout": "5s", "service": {"name": "stackdome", "namespace": "stackdome", "port": 8080, "protocol": "http"}, "path": "/sync"}},
             "customize": {"version": "v2", "webhook": {"timeout": "5s", "service": {"name": "stackdome", "namespace": "stackdome", "port": 8080, "protocol": "http"}, "path": "/customize"}},
@@ -979,6 +979,30 @@ def main():
     p, _ = new("search", "shop", {"type": "Service", "image": "ghcr.io/acme/search:1.0", "ports": [{"name": "http", "port": 8080}],
                                   "envFrom": [{"configMapRef": {"name": "search-settings"}}, {"secretRef": {"name": "search-key"}}]})
     cases["config-missing"] = converge(request(p))
+
+    # 41. A brand: the app picks the platform's brand acme-pay, and its errors
+    # Middleware asks the page server for it in the page's query
+    # (/_errors/{status}?brand=acme-pay); the routes are as without one.
+    p, _ = new("pay", "payments", {"type": "Service", "image": "ghcr.io/acme/pay:4.2", "host": "pay.example.com",
+                                   "ports": [{"name": "http", "port": 8080, "public": True}],
+                                   "errorPages": {"enabled": True, "brand": "acme-pay"}})  # enabled as the API server defaults it
+    cases["error-pages-brand"] = converge(request(p, observe_all(p, settled(p), 0, None)))
+
+    # 42. A NetworkPolicy the app asked for: Traefik's namespace to the public
+    # port, stackdome's pods to every declared port (the port gate's dials),
+    # the app's own namespace to every declared port, nothing else.
+    p, _ = new("orders", "shop", {"type": "Service", "image": "ghcr.io/acme/orders:3.1", "host": "orders.example.com",
+                                  "ports": [{"name": "http", "port": 8080, "public": True}, {"name": "grpc", "port": 9000}],
+                                  "networkPolicy": {"enabled": True}})
+    cases["network-policy"] = converge(request(p, observe_all(p, settled(p), 0, None)))
+
+    # 43. The app names its metrics port: a default install has no
+    # PodMonitors (--pod-monitors=false), so nothing more is made; with
+    # them on the same request gets a PodMonitor (chart/podmonitor_test.go).
+    p, _ = new("catalog", "shop", {"type": "Service", "image": "ghcr.io/acme/catalog:2.0", "host": "catalog.example.com",
+                                   "ports": [{"name": "http", "port": 8080, "public": True}, {"name": "metrics", "port": 9090}],
+                                   "metrics": {"port": "metrics", "path": "/metrics"}})
+    cases["metrics-port"] = converge(request(p, observe_all(p, settled(p), 0, None)))
 
     for case, req in cases.items():
         write(case, req)

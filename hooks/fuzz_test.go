@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"github.com/stackdome/stackdome/schema"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -211,7 +213,7 @@ func badInputs(tb testing.TB) map[string]badInput {
 		return []byte(minimal(valid) + `,"children":{"Service.v1":{"t":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}}}`)
 	}
 	in := func(body string, code int, answer string) badInput { return badInput{[]byte(body), code, answer} }
-	return map[string]badInput{
+	out := map[string]badInput{
 		"malformed json":           in(`{"parent":`, 400, "decoding request: unexpected end of JSON input"),
 		"not an object":            in(`[1,2]`, 400, "decoding request: field : cannot use a JSON array"),
 		"empty body":               in(``, 400, "decoding request: unexpected end of JSON input"),
@@ -242,6 +244,82 @@ func badInputs(tb testing.TB) map[string]badInput {
 		"every spec rule broken":   in(minimal(`{"type":"Job","image":" ","ports":[{"name":"HTTP_1","port":0,"public":true},{"name":"HTTP_1","port":0}],"host":"-x-","storage":{"size":"0","mountPath":"d"}}`)+`}`, 200, "spec.image is required"),
 		"invalid spec, unkeepable": in(minimal(`{"type":"Service"}`)+`,"children":{"Deployment.apps/v1":{"t":{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"t"}}}}}`, 422, "cannot be kept"),
 	}
+	maps.Copy(out, keptInputs(tb))
+	return out
+}
+
+// keptInputs are the bad-input classes of an invalid spec whose running
+// children cannot be rebuilt from what they carry (#25): made from the
+// golden invalid-spec-running request, whose children are all keepable.
+func keptInputs(tb testing.TB) map[string]badInput {
+	return map[string]badInput{
+		// #25: an annotation is kept only as the observed child's own, whole.
+		"invalid spec, annotation names another child": {tamperLastApplied(tb, "invalid-spec-running", "Deployment.apps/v1", func(la string) string {
+			return strings.Replace(la, `"name":"billing","namespace"`, `"name":"other","namespace"`, 1)
+		}), 422, `last-applied-configuration names apps/v1/Deployment other, not the observed apps/v1/Deployment billing`},
+		"invalid spec, annotation of another kind": {tamperLastApplied(tb, "invalid-spec-running", "Deployment.apps/v1", func(la string) string {
+			return strings.Replace(la, `"kind":"Deployment"`, `"kind":"StatefulSet"`, 1)
+		}), 422, `names apps/v1/StatefulSet billing, not the observed apps/v1/Deployment billing`},
+		"invalid spec, annotation of another namespace": {tamperLastApplied(tb, "invalid-spec-running", "Deployment.apps/v1", func(la string) string {
+			return strings.Replace(la, `"namespace":"finance"`, `"namespace":"payroll"`, 1)
+		}), 422, `names namespace payroll, not the observed "finance"`},
+		"invalid spec, data after the annotation": {tamperLastApplied(tb, "invalid-spec-running", "Deployment.apps/v1", func(la string) string {
+			return la + `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"other"}}`
+		}), 422, `data after the JSON object`},
+		// #25: under server-side apply no child carries the annotation.
+		"invalid spec, server-side applied": {serverSideApplied(tb, "invalid-spec-running"), 422, `has no metacontroller.k8s.io/last-applied-configuration annotation to rebuild it from (Metacontroller's --apply-strategy=server-side-apply writes none)`},
+	}
+}
+
+// tamperLastApplied is the golden request fixture with the last-applied
+// annotation of every observed child of group rewritten by edit.
+func tamperLastApplied(tb testing.TB, fixture, group string, edit func(string) string) []byte {
+	tb.Helper()
+	return editChildren(tb, fixture, func(g string, obj map[string]any) {
+		if g != group {
+			return
+		}
+		ann := obj["metadata"].(map[string]any)["annotations"].(map[string]any)
+		la := ann[observed.AnnotationLastApplied].(string)
+		ann[observed.AnnotationLastApplied] = edit(la)
+		require.NotEqual(tb, la, ann[observed.AnnotationLastApplied], "the edit changes nothing in %s's %s", fixture, group)
+	})
+}
+
+// serverSideApplied is the golden request fixture as Metacontroller's
+// --apply-strategy=server-side-apply leaves the children: no last-applied
+// annotation (it strips it), fields owned by an Apply of manager
+// metacontroller.
+func serverSideApplied(tb testing.TB, fixture string) []byte {
+	tb.Helper()
+	return editChildren(tb, fixture, func(_ string, obj map[string]any) {
+		meta := obj["metadata"].(map[string]any)
+		delete(meta["annotations"].(map[string]any), observed.AnnotationLastApplied)
+		for _, mf := range meta["managedFields"].([]any) {
+			if mf := mf.(map[string]any); mf["manager"] == "metacontroller" {
+				mf["operation"] = "Apply"
+			}
+		}
+	})
+}
+
+// editChildren is the golden request fixture with edit applied to every
+// observed child.
+func editChildren(tb testing.TB, fixture string, edit func(group string, obj map[string]any)) []byte {
+	tb.Helper()
+	var req map[string]any
+	require.NoError(tb, json.Unmarshal(readFile(tb, filepath.Join("..", "testdata", "sync", fixture+".request.json")), &req))
+	n := 0
+	for g, objs := range req["children"].(map[string]any) {
+		for _, o := range objs.(map[string]any) {
+			edit(g, o.(map[string]any))
+			n++
+		}
+	}
+	require.NotZero(tb, n, "%s observes no child", fixture)
+	b, err := json.Marshal(req)
+	require.NoError(tb, err)
+	return b
 }
 
 func readFile(tb testing.TB, path string) []byte {
@@ -354,7 +432,9 @@ func FuzzSync(f *testing.F) {
 	h := fuzzHandler()
 	router := Router(h, nil, nil)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		checkAnswer(t, "/sync", requireSameAsSync(t, h, router, body))
+		w := requireSameAsSync(t, h, router, body)
+		checkAnswer(t, "/sync", w)
+		requireKeepsRunning(t, h, body, w)
 	})
 }
 
@@ -409,6 +489,7 @@ func FuzzSyncSpec(f *testing.F) {
 		body := bytes.Replace(tmpl, []byte(`"@SPEC@"`), spec, 1)
 		w := requireSameAsSync(t, h, router, body)
 		checkAnswer(t, "/sync", w)
+		requireKeepsRunning(t, h, body, w)
 		if json.Valid(body) && w.Code != http.StatusOK {
 			t.Fatalf("a well-formed request with spec %q got %d: %s", spec, w.Code, w.Body)
 		}
@@ -470,4 +551,85 @@ func TestBadInputClasses(t *testing.T) {
 			checkAnswer(t, "/customize", w)
 		})
 	}
+}
+
+// requireKeepsRunning enforces the property the whole design leans on
+// (Metacontroller deletes what a 200 leaves out): a 200 answer to body
+// drops an observed workload or Service only when the request's own spec
+// asks for it to go — the spec is valid, and the same request with nothing
+// observed does not return it either. An invalid spec drops nothing: its
+// children are rebuilt from what was last applied, or the answer is a 4xx.
+func requireKeepsRunning(tb testing.TB, h *Handler, body []byte, w *httptest.ResponseRecorder) {
+	tb.Helper()
+	gone := dropped(tb, body, w)
+	if len(gone) == 0 {
+		return
+	}
+	if strings.Contains(w.Body.String(), `"reason":"`+string(schema.ReasonInvalidSpec)+`"`) {
+		tb.Fatalf("a 200 for an invalid spec drops %q (Metacontroller deletes them): %.600s", gone, w.Body.String())
+	}
+	var req map[string]json.RawMessage
+	require.NoError(tb, json.Unmarshal(body, &req))
+	req["children"] = json.RawMessage(`{}`)
+	bare, err := json.Marshal(req)
+	require.NoError(tb, err)
+	code, fresh := viaSync(h, bare)
+	if code != http.StatusOK {
+		tb.Fatalf("a 200 drops %q, and the same spec with nothing observed gets %d %.300s", gone, code, fresh)
+	}
+	asked := dropped(tb, body, &httptest.ResponseRecorder{Code: code, Body: bytes.NewBufferString(fresh)})
+	for _, g := range gone {
+		if !slices.Contains(asked, g) {
+			tb.Fatalf("a 200 drops the observed %s, which the spec asks for (returned when nothing is observed): %.600s", g, w.Body.String())
+		}
+	}
+}
+
+// keptGroups are the observed children whose deletion takes an app down:
+// its workload and its Services.
+var keptGroups = []string{"Deployment.apps/v1", "StatefulSet.apps/v1", "Service.v1"}
+
+// dropped lists the observed workloads and Services of the request body
+// that a 200 answer w leaves out of its children, as "Kind.apiVersion
+// name": Metacontroller deletes each one (what is not returned is deleted).
+// A body that is not a request, or an answer that is not a 200, drops
+// nothing.
+func dropped(tb testing.TB, body []byte, w *httptest.ResponseRecorder) []string {
+	tb.Helper()
+	if w.Code != http.StatusOK {
+		return nil
+	}
+	var req struct {
+		Children map[string]map[string]struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		} `json:"children"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return nil // answered 200 only if another reading decodes it: nothing observed we can name
+	}
+	var resp struct {
+		Children []struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		} `json:"children"`
+	}
+	require.NoError(tb, json.Unmarshal(w.Body.Bytes(), &resp))
+	returned := map[string]bool{}
+	for _, c := range resp.Children {
+		returned[c.Kind+"."+c.APIVersion+" "+c.Metadata.Name] = true
+	}
+	var out []string
+	for _, g := range keptGroups {
+		for _, o := range req.Children[g] {
+			if id := g + " " + o.Metadata.Name; !returned[id] {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
 }

@@ -63,6 +63,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || (has(self.resources) && has(self.resources.requests) && 'cpu' in self.resources.requests)",message="autoscaling needs resources.requests.cpu: the HorizontalPodAutoscaler measures CPU utilization against it"
 // +kubebuilder:validation:XValidation:rule="!has(self.middlewares) || (has(self.ports) && self.ports.exists(p, has(p.public) && p.public))",message="middlewares need a public port: they apply to the routes of public ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.tls) || (has(self.ports) && self.ports.exists(p, has(p.public) && p.public))",message="tls needs a public port: it applies to the routes of public ports"
+// +kubebuilder:validation:XValidation:rule="!has(self.metrics) || (has(self.ports) && self.ports.exists(p, p.name == self.metrics.port))",message="metrics.port must name a declared port"
 // +kubebuilder:validation:XValidation:rule="!has(self.files) || !has(self.storage) || !self.files.exists(f, f.mountPath == self.storage.mountPath)",message="a file's mountPath cannot be storage.mountPath"
 // +kubebuilder:validation:XValidation:rule="!has(self.scratch) || !has(self.files) || !self.scratch.exists(v, self.files.exists(f, f.mountPath == v.mountPath))",message="a scratch mountPath cannot be a file's mountPath"
 // +kubebuilder:validation:XValidation:rule="!has(self.scratch) || !has(self.storage) || !self.scratch.exists(v, v.mountPath == self.storage.mountPath)",message="a scratch mountPath cannot be storage.mountPath"
@@ -161,6 +162,17 @@ type Spec struct {
 	// +optional
 	Middlewares []MiddlewareRef `json:"middlewares,omitempty"`
 
+	// NetworkPolicy puts a NetworkPolicy around the app's pods that admits
+	// Traefik to the public ports, stackdome to every declared port and the
+	// app's own namespace, and nothing else; unset: the platform's default.
+	// +optional
+	NetworkPolicy *NetworkPolicy `json:"networkPolicy,omitempty"`
+
+	// Metrics names the declared port (and path) Prometheus scrapes: a
+	// PodMonitor when the platform has them on.
+	// +optional
+	Metrics *Metrics `json:"metrics,omitempty"`
+
 	Pod `json:",inline"`
 }
 
@@ -218,12 +230,23 @@ type Storage struct {
 }
 
 // ErrorPages controls the branded error pages.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.brand) || !has(self.enabled) || self.enabled",message="errorPages.brand needs errorPages.enabled: a brand is drawn only on the branded pages"
 type ErrorPages struct {
 	// Enabled sends 5xx answers of this resource's public routes to the
 	// branded pages; default true.
 	// +kubebuilder:default=true
 	// +optional
 	Enabled *bool `json:"enabled,omitempty"`
+	// Brand names one of the platform's brands (the chart's
+	// errorPages.brands) to draw the pages in; the errors Middleware asks
+	// for it. Unset, or a name the platform does not have: its default
+	// brand.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	Brand string `json:"brand,omitempty"`
 }
 
 // MiddlewareRef names a Traefik Middleware of the resource's namespace.

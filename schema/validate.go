@@ -10,8 +10,18 @@ import (
 // Validate checks a spec the way the CRD's OpenAPI and CEL rules do, and a
 // little more (what a Pod would reject later), so that a spec that slipped
 // past admission — an older CRD, a disabled webhook — is caught before it
-// reaches a child. It returns nil or one error naming every problem.
+// reaches a child. It returns nil or one error naming every problem — except
+// that a spec past one of the CRD's size limits (validateLimits) is refused
+// with those alone: the per-item checks are not run over a forged list of
+// 65,535 ports, and the message stays short.
 func Validate(s Spec) error {
+	if lim := validateLimits(s); len(lim) > 0 {
+		msgs := make([]string, len(lim))
+		for i, e := range lim {
+			msgs[i] = e.Error()
+		}
+		return fmt.Errorf("invalid spec: %s", strings.Join(msgs, "; "))
+	}
 	var errs []string
 	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
 
@@ -80,6 +90,8 @@ func Validate(s Spec) error {
 	errs = append(errs, validateRouting(s)...)
 	errs = append(errs, validateMiddlewares(s)...)
 	errs = append(errs, validatePod(s)...)
+	errs = append(errs, messages(validateBrand(s))...)
+	errs = append(errs, messages(validateMetrics(s))...)
 	if len(errs) == 0 {
 		return nil
 	}

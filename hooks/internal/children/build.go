@@ -35,6 +35,15 @@ type Config struct {
 	// HTTPEntryPoint is the plain-HTTP entry point: redirected to HTTPS for
 	// a TLS app, routed as it is for an app without tls.
 	HTTPEntryPoint string
+	// DefaultResources are the app container's (and the migration's)
+	// requests and limits when the spec sets no resources; zero: none.
+	DefaultResources corev1.ResourceRequirements
+	// NetworkPolicy is where a per-app NetworkPolicy's peers live, and
+	// whether apps get one by default.
+	NetworkPolicy NetworkPolicyConfig
+	// PodMonitors: the cluster serves monitoring.coreos.com/v1 PodMonitors
+	// and the CompositeController lists them, so spec.metrics makes one.
+	PodMonitors bool
 }
 
 // dataVolume is the volume of spec.storage.
@@ -108,6 +117,9 @@ func Build(cfg Config, name string, spec schema.Spec, cl Claims, digest string) 
 			keepClaims(m, cl.Kept)
 		}
 		out.Children = append(out.Children, m)
+	}
+	if pm := podMonitor(cfg, name, spec); pm != nil {
+		out.Children = append(out.Children, pm)
 	}
 	return out, nil
 }

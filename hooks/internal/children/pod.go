@@ -59,6 +59,18 @@ func podTemplate(cfg Config, name string, spec schema.Spec, mount bool) corev1.P
 	}
 }
 
+// resources are the spec's resources when it sets any request, limit or
+// claim — then they win whole, never merged with the platform's — else the
+// platform's defaults (--default-requests, --default-limits). They are in
+// the pod template, so a change of the defaults rolls every app using them.
+func resources(cfg Config, spec schema.Spec) corev1.ResourceRequirements {
+	if r := spec.Resources; r != nil && (len(r.Requests) > 0 || len(r.Limits) > 0 || len(r.Claims) > 0) {
+		return *r
+	}
+	d := cfg.DefaultResources
+	return corev1.ResourceRequirements{Requests: maps.Clone(d.Requests), Limits: maps.Clone(d.Limits)}
+}
+
 // container is the app container of a spec, before the files are mounted;
 // mount says whether the data volume of spec.storage is.
 func container(cfg Config, spec schema.Spec, mount bool) corev1.Container {
@@ -71,9 +83,7 @@ func container(cfg Config, spec schema.Spec, mount bool) corev1.Container {
 		EnvFrom:         spec.CoreEnvFrom(),
 		SecurityContext: containerSecurity(cfg, spec.SecurityContext),
 	}
-	if spec.Resources != nil {
-		c.Resources = *spec.Resources
-	}
+	c.Resources = resources(cfg, spec)
 	for _, p := range spec.Ports {
 		c.Ports = append(c.Ports, corev1.ContainerPort{Name: p.Name, ContainerPort: p.Port, Protocol: corev1.ProtocolTCP})
 	}

@@ -14,6 +14,10 @@ type Observed struct {
 	Pods     []Related // related pods, sorted by name, terminating ones left out
 	Wiring   Wiring
 	Config   Config // the ConfigMaps and Secrets the spec uses
+	// Missing are the children the answer returns that the request does
+	// not observe (Request.Missing), in answer order. Observe leaves it
+	// empty: the pipeline fills it once the children are built.
+	Missing []ChildRef
 }
 
 // ErrorService names the chart's Service behind the branded error pages.
