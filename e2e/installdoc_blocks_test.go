@@ -102,13 +102,6 @@ TRAEFIK=$E2E_TRAEFIK`,
 		why:   "Traefik's chart on a cluster: the same stand-in; its address in place of the load balancer's",
 	},
 	{
-		doc: `for i in $(seq 60); do
-  kubectl get events -A -o name --field-selector involvedObject.kind=CompositeController,involvedObject.name=stackdome-stackdome,reason=Started | grep . && break
-  sleep 2
-done`,
-		why: "waiting for Metacontroller's Started event on the CompositeController: nothing, the emulation posts no events (TestInstallDocEvents checks the page's table against the events Metacontroller v4.17.2's source posts)",
-	},
-	{
 		doc: `make kind-load KIND_CLUSTER=stackdome
 IMAGE_REPOSITORY=ghcr.io/stackdome/stackdome`,
 		shell: `IMAGE_REPOSITORY=ghcr.io/stackdome/stackdome`,
