@@ -49,7 +49,10 @@ func TestCRDUpgrade(t *testing.T) {
 	})
 	ns := newNamespace(t)
 	const release = "crd-upgrade"
-	if out, err := helm(ctx, "install", release, filepath.Join(suite.root, "chart"), "--namespace", ns, "--timeout", "2m"); err != nil {
+	// podCIDRs is required since #25 (the chart's dial allow-list): the
+	// test host's /24 is this cluster's pod network.
+	if out, err := helm(ctx, "install", release, filepath.Join(suite.root, "chart"), "--namespace", ns, "--timeout", "2m",
+		"--set", "podCIDRs={"+suite.host.prefix.String()+"}"); err != nil {
 		t.Fatalf("helm install: %v\n%s", err, out)
 	}
 	t.Cleanup(func() {
