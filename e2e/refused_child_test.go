@@ -33,7 +33,9 @@ func TestRefusedServiceReadsNotCreated(t *testing.T) {
 	host := suite.host
 	const settle = 30 * time.Second // hooks.Config.ChildSettle's default
 	rel := newPagesRelease(t, "stackdome")
-	rel.serveFlags = []string{"--verdict-requeue", "1s"}
+	// Without error pages the app has one Service, the one the quota
+	// refuses (with them its <name>-error-pages Service is refused too).
+	rel.serveFlags = []string{"--verdict-requeue", "1s", "--error-service-name="}
 	rel.install(t, "", "compositeController.resyncPeriodSeconds=2")
 	k := suite.cluster.kube
 	ns := newNamespace(t)
