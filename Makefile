@@ -158,7 +158,17 @@ bench-traefik:
 browser-test:
 	$(GO) test -tags browser -count=1 -run TestBrowser -v ./errorpages/
 
-e2e: tools
+## e2e: the control-plane suite, under the real Metacontroller v4.17.2 built
+## from its pinned source: ../shared/vendor/metacontroller-4.17.2.tar.gz
+## (STACKDOME_SHARED moves ../shared), or METACONTROLLER_SRC, a checkout or a
+## tar.gz archive of that tag. Without one it stops at once, saying so: there
+## is no stand-in to fall back to.
+MC_ARCHIVE = $(or $(STACKDOME_SHARED),$(CURDIR)/../shared)/vendor/metacontroller-4.17.2.tar.gz
+e2e:
+	@if [ -z "$(METACONTROLLER_SRC)" ] && [ ! -f "$(MC_ARCHIVE)" ]; then \
+		echo "make e2e: no Metacontroller v4.17.2 source: set METACONTROLLER_SRC to a checkout or tar.gz archive of github.com/metacontroller/metacontroller at v4.17.2 (or provide $(MC_ARCHIVE))" >&2; exit 2; \
+	fi
+	@$(MAKE) --no-print-directory tools
 	@$(MAKE) --no-print-directory mod-check MOD_CHECK="e2e/tools e2e/kubectl"
 	$(GO) test -tags e2e -count=1 -timeout 60m -v ./e2e/
 

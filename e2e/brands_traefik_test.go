@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -30,7 +29,9 @@ func TestBrandsThroughTraefik(t *testing.T) {
 	const appName, appHost = "pay", "pay.e2e.test"
 	rel := newPagesRelease(t, "stackdome")
 	rel.brands = true
+	rel.serveFlags = []string{"--entry-points", "web"}
 	appNS := newNamespace(t)
+	w := watchNamespace(t, appNS)
 	guest := host.guestIP.String()
 
 	appLn, err := host.listen(net.JoinHostPort(guest, "0"))
@@ -48,9 +49,7 @@ func TestBrandsThroughTraefik(t *testing.T) {
 		"errorPages.brands[0].colors.light.accent=#0f766e",
 		"errorPages.brands[0].pages.503.title=Payments are paused for a moment",
 		"errorPages.brands[1].name=northwind", "errorPages.brands[1].displayName=Northwind Traders")
-	hook := startStackdome(t, rel.hookFlags("--entry-points", "web")...)
-	mc := &metacontroller{kube: k, hook: hook, controller: rel.compositeController(), afterWrite: func(ctx context.Context) error { return routable(ctx, appNS) }}
-
+	mark, since := w.mark(), time.Now()
 	if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+appNS+"/stackresources", obj{
 		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
 		"metadata": obj{"name": appName},
@@ -62,8 +61,8 @@ func TestBrandsThroughTraefik(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	res, _ := mc.settle(t, appNS, appName, "branded")
-	requirePagesCondition(t, "branded", res, "True", "Wired")
+	res, _ := settleRoutable(t, w, mark, since, appName, "branded")
+	requirePagesCondition(t, "branded", res.response, "True", "Wired")
 	if q := middlewareQuery(res.response, appName+"-errors"); q != "/_errors/{status}?brand=acme-pay" {
 		t.Errorf("the errors Middleware's query is %q, want the brand in it", q)
 	}

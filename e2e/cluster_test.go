@@ -8,6 +8,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -50,7 +52,13 @@ func (c *cluster) start(ctx context.Context, binDir string) error {
 		return err
 	}
 
-	p, err := newPKI(dir)
+	// The kubernetes Service takes the first address of the Service range:
+	// pods reach the API server there (KUBERNETES_SERVICE_HOST).
+	sr, err := netip.ParsePrefix(c.serviceRange)
+	if err != nil {
+		return fmt.Errorf("service range %q: %w", c.serviceRange, err)
+	}
+	p, err := newPKI(dir, net.IP(sr.Masked().Addr().Next().AsSlice()))
 	if err != nil {
 		return err
 	}

@@ -94,14 +94,10 @@ func traefikCRDs(scratch string) (string, error) {
 	return filepath.Join(mod.Dir, filepath.FromSlash(traefikCRDFile)), nil
 }
 
-// installPrerequisiteCRDs installs what a cluster running stackdome already
-// has before the chart: Metacontroller's CRDs (the real ones when shared/ is
-// there, else the CompositeController CRD written for this suite, see
-// suite.mcCRDs) and Traefik's.
+// installPrerequisiteCRDs installs Traefik's CRDs, which a cluster running
+// stackdome has before the chart. Metacontroller's come with its manifests
+// (startRealMetacontroller's `kubectl apply -k`).
 func installPrerequisiteCRDs(ctx context.Context, k *kube) error {
-	if _, err := installCRDFile(ctx, k, suite.mcCRDs.path); err != nil {
-		return fmt.Errorf("installing Metacontroller CRDs from %s: %w", suite.mcCRDs.path, err)
-	}
 	tf, err := traefikCRDs(suite.tmp)
 	if err != nil {
 		return err

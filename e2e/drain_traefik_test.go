@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -37,8 +36,8 @@ func TestDrainThroughTraefik(t *testing.T) {
 	}
 	tr := startTraefik(t)
 	rel := newPagesRelease(t, "stackdome")
+	rel.serveFlags = []string{"--entry-points", "web"}
 	rel.install(t, "", "config.entryPoints={web}")
-	hook := startStackdome(t, rel.hookFlags("--entry-points", "web")...)
 	second := suite.host.guestIP.Next()
 	if suite.host.serviceRange().Contains(second) {
 		t.Fatalf("%s is in the Service range", second)
@@ -58,7 +57,7 @@ func TestDrainThroughTraefik(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			total, failed, sleep := deletePodUnderLoad(t, tr, rel, hook, []netip.Addr{suite.host.guestIP, second}, tc.drain)
+			total, failed, sleep := deletePodUnderLoad(t, tr, []netip.Addr{suite.host.guestIP, second}, tc.drain)
 			t.Logf("%s: preStop sleep %ds; %d requests through Traefik while a pod was deleted, %d failed", tc.name, sleep, total, len(failed))
 			if total < 300 {
 				t.Errorf("the probe made only %d requests", total)
@@ -77,10 +76,11 @@ func TestDrainThroughTraefik(t *testing.T) {
 // the first pod under a steady probe and stands in for its kubelet; it
 // returns the requests made, the failed ones and the preStop sleep the pod
 // carried.
-func deletePodUnderLoad(t *testing.T, tr *traefik, rel *pagesRelease, hook *stackdomeServer, ips []netip.Addr, drain any) (int64, []string, int) {
+func deletePodUnderLoad(t *testing.T, tr *traefik, ips []netip.Addr, drain any) (int64, []string, int) {
 	ctx := t.Context()
 	k := suite.cluster.kube
 	ns := newNamespace(t)
+	w := watchNamespace(t, ns)
 	const appName, appHost = "checkout", "checkout.e2e.test"
 
 	// One app process a pod, on the same port at each pod's address.
@@ -96,13 +96,13 @@ func deletePodUnderLoad(t *testing.T, tr *traefik, rel *pagesRelease, hook *stac
 	if drain != nil {
 		spec["drainSeconds"] = drain
 	}
+	mark, since := w.mark(), time.Now()
 	if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
 		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": appName}, "spec": spec,
 	}); err != nil {
 		t.Fatal(err)
 	}
-	mc := &metacontroller{kube: k, hook: hook, controller: rel.compositeController(), afterWrite: func(ctx context.Context) error { return routable(ctx, ns) }}
-	res, _ := mc.settle(t, ns, appName, "first sync")
+	res, _ := settleRoutable(t, w, mark, since, appName, "first sync")
 	if _, ok := childNames(res.response)["PodDisruptionBudget/"+appName]; !ok {
 		t.Errorf("children %v: no PodDisruptionBudget for 2 replicas", keys(childNames(res.response)))
 	}

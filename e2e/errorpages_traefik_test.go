@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,28 +12,33 @@ import (
 	"time"
 )
 
-// TestErrorPagesThroughTraefik proves the error-page guarantee
-// (DESIGN.md "Error pages through Traefik") on a real Traefik v3.7.13 with its
-// default provider flags, with stackdome's real answers applied through the
-// Metacontroller emulation to a live StackResource, the chart installed with
-// helm, and stackdome's real page server:
+// TestErrorPagesThroughTraefik proves the branded error pages on a real
+// Traefik with its default provider flags, under the real Metacontroller
+// running the release's CompositeController, the chart installed with helm,
+// and stackdome's real page server (the release's pod on the test host,
+// answering hooks and pages):
 //
-//   - not yet installed (no error-page Service): no Middleware, the app 200;
 //   - installed: the app 200; its 503 → the HTML page for a browser, its 502
 //     → the JSON envelope for axios, status kept, X-Request-Id shown; its own
 //     404 untouched; an unknown host → the branded 404 of the chart's
-//     catch-all; a second sync writes nothing;
+//     catch-all;
 //   - a stackdome rollout: the error-page Service is not written, so no
 //     StackResource is resynced;
+//   - the error-page Service deleted by hand while the release syncs: its
+//     last known address stays in the mirrored slice, the route stays,
+//     status says ErrorServiceNotSeen;
 //   - the page endpoints made unready, then removed and the page server
-//     stopped, then the chart uninstalled: the app still 200, its 5xx keeps
-//     its status;
-//   - error pages disabled (--error-service-name=): no Middleware, the app 200.
+//     stopped, then the chart uninstalled: with no ready hook endpoint no
+//     sync reaches stackdome (the release's pod answers both), nothing is
+//     written, the app still 200, its 5xx keeps its status;
+//   - a release with error pages disabled (--error-service-name=): no
+//     Middleware, the app 200.
 //
-// After each step every router Traefik built is enabled. The backends live
-// on the test host (testhost_test.go); the per-app EndpointSlice carries the
-// chart error-page Service's ClusterIP, which the test host answers on,
-// standing in for the service proxy (kube-proxy) of a real cluster.
+// After each step every router Traefik built is enabled, and on every single
+// write (a watch of the app's namespace) every route is routable. The
+// backends live on the test host (testhost_test.go); the per-app
+// EndpointSlice carries the chart error-page Service's ClusterIP, which the
+// test host answers on, standing in for the service proxy (kube-proxy).
 func TestErrorPagesThroughTraefik(t *testing.T) {
 	requireStackResourceCRD(t)
 	if suite.hostErr != nil {
@@ -51,7 +55,9 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 		requestID = "e2e-req-7f3a"
 	)
 	rel := newPagesRelease(t, "stackdome")
+	rel.serveFlags = []string{"--entry-points", "web"}
 	appNS := newNamespace(t)
+	w := watchNamespace(t, appNS)
 	guest := host.guestIP.String()
 
 	// The app: answers 200 on /, its own 404 on /missing, and the status
@@ -65,10 +71,13 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	go appSrv.Serve(appLn)
 	t.Cleanup(func() { appSrv.Close() })
 
-	hookFlags := rel.hookFlags("--entry-points", "web")
-	hook := startStackdome(t, hookFlags...)
-	mc := &metacontroller{kube: k, hook: hook, afterWrite: func(ctx context.Context) error { return routable(ctx, appNS) }}
-
+	rel.install(t, "", "config.entryPoints={web}")
+	release, releaseNS, errorSvc, clusterIP := rel.name, rel.namespace, rel.errorService, rel.clusterIP
+	svc, err := k.get(ctx, "/api/v1/namespaces/"+releaseNS+"/services/"+errorSvc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark, since := w.mark(), time.Now()
 	if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+appNS+"/stackresources", obj{
 		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
 		"metadata": obj{"name": appName},
@@ -86,66 +95,50 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 		{name: "app's 503 keeps its status", host: appHost, path: "/status/503", accept: browserAccept, status: 503},
 		{name: "app's 502 keeps its status", host: appHost, path: "/status/502", accept: axiosAccept, status: 502},
 	}
-
-	// sync is one sync; settle syncs until an answer changes nothing, as
-	// Metacontroller does while it sees its own writes. After every single
-	// write the app's routes must stay routable (routable).
-	sync := func(phase string) *syncResult {
+	// settlePhase waits for the real Metacontroller to leave the app alone
+	// after the phase's step; every write of the phase keeps every route
+	// routable.
+	settlePhase := func(phase string) obj {
 		t.Helper()
-		res, err := mc.sync(ctx, appNS, appName)
-		if err != nil {
-			t.Fatalf("%s: sync: %v", phase, err)
-		}
-		for _, m := range res.notAsSent {
-			t.Errorf("%s: child not stored as sent: %s", phase, m)
-		}
-		for _, b := range res.broken {
-			t.Errorf("%s: a route would be disabled after %s", phase, b)
-		}
-		return res
+		ex, _ := settleRoutable(t, w, mark, since, appName, phase)
+		mark, since = w.mark(), time.Now()
+		return ex.response
 	}
-	settle := func(phase string) *syncResult {
+	// nothingWritten: no child and no status written since the phase began
+	// (after a pause for a sync that might come).
+	nothingWritten := func(phase string) {
 		t.Helper()
-		res, _ := mc.settle(t, appNS, appName, phase)
-		return res
+		time.Sleep(3 * time.Second)
+		if ws := w.writesOf(mark, appName); !ws.none() {
+			t.Errorf("%s: written: %s", phase, ws)
+		}
+		for _, b := range w.replay(mark, func(m mirror) error { return routable(m, appNS) }) {
+			t.Errorf("%s: a route would be disabled %s", phase, b)
+		}
+		mark, since = w.mark(), time.Now()
 	}
 
-	// --- Not yet installed: no error-page Service to relate.
-	res := settle("not installed")
-	requirePagesCondition(t, "not installed", res, "False", "ErrorServiceNotSeen")
-	if got := childNames(res.response); !equalSets(got, setOf("Service/"+appName, "Deployment/"+appName, "IngressRoute/"+appName)) {
-		t.Errorf("not installed: children %v, want the app's Service, Deployment and IngressRoute only", keys(got))
+	// --- Installed.
+	res := settlePhase("installed")
+	if evs, err := listItems(ctx, "/api/v1/events", ""); err == nil {
+		for _, e := range evs {
+			if dig(e, "involvedObject", "kind") == "CompositeController" && dig(e, "involvedObject", "name") == rel.compositeController() {
+				t.Logf("Metacontroller's event on the release's CompositeController: %v %v: %v", dig(e, "type"), dig(e, "reason"), dig(e, "message"))
+			}
+		}
+	}
+	requirePagesCondition(t, "installed", res, "True", "Wired")
+	wantWired := setOf("Service/"+appName, "Deployment/"+appName, "IngressRoute/"+appName,
+		"Middleware/"+appName+"-errors", "Service/"+appName+"-error-pages", "EndpointSlice/"+appName+"-error-pages")
+	if got := childNames(res); !equalSets(got, wantWired) {
+		t.Errorf("installed: children %v, want %v", keys(got), keys(wantWired))
+	}
+	if got := sliceAddresses(res, appName+"-error-pages"); len(got) != 1 || got[0] != clusterIP.String() {
+		t.Errorf("installed: the mirrored EndpointSlice lists %v, want the error-page Service's ClusterIP %s", got, clusterIP)
 	}
 	pods := waitPods(t, appNS, "app.kubernetes.io/instance="+appName, 1)
 	runPod(t, appNS, pods[0], guest)
 	waitReadyAddress(t, appNS, appName, guest)
-	waitRouters(t, tr, "not installed: the app's router without middleware", appRouterWith(appHost))
-	runChecks(t, tr, "not installed", []check{
-		appOK,
-		{name: "app's 503 passes as the app sent it", host: appHost, path: "/status/503", accept: browserAccept, status: 503, want: isBody("app says 503")},
-	})
-
-	// --- Installed: the chart, its pod running on the test host, the page
-	// server there, and the Service's ClusterIP answering on the test host;
-	// Metacontroller runs under the release's CompositeController.
-	rel.install(t, "", "config.entryPoints={web}")
-	mc.controller = rel.compositeController()
-	release, releaseNS, errorSvc, clusterIP := rel.name, rel.namespace, rel.errorService, rel.clusterIP
-	svc, err := k.get(ctx, "/api/v1/namespaces/"+releaseNS+"/services/"+errorSvc)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	res = settle("installed")
-	requirePagesCondition(t, "installed", res, "True", "Wired")
-	wantWired := setOf("Service/"+appName, "Deployment/"+appName, "IngressRoute/"+appName,
-		"Middleware/"+appName+"-errors", "Service/"+appName+"-error-pages", "EndpointSlice/"+appName+"-error-pages")
-	if got := childNames(res.response); !equalSets(got, wantWired) {
-		t.Errorf("installed: children %v, want %v", keys(got), keys(wantWired))
-	}
-	if got := sliceAddresses(res.response, appName+"-error-pages"); len(got) != 1 || got[0] != clusterIP.String() {
-		t.Errorf("installed: the mirrored EndpointSlice lists %v, want the error-page Service's ClusterIP %s", got, clusterIP)
-	}
 	waitRouters(t, tr, "installed: the app's router with its errors Middleware", appRouterWith(appHost, middleware))
 	runChecks(t, tr, "installed", []check{
 		appOK,
@@ -155,6 +148,7 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 		{name: "app's own 404 untouched", host: appHost, path: "/missing", accept: browserAccept, status: 404, want: isBody("app's own 404")},
 		{name: "unknown host → branded 404 (catch-all)", host: "nobody.e2e.test", path: "/anything", accept: browserAccept, status: 404, want: isPage(404, "404 Not Found", "")},
 	})
+	mark, since = w.mark(), time.Now()
 
 	// --- A stackdome rollout: new pods, new EndpointSlice contents; the
 	// error-page Service (the only related object) is not written, so
@@ -171,16 +165,40 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	if rv := dig(after, "metadata", "resourceVersion"); rv != before {
 		t.Errorf("rollout: the error-page Service was written (resourceVersion %v → %v): every StackResource would be resynced", before, rv)
 	}
+	nothingWritten("rollout")
+
+	// --- The error-page Service deleted by hand while the release syncs:
+	// the related object is gone (Metacontroller resyncs the app for it);
+	// the last known address stays, the route stays.
+	if err := k.do(ctx, "DELETE", "/api/v1/namespaces/"+releaseNS+"/services/"+errorSvc, "", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	ex := syncAnswer(t, appNS, appName, since, 90*time.Second, "Service deleted: a sync saying ErrorServiceNotSeen", func(resp obj) error {
+		if c := condition(resp, "ErrorPages"); c == nil || c["reason"] != "ErrorServiceNotSeen" {
+			return fmt.Errorf("ErrorPages %v", c)
+		}
+		return nil
+	})
+	res = ex.response
+	requirePagesCondition(t, "Service deleted", res, "False", "ErrorServiceNotSeen")
+	if got := childNames(res); !equalSets(got, wantWired) {
+		t.Errorf("Service deleted: children %v, want %v kept", keys(got), keys(wantWired))
+	}
+	if got := sliceAddresses(res, appName+"-error-pages"); len(got) != 1 || got[0] != clusterIP.String() {
+		t.Errorf("Service deleted: the mirrored EndpointSlice lists %v, want %s kept", got, clusterIP)
+	}
+	settlePhase("Service deleted")
+	waitRouters(t, tr, "Service deleted: the app's router keeps its Middleware", appRouterWith(appHost, middleware))
+	runChecks(t, tr, "Service deleted", keeps5xx)
 
 	// --- Page endpoints unready: kube-controller-manager marks them so in
-	// the chart's EndpointSlice; the mirrored slice keeps its address.
+	// the chart's EndpointSlice. The release's pod answers the hooks too,
+	// so nothing syncs; the mirrored slice keeps its address.
 	for _, p := range listPods(t, releaseNS, "app.kubernetes.io/instance="+release) {
 		setPodReady(t, releaseNS, dig(p, "metadata", "name").(string), false)
 	}
-	waitNoReadyAddress(t, releaseNS, errorSvc)
-	if res := sync("unready"); !res.settled() {
-		t.Errorf("unready: children written: created %v, updated %v, deleted %v", res.created, res.childWrites, res.deleted)
-	}
+	waitNoReadyAddress(t, releaseNS, rel.name)
+	nothingWritten("unready")
 	waitRouters(t, tr, "unready: the app's router keeps its Middleware", appRouterWith(appHost, middleware))
 	runChecks(t, tr, "unready", keeps5xx)
 
@@ -194,10 +212,7 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 		forceDeletePod(releaseNS, dig(p, "metadata", "name").(string))
 	}
 	rel.pages.stop(10 * time.Second)
-	res = settle("removed")
-	if got := sliceAddresses(res.response, appName+"-error-pages"); len(got) != 1 || got[0] != clusterIP.String() {
-		t.Errorf("removed: the mirrored EndpointSlice lists %v, want %s kept", got, clusterIP)
-	}
+	nothingWritten("removed")
 	waitRouters(t, tr, "removed: the app's router keeps its Middleware", appRouterWith(appHost, middleware))
 	runChecks(t, tr, "removed", append(keeps5xx,
 		check{name: "app's 503 body does not pass", host: appHost, path: "/status/503", accept: browserAccept, status: 503, want: notBody("app says 503")}))
@@ -206,34 +221,17 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	// Metacontroller syncs nothing more; every child stays as it is and the
 	// route keeps answering.
 	rel.uninstall(t)
-	if _, err := mc.sync(ctx, appNS, appName); !errors.Is(err, errNoCompositeController) {
-		t.Fatalf("uninstalled: a sync without the release's CompositeController: %v, want none to happen", err)
-	}
+	nothingWritten("uninstalled")
 	waitRouters(t, tr, "uninstalled: the app's router keeps its Middleware", appRouterWith(appHost, middleware))
 	runChecks(t, tr, "uninstalled, nothing syncs", keeps5xx)
-	// The error-page Service gone while a registration still syncs (deleted
-	// by hand, or between an uninstall and a reinstall of another release):
-	// the last known address stays, the route stays.
-	mc.controller = ""
-	res = settle("uninstalled")
-	requirePagesCondition(t, "uninstalled", res, "False", "ErrorServiceNotSeen")
-	if got := childNames(res.response); !equalSets(got, wantWired) {
-		t.Errorf("uninstalled: children %v, want %v kept", keys(got), keys(wantWired))
-	}
-	if got := sliceAddresses(res.response, appName+"-error-pages"); len(got) != 1 || got[0] != clusterIP.String() {
-		t.Errorf("uninstalled: the mirrored EndpointSlice lists %v, want %s kept", got, clusterIP)
-	}
-	waitRouters(t, tr, "uninstalled: the app's router keeps its Middleware", appRouterWith(appHost, middleware))
-	runChecks(t, tr, "uninstalled", keeps5xx)
 
-	// --- Error pages disabled: no Middleware at all.
-	hook.proc.stop(10 * time.Second)
-	disabled := append([]string{}, hookFlags...)
-	disabled = append(disabled, "--error-service-name=")
-	mc.hook = startStackdome(t, disabled...)
-	res = settle("disabled")
+	// --- A release with error pages disabled: no Middleware at all.
+	off := newPagesRelease(t, "stackdome")
+	off.serveFlags = []string{"--entry-points", "web", "--error-service-name="}
+	off.install(t, "", "config.entryPoints={web}")
+	res = settlePhase("disabled")
 	requirePagesCondition(t, "disabled", res, "", "")
-	if got := childNames(res.response); !equalSets(got, setOf("Service/"+appName, "Deployment/"+appName, "IngressRoute/"+appName)) {
+	if got := childNames(res); !equalSets(got, setOf("Service/"+appName, "Deployment/"+appName, "IngressRoute/"+appName)) {
 		t.Errorf("disabled: children %v, want no Middleware, no error-page Service or EndpointSlice", keys(got))
 	}
 	waitRouters(t, tr, "disabled: the app's router without middleware", appRouterWith(appHost))
@@ -244,29 +242,25 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 }
 
 // routable is what Traefik with its default provider flags needs to route
-// every IngressRoute of ns (reference/traefik-errorpages.md §2.3): each
+// every IngressRoute of ns (reference/traefik-errorpages.md §2.3), judged on
+// m, the namespace's objects as a watch saw them after one write: each
 // middleware a route uses exists in ns; an errors Middleware's service is in
 // ns and exists; and that Service has an EndpointSlice with a serving
 // endpoint on a port of the Service's port name. Any of these missing, for
 // as long as Traefik looks, disables the route.
-func routable(ctx context.Context, ns string) error {
-	k := suite.cluster.kube
-	routes, err := listItems(ctx, "/apis/traefik.io/v1alpha1/namespaces/"+ns+"/ingressroutes", "")
-	if err != nil {
-		return err
-	}
-	for _, ir := range routes {
+func routable(m mirror, ns string) error {
+	for _, ir := range m["ingressroutes"] {
 		rs, _ := dig(ir, "spec", "routes").([]any)
 		for _, r := range rs {
 			mws, _ := dig(r, "middlewares").([]any)
-			for _, m := range mws {
-				name, _ := dig(m, "name").(string)
-				if mns, _ := dig(m, "namespace").(string); mns != "" && mns != ns {
+			for _, mwRef := range mws {
+				name, _ := dig(mwRef, "name").(string)
+				if mns, _ := dig(mwRef, "namespace").(string); mns != "" && mns != ns {
 					return fmt.Errorf("IngressRoute %v uses Middleware %s/%s of another namespace", dig(ir, "metadata", "name"), mns, name)
 				}
-				mw, err := k.get(ctx, "/apis/traefik.io/v1alpha1/namespaces/"+ns+"/middlewares/"+name)
-				if err != nil {
-					return fmt.Errorf("IngressRoute %v uses Middleware %s: %v", dig(ir, "metadata", "name"), name, err)
+				mw, ok := m["middlewares"][name]
+				if !ok {
+					return fmt.Errorf("IngressRoute %v uses Middleware %s, which does not exist", dig(ir, "metadata", "name"), name)
 				}
 				svc, _ := dig(mw, "spec", "errors", "service").(map[string]any)
 				if svc == nil {
@@ -275,7 +269,7 @@ func routable(ctx context.Context, ns string) error {
 				if sns, _ := svc["namespace"].(string); sns != "" && sns != ns {
 					return fmt.Errorf("Middleware %s points at Service %s/%v of another namespace", name, sns, svc["name"])
 				}
-				if err := servable(ctx, ns, fmt.Sprint(svc["name"])); err != nil {
+				if err := servable(m, fmt.Sprint(svc["name"])); err != nil {
 					return fmt.Errorf("Middleware %s: %w", name, err)
 				}
 			}
@@ -286,36 +280,65 @@ func routable(ctx context.Context, ns string) error {
 
 // servable: the Service exists and one of its EndpointSlices has a serving
 // endpoint on a port named as the Service's first port.
-func servable(ctx context.Context, ns, name string) error {
-	svc, err := suite.cluster.kube.get(ctx, "/api/v1/namespaces/"+ns+"/services/"+name)
-	if err != nil {
-		return fmt.Errorf("Service %s: %v", name, err)
+func servable(m mirror, name string) error {
+	svc, ok := m["services"][name]
+	if !ok {
+		return fmt.Errorf("Service %s does not exist", name)
 	}
 	ports, _ := dig(svc, "spec", "ports").([]any)
 	if len(ports) == 0 {
 		return fmt.Errorf("Service %s has no port", name)
 	}
 	portName, _ := dig(ports[0], "name").(string)
-	slices, err := listItems(ctx, "/apis/discovery.k8s.io/v1/namespaces/"+ns+"/endpointslices", "kubernetes.io/service-name="+name)
-	if err != nil {
-		return err
-	}
-	for _, sl := range slices {
+	n := 0
+	for _, sl := range m["endpointslices"] {
+		if dig(sl, "metadata", "labels", "kubernetes.io/service-name") != name {
+			continue
+		}
+		n++
 		named := false
 		sps, _ := sl["ports"].([]any)
 		for _, p := range sps {
-			if n, _ := dig(p, "name").(string); n == portName {
+			if pn, _ := dig(p, "name").(string); pn == portName {
 				named = true
 			}
 		}
 		eps, _ := sl["endpoints"].([]any)
 		for _, e := range eps {
-			if named && dig(e, "conditions", "serving") != false && len(dig(e, "addresses").([]any)) > 0 {
+			addrs, _ := dig(e, "addresses").([]any)
+			if named && dig(e, "conditions", "serving") != false && len(addrs) > 0 {
 				return nil
 			}
 		}
 	}
-	return fmt.Errorf("Service %s has no EndpointSlice with a serving endpoint on port %q (%d slices)", name, portName, len(slices))
+	return fmt.Errorf("Service %s has no EndpointSlice with a serving endpoint on port %q (%d slices)", name, portName, n)
+}
+
+// routableNow is routable on the namespace as the API server has it now.
+func routableNow(ctx context.Context, ns string) error {
+	m := mirror{}
+	for _, r := range [][2]string{{"traefik.io/v1alpha1", "ingressroutes"}, {"traefik.io/v1alpha1", "middlewares"}, {"v1", "services"}, {"discovery.k8s.io/v1", "endpointslices"}} {
+		items, err := listItems(ctx, collectionPath(r[0], r[1], ns), "")
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			m.apply(watchEvent{typ: "ADDED", resource: r[1], object: it})
+		}
+	}
+	return routable(m, ns)
+}
+
+// settleRoutable is settle (mcwatch_test.go) for a phase that began at mark
+// and since, then checks, on every single write the watch saw in that
+// phase, that every route of the namespace stays routable.
+func settleRoutable(t *testing.T, w *nsWatch, mark int, since time.Time, name, phase string) (hookExchange, writes) {
+	t.Helper()
+	ex, ws := settle(t, w, mark, since, name, phase)
+	for _, b := range w.replay(mark, func(m mirror) error { return routable(m, w.ns) }) {
+		t.Errorf("%s: a route would be disabled %s", phase, b)
+	}
+	return ex, ws
 }
 
 // appHandler is the app behind Traefik: 200 on /, its own 404 on /missing,
@@ -340,8 +363,9 @@ func appHandler(w http.ResponseWriter, r *http.Request) {
 
 // startPageServer runs the real `stackdome serve` on the test host, its
 // error pages on every address of the host at port (the chart's pod address
-// and the error-page Service's ClusterIP alike), with extra flags.
-func startPageServer(t *testing.T, port int, extra ...string) *proc {
+// and the error-page Service's ClusterIP alike), its hooks on the pod's
+// address at 8080 (the chart's hooks port), with flags.
+func startPageServer(t *testing.T, port int, flags ...string) *proc {
 	t.Helper()
 	host := suite.host
 	bin := buildStackdome(t)
@@ -350,7 +374,7 @@ func startPageServer(t *testing.T, port int, extra ...string) *proc {
 		"--listen", hooksAddr,
 		"--error-pages-listen", ":" + strconv.Itoa(port),
 		"--metrics-listen", net.JoinHostPort(host.guestIP.String(), "8081"),
-		"--drain-delay", "0s", "--log-format", "text"}, extra...)
+		"--drain-delay", "0s", "--log-format", "text"}, flags...)
 	p, err := host.startProc(t.TempDir(), "stackdome-pages", bin, args...)
 	if err != nil {
 		t.Fatal(err)
@@ -446,9 +470,9 @@ func suiteChart() string { return suite.root + "/chart" }
 
 // requirePagesCondition checks the ErrorPages condition of a sync answer's
 // status; status "" means the status carries none.
-func requirePagesCondition(t *testing.T, phase string, res *syncResult, status, reason string) {
+func requirePagesCondition(t *testing.T, phase string, resp obj, status, reason string) {
 	t.Helper()
-	c := condition(res.response, "ErrorPages")
+	c := condition(resp, "ErrorPages")
 	switch {
 	case status == "" && c != nil:
 		t.Errorf("%s: status carries an ErrorPages condition %v, want none", phase, c)

@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -35,13 +34,12 @@ func TestPlainHTTPNeverLandsOnTheCatchAll(t *testing.T) {
 	guest := host.guestIP.String()
 	rel := newPagesRelease(t, "stackdome")
 	rel.install(t, "")
+	w := watchNamespace(t, ns)
 
 	port, _ := host.serve(t, guest, 0, func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "app %s %s", r.Host, r.URL.Path)
 	})
 
-	hook := startStackdome(t, rel.hookFlags()...)
-	mc := &metacontroller{kube: k, hook: hook, controller: rel.compositeController(), afterWrite: func(ctx context.Context) error { return routable(ctx, ns) }}
 	apps := map[string]obj{
 		"docs": {"type": "Service", "image": "example.invalid/docs:1", "host": "docs.e2e.test", "hosts": []any{"www.docs.e2e.test"},
 			"ports": []any{obj{"name": "http", "port": port, "public": true}}},
@@ -49,12 +47,13 @@ func TestPlainHTTPNeverLandsOnTheCatchAll(t *testing.T) {
 			"ports": []any{obj{"name": "http", "port": port, "public": true}}},
 	}
 	for _, name := range []string{"docs", "shop"} {
+		mark, since := w.mark(), time.Now()
 		if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
 			"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": name}, "spec": apps[name],
 		}); err != nil {
 			t.Fatal(err)
 		}
-		mc.settle(t, ns, name, name)
+		settleRoutable(t, w, mark, since, name, name)
 		pods := waitPods(t, ns, "app.kubernetes.io/instance="+name, 1)
 		runPod(t, ns, pods[0], guest)
 		waitReadyAddress(t, ns, name, guest)

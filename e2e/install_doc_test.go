@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -28,7 +27,9 @@ import (
 // e2e/kubectl), bin/helm and curl, from the repository root. A block marked
 // `e2e: substituted` runs its stand-in instead (installDocSubstitutions, in
 // installdoc_blocks_test.go): the cluster is the suite's control plane,
-// Metacontroller is the suite's emulation of its sync, Traefik is the real
+// Metacontroller is the real v4.17.2 the suite runs (its manifests applied
+// again by the page's own block, the URL replaced by the pinned copy; its
+// syncs reach the chart's pods through the cluster-network stand-in), Traefik is the real
 // v3.7.13 binary out of cluster with its Helm chart's defaults, listening on
 // ports 80 and 443 of the test host's root-side address. No image is pulled:
 // a stand-in kubelet (docStandIns) binds each pod to the test node and runs
@@ -55,7 +56,7 @@ func TestInstallDoc(t *testing.T) {
 	if _, err := os.Stat(helmBin); err != nil {
 		t.Fatalf("bin/helm (make tools): %v", err)
 	}
-	kubectlDir := buildKubectl(t)
+	kubectlDir := filepath.Dir(suite.kubectl)
 	traefikCRDFile, err := traefikCRDs(suite.tmp)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +85,7 @@ func TestInstallDoc(t *testing.T) {
 		"HELM_CONFIG_HOME="+filepath.Join(home, "helm", "config"),
 		"HELM_DATA_HOME="+filepath.Join(home, "helm", "data"),
 		"E2E_POD_CIDR="+host.prefix.String(),
-		"E2E_METACONTROLLER_CRDS="+suite.mcCRDs.path,
+		"E2E_METACONTROLLER_MANIFESTS="+filepath.Join(suite.mcDir, "src", "manifests", "production"),
 		"E2E_TRAEFIK_CRDS="+traefikCRDFile,
 		"E2E_TRAEFIK="+host.hostIP.String(),
 	)
@@ -112,43 +113,13 @@ func TestInstallDoc(t *testing.T) {
 		}
 		if s.sub != nil {
 			switch s.sub.start {
-			case "metacontroller":
-				d.standIns.metacontroller.Store(true)
 			case "traefik":
 				d.startTraefik()
 			}
 		}
 	}
-	for _, m := range d.standIns.notStoredAsSent() {
-		t.Errorf("a child the emulation applied was not stored as sent (a real Metacontroller would update it on every sync): %s", m)
-	}
-	t.Logf("%s: %d blocks run as written, %d substituted, in %s; the emulation synced %d times; stand-ins: %s",
-		installDoc, run, substituted, time.Since(start).Round(time.Second), d.standIns.syncs.Load(), d.standIns.report())
-}
-
-// buildKubectl runs e2e/kubectl/build.sh (STACKDOME_E2E_KUBECTL: a
-// directory holding kubectl, skip the build) once per run.
-func buildKubectl(t *testing.T) string {
-	t.Helper()
-	kubectlBuild.once.Do(func() {
-		if dir := os.Getenv("STACKDOME_E2E_KUBECTL"); dir != "" {
-			kubectlBuild.dir = dir
-			return
-		}
-		start := time.Now()
-		kubectlBuild.dir, kubectlBuild.err = runBuildScript(suite.root, "kubectl", "kubectl")
-		t.Logf("kubectl ready in %s (%s)", time.Since(start).Round(time.Second), kubectlBuild.dir)
-	})
-	if kubectlBuild.err != nil {
-		t.Fatal(kubectlBuild.err)
-	}
-	return kubectlBuild.dir
-}
-
-var kubectlBuild struct {
-	once sync.Once
-	dir  string
-	err  error
+	t.Logf("%s: %d blocks run as written, %d substituted, in %s; the real Metacontroller synced %d times through the stand-in network; stand-ins: %s",
+		installDoc, run, substituted, time.Since(start).Round(time.Second), suite.mc.net.count("/sync"), d.standIns.report())
 }
 
 // docRun is what a run of the page started.
@@ -399,9 +370,6 @@ type docStandIns struct {
 	cancel   context.CancelFunc
 	finished chan struct{}
 
-	metacontroller atomic.Bool // the page installed Metacontroller
-	syncs          atomic.Int64
-
 	mu        sync.Mutex
 	ips       map[string]netip.Addr // pod (ns/name) → its address
 	next      netip.Addr
@@ -411,7 +379,6 @@ type docStandIns struct {
 	hook      string // its hook base URL, once ready
 	errorSvc  [2]string
 	errs      map[string]int // what went wrong, how often
-	notAsSent map[string]bool
 }
 
 func startDocStandIns(t *testing.T, host *testHost, bin string) *docStandIns {
@@ -422,7 +389,7 @@ func startDocStandIns(t *testing.T, host *testHost, bin string) *docStandIns {
 		k: suite.cluster.kube, host: host, bin: bin, dir: t.TempDir(),
 		cancel: cancel, finished: make(chan struct{}),
 		ips: map[string]netip.Addr{}, next: netip.AddrFrom4(a), listeners: map[string][]net.Listener{},
-		errs: map[string]int{}, notAsSent: map[string]bool{},
+		errs: map[string]int{},
 	}
 	go func() {
 		defer close(s.finished)
@@ -431,9 +398,6 @@ func startDocStandIns(t *testing.T, host *testHost, bin string) *docStandIns {
 		for n := 0; ; n++ {
 			s.kubelet(ctx)
 			s.serviceProxy(ctx)
-			if n%2 == 1 && s.metacontroller.Load() {
-				s.syncAll(ctx)
-			}
 			select {
 			case <-ctx.Done():
 				return
@@ -492,12 +456,6 @@ func (s *docStandIns) report() string {
 		fmt.Fprintf(&b, "\n\t%d× %s", n, clip(e, 600))
 	}
 	return b.String()
-}
-
-func (s *docStandIns) notStoredAsSent() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return keys(s.notAsSent)
 }
 
 // addAddress gives the test host ip, once.
@@ -759,52 +717,5 @@ func (s *docStandIns) serviceProxy(ctx context.Context) {
 	s.mu.Unlock()
 	if !done {
 		s.fail("giving the test host ClusterIP "+ip.String(), s.addAddress(ip))
-	}
-}
-
-// syncAll is one round of Metacontroller: every StackResource outside the
-// suite's own namespaces synced once under the live CompositeController
-// stackdome-stackdome, through the hook of the chart's pod.
-func (s *docStandIns) syncAll(ctx context.Context) {
-	s.mu.Lock()
-	hook := s.hook
-	s.mu.Unlock()
-	if hook == "" {
-		return
-	}
-	if _, err := s.k.get(ctx, "/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/stackdome-stackdome"); err != nil {
-		if !isCode(err, 404) {
-			s.fail("reading the CompositeController", err)
-		}
-		return
-	}
-	parents, err := listItems(ctx, "/apis/stackdome.io/v1alpha1/stackresources", "")
-	if isCode(err, 404) {
-		return
-	}
-	if err != nil {
-		s.fail("listing StackResources", err)
-		return
-	}
-	mc := &metacontroller{kube: s.k, hook: &stackdomeServer{base: hook}, controller: "stackdome-stackdome"}
-	for _, p := range parents {
-		if outside(p) || dig(p, "metadata", "deletionTimestamp") != nil {
-			continue
-		}
-		ns := dig(p, "metadata", "namespace").(string)
-		name := dig(p, "metadata", "name").(string)
-		res, err := mc.sync(ctx, ns, name)
-		if err != nil {
-			if !isCode(err, 404) && !errors.Is(err, errNoCompositeController) {
-				s.fail("syncing "+ns+"/"+name, err)
-			}
-			continue
-		}
-		s.syncs.Add(1)
-		s.mu.Lock()
-		for _, m := range res.notAsSent {
-			s.notAsSent[ns+"/"+name+": "+m] = true
-		}
-		s.mu.Unlock()
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"slices"
 	"sort"
 	"strconv"
@@ -14,45 +15,56 @@ import (
 	"time"
 )
 
-// TestLivePortGate is the whole loop on a real control plane: StackResources
-// of both types, children from stackdome's /sync applied as Metacontroller
-// applies them, kube-controller-manager rolling them out, pods made Running
-// and Ready on 127.0.0.x addresses, real listeners on some declared ports and
-// none on others. Synced until past the grace window, each status must name
-// exactly the dead ports (DESIGN.md, "serving, a port closed past grace"), and
-// a further sync must write nothing: no status, no child.
+// TestLivePortGate is the whole loop on a real control plane under the real
+// Metacontroller: the chart installed (its CompositeController, its hooks
+// Service, its pod running `stackdome serve` on the test host), StackResources
+// of both types, kube-controller-manager rolling their children out, pods
+// made Running and Ready on test-host addresses, real listeners on some
+// declared ports and none on others. Past the grace window, each status must
+// name exactly the dead ports (DESIGN.md, "serving, a port closed past
+// grace"), and further syncs must write nothing: no status, no child (read
+// from a watch of the namespace, every event).
 func TestLivePortGate(t *testing.T) {
 	requireStackResourceCRD(t)
+	if suite.hostErr != nil {
+		t.Fatalf("no test host: %v", suite.hostErr)
+	}
+	host := suite.host
 	const grace = 2 * time.Second
-	hook := startStackdome(t,
-		"--port-check-grace", grace.String(),
-		"--verdict-requeue", "1s",
-		"--dial-allow", "127.0.0.0/8", "--dial-allow-loopback",
-	)
-	mc := &metacontroller{kube: suite.cluster.kube, hook: hook}
+	rel := newPagesRelease(t, "stackdome")
+	rel.serveFlags = []string{"--port-check-grace", grace.String(), "--verdict-requeue", "1s"}
+	// resyncPeriodSeconds 2, not the chart's 60: a terminal verdict asks for
+	// no requeue, so the steady state's syncs are the resync's, and two of
+	// them a minute apart would make this test last minutes.
+	rel.install(t, "", "compositeController.resyncPeriodSeconds=2")
 	ns := newNamespace(t)
+	w := watchNamespace(t, ns)
 
 	type app struct {
 		name, typ string
-		ip        string   // the pod's 127.0.0.x
+		ip        string   // the pod's address on the test host
 		open      []string // port names with a listener
 		dead      []string // port names with none
 		extra     obj      // further spec fields
 	}
 	apps := []*app{
-		{name: "web", typ: "Service", ip: "127.0.0.21", open: []string{"http"}, dead: []string{"admin"},
+		{name: "web", typ: "Service", ip: hostAddr(host, 41), open: []string{"http"}, dead: []string{"admin"},
 			extra: obj{"host": "web.e2e.test"}},
-		{name: "db", typ: "StatefulService", ip: "127.0.0.22", open: []string{"sql"}, dead: []string{"metrics", "repl"},
+		{name: "db", typ: "StatefulService", ip: hostAddr(host, 42), open: []string{"sql"}, dead: []string{"metrics", "repl"},
 			extra: obj{"storage": obj{"size": "1Gi", "mountPath": "/data"}}},
 	}
 
 	numbers := map[string]map[string]int{} // app → port name → number
+	start := time.Now()
 	for _, a := range apps {
+		if err := host.addAddress(netip.MustParseAddr(a.ip)); err != nil {
+			t.Fatal(err)
+		}
 		numbers[a.name] = map[string]int{}
 		// Free port numbers on the pod's own address first; the spec is
 		// written with them.
 		for _, pn := range a.open {
-			l, err := net.Listen("tcp", net.JoinHostPort(a.ip, "0"))
+			l, err := host.listen(net.JoinHostPort(a.ip, "0"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,11 +72,12 @@ func TestLivePortGate(t *testing.T) {
 			numbers[a.name][pn] = l.Addr().(*net.TCPAddr).Port
 		}
 		for _, pn := range a.dead {
-			port, err := closedPort(a.ip)
+			l, err := host.listen(net.JoinHostPort(a.ip, "0"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			numbers[a.name][pn] = port
+			numbers[a.name][pn] = l.Addr().(*net.TCPAddr).Port
+			l.Close()
 		}
 		var ports []any
 		for i, pn := range append(slices.Clone(a.open), a.dead...) {
@@ -87,15 +100,9 @@ func TestLivePortGate(t *testing.T) {
 	}
 
 	for _, a := range apps {
-		// First sync: the children, and a rolling-out status.
-		res, err := mc.sync(t.Context(), ns, a.name)
-		if err != nil {
-			t.Fatalf("%s: first sync: %v", a.name, err)
-		}
-		for _, m := range res.notAsSent {
-			t.Errorf("%s: child not stored as sent: %s", a.name, m)
-		}
-		if got := conditionReason(res.response, "Available"); got != "Progressing" {
+		// The first sync: the children, and a rolling-out status.
+		first := syncAnswer(t, ns, a.name, start, 90*time.Second, a.name+": a first sync by Metacontroller", nil)
+		if got := conditionReason(first.response, "Available"); got != "Progressing" {
 			t.Errorf("%s: before any pod, Available reason = %q, want Progressing", a.name, got)
 		}
 	}
@@ -105,53 +112,55 @@ func TestLivePortGate(t *testing.T) {
 		if rev := dig(pods[0], "metadata", "annotations", "stackdome.io/revision"); rev == nil || rev == "" {
 			t.Errorf("%s: pod %v has no stackdome.io/revision annotation", a.name, dig(pods[0], "metadata", "name"))
 		}
-		markPodReady(t, ns, pods[0], a.ip)
+		runPod(t, ns, pods[0], a.ip)
 	}
 
-	// Sync until every app names its dead ports, or time runs out: the grace
-	// starts at the first closed verdict, verdicts arrive within a requeue.
-	deadline := time.Now().Add(grace + 30*time.Second)
+	// Metacontroller syncs again as stackdome asks (resyncAfterSeconds, the
+	// verdict requeue): the grace starts at the first closed verdict.
 	for _, a := range apps {
-		var last obj
-		var lastErr error
-		syncs := 0
-		for {
-			syncs++
-			res, err := mc.sync(t.Context(), ns, a.name)
-			if err != nil {
-				t.Fatalf("%s: sync: %v", a.name, err)
-			}
-			last = res.response
-			lastErr = checkDeadPorts(last, a.dead, a.open, numbers[a.name])
-			if lastErr == nil || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(500 * time.Millisecond)
+		ex := syncAnswer(t, ns, a.name, start, grace+60*time.Second, a.name+": a status naming exactly the dead ports", func(resp obj) error {
+			return checkDeadPorts(resp, a.dead, a.open, numbers[a.name])
+		})
+		t.Logf("%s: status naming the dead ports:\n%s", a.name, mustJSON(ex.response["status"]))
+		stored, err := suite.cluster.kube.get(t.Context(), stackPath(ns, a.name))
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Logf("%s: %d syncs; last status:\n%s", a.name, syncs, mustJSON(last["status"]))
-		if lastErr != nil {
-			t.Errorf("%s: after %s the status does not name exactly the dead ports: %v\nstatus: %s", a.name, grace+30*time.Second, lastErr, mustJSON(last["status"]))
-			continue
-		}
-
-		// Steady state: Metacontroller syncs again (resync, our own status
-		// write); nothing may be written any more.
-		for i := range 2 {
-			res, err := mc.sync(t.Context(), ns, a.name)
+		if err := waitUntil(30*time.Second, 200*time.Millisecond, a.name+": the stored status", func() (bool, error) {
+			stored, err = suite.cluster.kube.get(t.Context(), stackPath(ns, a.name))
 			if err != nil {
-				t.Fatalf("%s: steady-state sync: %v", a.name, err)
+				return false, err
 			}
-			if i == 1 && res.statusWritten {
-				t.Errorf("%s: status written again at steady state: %s", a.name, mustJSON(res.response["status"]))
-			}
-			for _, m := range res.notAsSent {
-				t.Errorf("%s: child not stored as sent: %s", a.name, m)
-			}
-			if len(res.childWrites) > 0 {
-				t.Errorf("%s: children updated at steady state: %v", a.name, res.childWrites)
-			}
+			err := checkDeadPorts(stored, a.dead, a.open, numbers[a.name])
+			return err == nil, err
+		}); err != nil {
+			t.Error(err)
 		}
 	}
+
+	// Steady state: two more syncs of each app by Metacontroller (its
+	// resync, stackdome's requeue) write nothing, neither status nor child.
+	for _, a := range apps {
+		mark, since := w.mark(), time.Now()
+		syncAnswer(t, ns, a.name, since, 90*time.Second, a.name+": a steady-state sync", nil)
+		after := time.Now()
+		syncAnswer(t, ns, a.name, after, 90*time.Second, a.name+": a second steady-state sync", nil)
+		time.Sleep(time.Second) // its writes, if any, reach the watch
+		if ws := w.writesOf(mark, a.name); !ws.none() {
+			t.Errorf("%s: writes at steady state: %s", a.name, ws)
+		}
+	}
+	if errs := w.errors(); len(errs) > 0 {
+		t.Errorf("watch: %v", errs)
+	}
+}
+
+// hostAddr is the test host's address with last octet n (n < 128: the
+// lower half, outside the Service range).
+func hostAddr(h *testHost, n byte) string {
+	a := h.prefix.Addr().As4()
+	a[3] = n
+	return netip.AddrFrom4(a).String()
 }
 
 // checkDeadPorts holds the state-table row "serving, a port closed past

@@ -32,6 +32,9 @@ var suite struct {
 	shared  string // <root>/../shared (STACKDOME_SHARED overrides); may not exist
 	mcCRDs  metacontrollerCRDs
 	binDir  string // cached control-plane binaries
+	mcDir   string // cached Metacontroller build: the binary and src/
+	kubectl string // the kubectl binary
+	mc      *realMetacontroller
 	tmp     string // per-run scratch, removed at exit
 	cluster *cluster
 	// host is the test host in a network namespace (testhost_test.go), or
@@ -71,8 +74,11 @@ func runMain(m *testing.M) (code int) {
 	}
 	suite.root = root
 	suite.shared = sharedDir(root)
-	suite.mcCRDs = findMetacontrollerCRDs(root, suite.shared)
-	fmt.Fprintf(os.Stderr, "e2e: %s\n", suite.mcCRDs)
+	// The real Metacontroller or nothing: without its pinned source the
+	// suite stops here, with one line saying what to set.
+	if _, err := metacontrollerSourcePath(suite.shared); err != nil {
+		return fail(err)
+	}
 
 	start := time.Now()
 	suite.binDir, err = buildControlPlane(root)
@@ -87,6 +93,18 @@ func runMain(m *testing.M) (code int) {
 	} else {
 		fmt.Fprintf(os.Stderr, "e2e: no Traefik, the tests that need it will fail: %v\n", traefikBuild.err)
 	}
+
+	start = time.Now()
+	if suite.mcDir, err = buildMetacontroller(root, suite.shared); err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(os.Stderr, "e2e: Metacontroller binary ready in %s (%s)\n", time.Since(start).Round(time.Second), suite.mcDir)
+	suite.mcCRDs = metacontrollerCRDs{path: filepath.Join(suite.mcDir, "src", "manifests", "production", "metacontroller-crds-v1.yaml"), real: true}
+	start = time.Now()
+	if suite.kubectl, err = kubectlBinary(root); err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(os.Stderr, "e2e: kubectl ready in %s (%s)\n", time.Since(start).Round(time.Second), suite.kubectl)
 
 	removeStaleScratch()
 	suite.tmp, err = os.MkdirTemp("", "stackdome-e2e-")
@@ -126,17 +144,32 @@ func runMain(m *testing.M) (code int) {
 	suite.cluster = c
 	fmt.Fprintf(os.Stderr, "e2e: control plane %s up in %s at %s\n", clusterVersion, time.Since(start).Round(100*time.Millisecond), c.kube.base)
 
+	// Traefik's CRDs before Metacontroller, so its first discovery sees every
+	// kind the chart's CompositeController names.
 	start = time.Now()
 	if err := installPrerequisiteCRDs(ctx, c.kube); err != nil {
 		return fail(err)
 	}
-	fmt.Fprintf(os.Stderr, "e2e: Metacontroller and Traefik CRDs Established in %s\n", time.Since(start).Round(100*time.Millisecond))
+	fmt.Fprintf(os.Stderr, "e2e: Traefik CRDs Established in %s\n", time.Since(start).Round(100*time.Millisecond))
+
+	if suite.host == nil {
+		return fail(fmt.Errorf("the real Metacontroller's pod needs the test host's privileges: %w", suite.hostErr))
+	}
+	start = time.Now()
+	mc, err := startRealMetacontroller(ctx, c, suite.kubectl, suite.mcDir, filepath.Join(suite.tmp, "metacontroller"))
+	if err != nil {
+		return fail(fmt.Errorf("starting Metacontroller: %w", err))
+	}
+	cl.add(mc.stop)
+	suite.mc = mc
+	fmt.Fprintf(os.Stderr, "e2e: %s, ready in %s\n", mc, time.Since(start).Round(100*time.Millisecond))
 
 	code = m.Run()
 	if code != 0 {
 		for _, p := range c.procs {
 			fmt.Fprintf(os.Stderr, "e2e: last lines of %s:\n%s\n", p.name, indent(p.tail(15)))
 		}
+		fmt.Fprintf(os.Stderr, "e2e: last lines of metacontroller:\n%s\n", indent(mc.proc.tail(30)))
 	}
 	return code
 }
@@ -168,6 +201,19 @@ func buildControlPlane(root string) (string, error) {
 		return dir, nil
 	}
 	return runBuildScript(root, "tools", "the control plane")
+}
+
+// kubectlBinary runs e2e/kubectl/build.sh (STACKDOME_E2E_KUBECTL: a
+// directory holding kubectl, skip the build) and returns kubectl's path.
+func kubectlBinary(root string) (string, error) {
+	dir := os.Getenv("STACKDOME_E2E_KUBECTL")
+	if dir == "" {
+		var err error
+		if dir, err = runBuildScript(root, "kubectl", "kubectl"); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(dir, "kubectl"), nil
 }
 
 // runBuildScript runs e2e/<dir>/build.sh, which prints the directory of what

@@ -26,8 +26,15 @@ var nodeOnce struct {
 // requireNode creates testNode once per run.
 func requireNode(t *testing.T) {
 	t.Helper()
+	if err := ensureNode(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ensureNode creates testNode once per run.
+func ensureNode(ctx context.Context) error {
 	nodeOnce.once.Do(func() {
-		_, err := suite.cluster.kube.create(context.Background(), "/api/v1/nodes", obj{
+		_, err := suite.cluster.kube.create(ctx, "/api/v1/nodes", obj{
 			"apiVersion": "v1", "kind": "Node",
 			"metadata": obj{"name": testNode, "labels": obj{"kubernetes.io/hostname": testNode}},
 		})
@@ -35,9 +42,7 @@ func requireNode(t *testing.T) {
 			nodeOnce.err = fmt.Errorf("creating node %s: %w", testNode, err)
 		}
 	})
-	if nodeOnce.err != nil {
-		t.Fatal(nodeOnce.err)
-	}
+	return nodeOnce.err
 }
 
 // runPod does what the scheduler and a kubelet would for one pod: binds it

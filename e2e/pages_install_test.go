@@ -24,6 +24,11 @@ type pagesRelease struct {
 	clusterIP       netip.Addr
 	pages           *proc
 	uninstalled     bool
+	// serveFlags are further flags of the release's pod's `stackdome
+	// serve` (beside hookFlags): the process answers both the error pages
+	// and the hooks the real Metacontroller calls through the release's
+	// Service, as the chart's pod does.
+	serveFlags []string
 	// brands: the page server reads the brand file the chart rendered
 	// (its <release>-brands ConfigMap), as the chart's pod would.
 	brands bool
@@ -39,8 +44,9 @@ func newPagesRelease(t *testing.T, release string) *pagesRelease {
 }
 
 // install installs chart (suiteChart() unless given) as the release with
-// replicaCount=1 and the test host's pod network, plus set, and serves its
-// pages on the test host. It is uninstalled when the test ends.
+// replicaCount=1 and the test host's pod network, plus set, and runs its pod
+// on the test host: one `stackdome serve` answering its hooks (hookFlags
+// plus serveFlags) and its pages. It is uninstalled when the test ends.
 func (r *pagesRelease) install(t *testing.T, chart string, set ...string) {
 	t.Helper()
 	ctx := t.Context()
@@ -74,9 +80,9 @@ func (r *pagesRelease) install(t *testing.T, chart string, set ...string) {
 	if err := host.addAddress(r.clusterIP); err != nil {
 		t.Fatal(err)
 	}
-	var pageArgs []string
+	pageArgs := r.hookFlags(r.serveFlags...)
 	if r.brands {
-		pageArgs = r.brandsFile(t)
+		pageArgs = append(pageArgs, r.brandsFile(t)...)
 	}
 	r.pages = startPageServer(t, pagePort, pageArgs...)
 	guest := host.guestIP.String()

@@ -27,7 +27,11 @@ type pki struct {
 	caPEM                     []byte
 }
 
-func newPKI(dir string) (*pki, error) {
+// newPKI makes the CA, the API server's serving certificate (valid for
+// loopback, the kubernetes Service's names and each of extraIPs: the
+// kubernetes Service's ClusterIP, which pods dial) and the service-account
+// key pair.
+func newPKI(dir string, extraIPs ...net.IP) (*pki, error) {
 	now := time.Now()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -62,8 +66,8 @@ func newPKI(dir string) (*pki, error) {
 		NotAfter:     now.Add(24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.ParseIP("10.0.0.1")},
-		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
+		IPAddresses:  append([]net.IP{net.IPv4(127, 0, 0, 1), net.ParseIP("10.0.0.1")}, extraIPs...),
+		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
 	}
 	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, ca, &srvKey.PublicKey, caKey)
 	if err != nil {

@@ -88,13 +88,21 @@ func TestRestrictedNamespaceAdmitsPods(t *testing.T) {
 // TestAutoscalerOwnsReplicas: with spec.autoscaling, kube-controller-manager's
 // HorizontalPodAutoscaler controller scales the Deployment stackdome made to
 // minReplicas, and `kubectl scale` moves it further; neither count is undone
-// by the next sync, which writes no child.
+// by the real Metacontroller's next syncs, which update no child (every
+// event of the namespace read from a watch).
 func TestAutoscalerOwnsReplicas(t *testing.T) {
 	requireStackResourceCRD(t)
-	hook := startStackdome(t)
-	mc := &metacontroller{kube: suite.cluster.kube, hook: hook}
+	if suite.hostErr != nil {
+		t.Fatalf("no test host: %v", suite.hostErr)
+	}
+	rel := newPagesRelease(t, "stackdome")
+	// resyncPeriodSeconds 2, not the chart's 60: a resync is what would undo
+	// the autoscaler's count, and the test waits for one after each change.
+	rel.install(t, "", "compositeController.resyncPeriodSeconds=2")
 	ns := newNamespace(t)
+	w := watchNamespace(t, ns)
 	k := suite.cluster.kube
+	mark, since := w.mark(), time.Now()
 	if _, err := k.create(t.Context(), "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
 		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": "catalog"},
 		"spec": obj{"type": "Service", "image": "example.invalid/catalog:1", "ports": []any{obj{"name": "http", "port": 8080}},
@@ -103,13 +111,7 @@ func TestAutoscalerOwnsReplicas(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := mc.sync(t.Context(), ns, "catalog")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range res.notAsSent {
-		t.Errorf("child not stored as sent: %s", m)
-	}
+	settle(t, w, mark, since, "catalog", "first sync")
 	depPath := "/apis/apps/v1/namespaces/" + ns + "/deployments/catalog"
 	replicas := func(want int) {
 		t.Helper()
@@ -124,26 +126,26 @@ func TestAutoscalerOwnsReplicas(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	syncKeeps := func(want int) {
+	// syncKeeps: from mark on, Metacontroller synced (the Deployment's
+	// change is a child's change: it resyncs the parent) and updated no
+	// Deployment; the count stays.
+	syncKeeps := func(phase string, mark int, since time.Time, want int) {
 		t.Helper()
-		for range 2 {
-			res, err := mc.sync(t.Context(), ns, "catalog")
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, w := range res.childWrites {
-				if strings.HasPrefix(w, "Deployment/") {
-					t.Errorf("the sync updated the Deployment (%v)", res.childWrites)
-				}
+		settle(t, w, mark, since, "catalog", phase)
+		for _, u := range w.writesOf(mark, "catalog").updated {
+			if strings.HasPrefix(u, "Deployment/") {
+				t.Errorf("%s: Metacontroller updated the Deployment", phase)
 			}
 		}
 		replicas(want)
 	}
+	mark, since = w.mark(), time.Now()
 	replicas(2) // the HorizontalPodAutoscaler controller enforces minReplicas
-	syncKeeps(2)
+	syncKeeps("minReplicas", mark, since, 2)
+	mark, since = w.mark(), time.Now()
 	if _, err := k.mergePatch(t.Context(), depPath+"/scale", obj{"spec": obj{"replicas": 4}}); err != nil {
 		t.Fatal(err)
 	}
 	replicas(4)
-	syncKeeps(4)
+	syncKeeps("scaled to 4", mark, since, 4)
 }

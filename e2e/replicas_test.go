@@ -6,74 +6,84 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 )
 
-// hookServer is where the Metacontroller emulation sends its hook requests:
-// one stackdome, or several behind a front.
-type hookServer interface {
-	post(ctx context.Context, path string, body, out any) error
-}
-
-// roundRobin is the chart's Service in front of its replicas: each request
-// goes to the next replica in turn.
-type roundRobin struct {
-	mu      sync.Mutex
-	servers []*stackdomeServer
-	next    int
-}
-
-func (r *roundRobin) post(ctx context.Context, path string, body, out any) error {
-	r.mu.Lock()
-	s := r.servers[r.next%len(r.servers)]
-	r.next++
-	r.mu.Unlock()
-	return s.post(ctx, path, body, out)
-}
-
-// set replaces the replicas behind the front.
-func (r *roundRobin) set(servers ...*stackdomeServer) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.servers, r.next = servers, 0
-}
-
-// TestReplicasAnswerAlike runs stackdome as the chart does — two `stackdome
-// serve` replicas, each with its own verdict cache, behind one round-robin
-// front — against live StackResources on a real control plane: the second
-// replica's first contact, a restart of the first, and rechecks write no
-// status for a healthy resource, and none for a condemned one either (the
-// same pods stay condemned, even once their port answers); a rollout
-// restart of the condemned, fixed workload reads Available.
+// TestReplicasAnswerAlike runs stackdome as the chart does — its two
+// replicas, each its own `stackdome serve` with its own verdict cache, on
+// two pod addresses behind the chart's hooks Service — under the real
+// Metacontroller, which reaches them through the cluster-network stand-in
+// (a ready endpoint of the Service each call, in turn), against live
+// StackResources. The second replica's first contact, a restart of the
+// first, and rechecks write no status for a healthy resource, and none for
+// a condemned one either (the same pods stay condemned, even once their
+// port answers); a rollout restart of the condemned, fixed workload reads
+// Available. Every write is read from a watch of the namespace.
+//
+// The release's resyncPeriodSeconds is 1 (the chart's default is 60): the
+// phases count rounds of syncs of every resource, and a round a minute would
+// make this test last a quarter of an hour; a resync is a sync like any
+// other to stackdome.
 func TestReplicasAnswerAlike(t *testing.T) {
 	requireStackResourceCRD(t)
-	flags := []string{"--port-check-grace", "2s", "--verdict-requeue", "1s", "--dial-allow", "127.0.0.0/8", "--dial-allow-loopback"}
-	a := startStackdome(t, flags...)
-	b := startStackdome(t, flags...)
-	front := &roundRobin{}
-	front.set(a) // until every status settles, then both
-	mc := &metacontroller{kube: suite.cluster.kube, hook: front}
-	ns := newNamespace(t)
+	if suite.hostErr != nil {
+		t.Fatalf("no test host: %v", suite.hostErr)
+	}
+	host := suite.host
+	ctx := t.Context()
 	k := suite.cluster.kube
+	relNS := newNamespace(t)
+	const release = "stackdome"
+	if out, err := helm(ctx, "install", release, suiteChart(), "--namespace", relNS, "--timeout", "2m",
+		"--set", "replicaCount=2", "--set", "podCIDRs={"+host.prefix.String()+"}",
+		"--set", "compositeController.resyncPeriodSeconds=1"); err != nil {
+		t.Fatalf("helm install: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		helm(ctx, "uninstall", release, "--namespace", relNS)
+	})
+	flags := []string{"--port-check-grace", "2s", "--verdict-requeue", "1s",
+		"--error-service-name", release + "-error-pages", "--error-service-namespace", relNS,
+		"--dial-allow", host.prefix.String()}
+	replicaIPs := []string{hostAddr(host, 61), hostAddr(host, 62)}
+	chartPods := waitPods(t, relNS, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=controller", 2)
+	replicas := make([]*proc, 2)
+	for i, ip := range replicaIPs {
+		if err := host.addAddress(netip.MustParseAddr(ip)); err != nil {
+			t.Fatal(err)
+		}
+		replicas[i] = startReplica(t, ip, flags)
+	}
+	// Replica a alone until every status settles, then both.
+	runPod(t, relNS, chartPods[0], replicaIPs[0])
+	waitReadyAddress(t, relNS, release, replicaIPs[0])
 
+	ns := newNamespace(t)
+	w := watchNamespace(t, ns)
 	type app struct {
 		name, typ, ip string
 		open, dead    []string
 		numbers       map[string]int
 	}
 	apps := []*app{
-		{name: "web", typ: "Service", ip: "127.0.0.51", open: []string{"http", "metrics"}},
-		{name: "db", typ: "StatefulService", ip: "127.0.0.52", open: []string{"sql"}},
-		{name: "api", typ: "Service", ip: "127.0.0.53", open: []string{"http"}, dead: []string{"admin"}},
+		{name: "web", typ: "Service", ip: hostAddr(host, 51), open: []string{"http", "metrics"}},
+		{name: "db", typ: "StatefulService", ip: hostAddr(host, 52), open: []string{"sql"}},
+		{name: "api", typ: "Service", ip: hostAddr(host, 53), open: []string{"http"}, dead: []string{"admin"}},
 	}
+	start := time.Now()
 	for _, ap := range apps {
+		if err := host.addAddress(netip.MustParseAddr(ap.ip)); err != nil {
+			t.Fatal(err)
+		}
 		ap.numbers = map[string]int{}
 		var ports []any
 		for _, pn := range ap.open {
-			l, err := net.Listen("tcp", net.JoinHostPort(ap.ip, "0"))
+			l, err := host.listen(net.JoinHostPort(ap.ip, "0"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,85 +92,91 @@ func TestReplicasAnswerAlike(t *testing.T) {
 			ports = append(ports, obj{"name": pn, "port": ap.numbers[pn]})
 		}
 		for _, pn := range ap.dead {
-			port, err := closedPort(ap.ip)
+			l, err := host.listen(net.JoinHostPort(ap.ip, "0"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			ap.numbers[pn] = port
-			ports = append(ports, obj{"name": pn, "port": port})
+			ap.numbers[pn] = l.Addr().(*net.TCPAddr).Port
+			l.Close()
+			ports = append(ports, obj{"name": pn, "port": ap.numbers[pn]})
 		}
-		if _, err := k.create(t.Context(), "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
+		if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
 			"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": ap.name},
 			"spec": obj{"type": ap.typ, "image": "example.invalid/" + ap.name + ":1", "ports": ports},
 		}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := mc.sync(t.Context(), ns, ap.name); err != nil {
-			t.Fatalf("%s: first sync: %v", ap.name, err)
-		}
 	}
 	for _, ap := range apps {
-		markPodReady(t, ns, waitPods(t, ns, "app.kubernetes.io/instance="+ap.name, 1)[0], ap.ip)
+		syncAnswer(t, ns, ap.name, start, 90*time.Second, ap.name+": a first sync", nil)
+		runPod(t, ns, waitPods(t, ns, "app.kubernetes.io/instance="+ap.name, 1)[0], ap.ip)
 	}
 
-	// syncUntil syncs name through the front until want holds of the answer.
-	syncUntil := func(name, what string, want func(obj) bool) obj {
-		t.Helper()
-		var last obj
-		err := waitUntil(40*time.Second, 250*time.Millisecond, name+": "+what, func() (bool, error) {
-			res, err := mc.sync(t.Context(), ns, name)
-			if err != nil {
-				return false, err
-			}
-			last = res.response
-			return want(last), fmt.Errorf("status %s", mustJSON(last["status"]))
-		})
-		if err != nil {
-			t.Fatal(err)
+	serving := func(r obj) error {
+		if conditionReason(r, "Available") == "Serving" && dig(condition(r, "Converged"), "status") == "True" {
+			return nil
 		}
-		return last
+		return fmt.Errorf("status %s", mustJSON(r["status"]))
 	}
-	serving := func(r obj) bool {
-		return conditionReason(r, "Available") == "Serving" && dig(condition(r, "Converged"), "status") == "True"
+	condemned := func(r obj) error {
+		if dig(condition(r, "Stalled"), "status") == "True" && conditionReason(r, "Stalled") == "PortNotListening" {
+			return nil
+		}
+		return fmt.Errorf("status %s", mustJSON(r["status"]))
 	}
-	condemned := func(r obj) bool {
-		return dig(condition(r, "Stalled"), "status") == "True" && conditionReason(r, "Stalled") == "PortNotListening"
+	syncAnswer(t, ns, "web", start, 60*time.Second, "web: Serving", serving)
+	syncAnswer(t, ns, "db", start, 60*time.Second, "db: Serving", serving)
+	syncAnswer(t, ns, "api", start, 60*time.Second, "api: condemned", condemned)
+	for _, ap := range apps {
+		settle(t, w, 0, start, ap.name, ap.name+": settled through replica a")
 	}
-	syncUntil("web", "Serving", serving)
-	syncUntil("db", "Serving", serving)
-	syncUntil("api", "condemned", condemned)
 
-	// quiet syncs every resource rounds times through the front, a requeue
-	// apart, and fails on any status write or child update.
+	// quiet waits for rounds syncs of every resource by Metacontroller and
+	// fails on any status write or child update among them.
 	quiet := func(phase string, rounds int) {
 		t.Helper()
-		for i := range rounds {
-			for _, ap := range apps {
-				res, err := mc.sync(t.Context(), ns, ap.name)
-				if err != nil {
-					t.Fatalf("%s: %s: %v", phase, ap.name, err)
+		mark, since := w.mark(), time.Now()
+		for _, ap := range apps {
+			if err := waitUntil(60*time.Second, 200*time.Millisecond, fmt.Sprintf("%s: %d syncs of %s", phase, rounds, ap.name), func() (bool, error) {
+				if err := suite.mc.healthy(); err != nil {
+					return false, err
 				}
-				if res.statusWritten {
-					t.Errorf("%s, round %d: status of %s written: %s", phase, i, ap.name, mustJSON(res.response["status"]))
+				n := 0
+				for _, c := range suite.mc.net.hookCalls("/sync", ns, ap.name, since) {
+					if c.status == 200 {
+						n++
+					}
 				}
-				if len(res.childWrites) > 0 {
-					t.Errorf("%s, round %d: children of %s updated: %v", phase, i, ap.name, res.childWrites)
-				}
+				return n >= rounds, fmt.Errorf("%d syncs answered", n)
+			}); err != nil {
+				t.Fatal(err)
 			}
-			time.Sleep(time.Second) // the requeue: dials land in between
 		}
+		time.Sleep(time.Second) // the last writes, if any, reach the watch
+		for _, ap := range apps {
+			if ws := w.writesOf(mark, ap.name); !ws.none() {
+				t.Errorf("%s: %s: %s", phase, ap.name, ws)
+			}
+		}
+		endpoints := map[string]int{}
+		for _, ap := range apps {
+			for _, c := range suite.mc.net.hookCalls("/sync", ns, ap.name, since) {
+				endpoints[c.endpoint]++
+			}
+		}
+		t.Logf("%s: syncs answered by %v", phase, endpoints)
 	}
-	front.set(a, b)
+	runPod(t, relNS, chartPods[1], replicaIPs[1])
+	waitReadyAddress(t, relNS, release, replicaIPs[1])
 	quiet("replica b's first contact, then both in turn", 6)
 
-	a.proc.stop(10 * time.Second)
-	a2 := startStackdome(t, flags...)
-	front.set(a2, b)
+	replicas[0].stop(10 * time.Second)
+	replicas[0] = startReplica(t, replicaIPs[0], flags)
 	quiet("replica a restarted", 6)
 
 	// The dead port is fixed in place: these pods stay condemned.
 	api := apps[2]
-	l, err := net.Listen("tcp", net.JoinHostPort(api.ip, strconv.Itoa(api.numbers["admin"])))
+	l, err := host.listen(net.JoinHostPort(api.ip, strconv.Itoa(api.numbers["admin"])))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,13 +186,14 @@ func TestReplicasAnswerAlike(t *testing.T) {
 	// kubectl rollout restart deployment/api: a new ReplicaSet, new pods,
 	// verified from scratch.
 	old := waitPods(t, ns, "app.kubernetes.io/instance=api", 1)[0]
-	if _, err := k.mergePatch(t.Context(), "/apis/apps/v1/namespaces/"+ns+"/deployments/api", obj{"spec": obj{"template": obj{"metadata": obj{
+	restarted := time.Now()
+	if _, err := k.mergePatch(ctx, "/apis/apps/v1/namespaces/"+ns+"/deployments/api", obj{"spec": obj{"template": obj{"metadata": obj{
 		"annotations": obj{"kubectl.kubernetes.io/restartedAt": time.Now().UTC().Format(time.RFC3339)}}}}}); err != nil {
 		t.Fatal(err)
 	}
 	var fresh obj
 	if err := waitUntil(30*time.Second, 200*time.Millisecond, "a pod of the restarted ReplicaSet", func() (bool, error) {
-		pods, err := listItems(t.Context(), "/api/v1/namespaces/"+ns+"/pods", "app.kubernetes.io/instance=api")
+		pods, err := listItems(ctx, "/api/v1/namespaces/"+ns+"/pods", "app.kubernetes.io/instance=api")
 		if err != nil {
 			return false, err
 		}
@@ -190,18 +207,42 @@ func TestReplicasAnswerAlike(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	const freshIP = "127.0.0.54"
+	freshIP := hostAddr(host, 54)
+	if err := host.addAddress(netip.MustParseAddr(freshIP)); err != nil {
+		t.Fatal(err)
+	}
 	for _, pn := range []string{"http", "admin"} {
-		l, err := net.Listen("tcp", net.JoinHostPort(freshIP, strconv.Itoa(api.numbers[pn])))
+		l, err := host.listen(net.JoinHostPort(freshIP, strconv.Itoa(api.numbers[pn])))
 		if err != nil {
 			t.Fatal(err)
 		}
 		serve(t, l)
 	}
-	markPodReady(t, ns, fresh, freshIP)
-	r := syncUntil("api", "Available after the rollout restart", serving)
-	if got := dig(r, "status", "portCheck", "revision"); got != dig(fresh, "metadata", "labels", "pod-template-hash") {
+	runPod(t, ns, fresh, freshIP)
+	ex := syncAnswer(t, ns, "api", restarted, 60*time.Second, "api: Available after the rollout restart", serving)
+	if got := dig(ex.response, "status", "portCheck", "revision"); got != dig(fresh, "metadata", "labels", "pod-template-hash") {
 		t.Errorf("portCheck.revision %v, want the new ReplicaSet's pod-template-hash %v", got, dig(fresh, "metadata", "labels", "pod-template-hash"))
 	}
+	settle(t, w, w.mark(), time.Now(), "api", "after the rollout restart")
 	quiet("after the rollout restart", 3)
+}
+
+// startReplica runs one replica of the chart's pod on the test host at ip:
+// `stackdome serve` with hooks on ip:8080 and metrics on ip:8081 (the
+// chart's ports), its error pages on ip:8082, and flags.
+func startReplica(t *testing.T, ip string, flags []string) *proc {
+	t.Helper()
+	bin := buildStackdome(t)
+	hooks := net.JoinHostPort(ip, "8080")
+	args := append([]string{"serve", "--listen", hooks,
+		"--error-pages-listen", net.JoinHostPort(ip, "8082"),
+		"--metrics-listen", net.JoinHostPort(ip, "8081"),
+		"--drain-delay", "0s", "--log-format", "text"}, flags...)
+	p, err := suite.host.startProc(t.TempDir(), "stackdome-"+ip, bin, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.stop(10 * time.Second) })
+	waitOK(t, p, 30*time.Second, "http://"+hooks+"/readyz")
+	return p
 }

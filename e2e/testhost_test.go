@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -218,55 +219,74 @@ func (h *testHost) serve(t *testing.T, ip string, port int, handler http.Handler
 	return ln.Addr().(*net.TCPAddr).Port, srv
 }
 
-// listen opens a TCP listener inside the test host: the socket is made on
-// an OS thread moved into the namespace, and keeps that namespace when the
-// thread moves back. The test process serves it like any listener.
-func (h *testHost) listen(addr string) (net.Listener, error) {
-	type result struct {
-		l   net.Listener
-		err error
-	}
-	ch := make(chan result, 1)
+// listen opens a TCP listener inside the test host (listenIn).
+func (h *testHost) listen(addr string) (net.Listener, error) { return listenIn(h.netns, addr) }
+
+// listenIn opens a TCP listener inside the network namespace netns (a
+// /proc/<pid>/ns/net path): the socket is made on an OS thread moved into the
+// namespace, and keeps that namespace when the thread moves back. The test
+// process serves it like any listener.
+func listenIn(netns, addr string) (net.Listener, error) {
+	var l net.Listener
+	err := inNetns(netns, func() (err error) {
+		l, err = net.Listen("tcp", addr)
+		return err
+	})
+	return l, err
+}
+
+// dialIn connects to addr from inside the network namespace netns, as a
+// process there would (a kubelet's probe runs in the pod's namespace).
+func dialIn(ctx context.Context, netns, addr string) (net.Conn, error) {
+	var c net.Conn
+	err := inNetns(netns, func() (err error) {
+		var d net.Dialer
+		c, err = d.DialContext(ctx, "tcp", addr)
+		return err
+	})
+	return c, err
+}
+
+// inNetns runs fn on an OS thread moved into netns and back. A socket fn
+// makes keeps the namespace it was made in.
+func inNetns(netns string, fn func() error) error {
+	ch := make(chan error, 1)
 	go func() {
 		// A thread whose namespace could not be restored stays locked, and
 		// the runtime ends it with this goroutine instead of reusing it.
 		runtime.LockOSThread()
-		l, err := h.listenLocked(addr)
+		err := inNetnsLocked(netns, fn)
 		if errors.Is(err, errThreadTainted) {
-			ch <- result{nil, err}
+			ch <- err
 			return
 		}
 		runtime.UnlockOSThread()
-		ch <- result{l, err}
+		ch <- err
 	}()
-	r := <-ch
-	return r.l, r.err
+	return <-ch
 }
 
 var errThreadTainted = errors.New("could not move the thread back to the root network namespace")
 
-func (h *testHost) listenLocked(addr string) (net.Listener, error) {
+func inNetnsLocked(netns string, fn func() error) error {
 	self, err := os.Open("/proc/thread-self/ns/net")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer self.Close()
-	target, err := os.Open(h.netns)
+	target, err := os.Open(netns)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer target.Close()
 	if err := setns(target); err != nil {
-		return nil, fmt.Errorf("entering the test host's namespace: %w", err)
+		return fmt.Errorf("entering network namespace %s: %w", netns, err)
 	}
-	l, lerr := net.Listen("tcp", addr)
+	ferr := fn()
 	if err := setns(self); err != nil {
-		if l != nil {
-			l.Close()
-		}
-		return nil, errThreadTainted
+		return errThreadTainted
 	}
-	return l, lerr
+	return ferr
 }
 
 // setns moves the calling thread into the namespace f refers to. The syscall

@@ -17,13 +17,13 @@ import (
 
 // TestRoutesThroughTraefik proves a real app's routes on a real Traefik with
 // its default provider flags, stackdome's answers applied the way
-// Metacontroller applies them: with spec.tls, the IngressRoute is served
+// the real Metacontroller applies them: with spec.tls, the IngressRoute is served
 // over TLS on websecure; plain HTTP to the host on web is redirected to
 // HTTPS, path kept; a further public port answers at /<port name> with the
 // prefix stripped, another at its own path as it is. After every single
 // write of every sync no route refers to a Middleware that does not exist,
 // and every router Traefik builds is enabled. The chart is installed with
-// its error pages, Metacontroller runs under its CompositeController, and an
+// its error pages, the real Metacontroller runs its CompositeController, and an
 // app's 503 on every route reaches a browser as the branded page, its
 // status kept.
 func TestRoutesThroughTraefik(t *testing.T) {
@@ -39,7 +39,10 @@ func TestRoutesThroughTraefik(t *testing.T) {
 	const appName, appHost = "shopfront", "store.e2e.test"
 	guest := host.guestIP.String()
 	rel := newPagesRelease(t, "stackdome")
+	rel.serveFlags = []string{"--entry-points", "websecure", "--http-entry-point", "web"}
 	rel.install(t, "")
+	w := watchNamespace(t, ns)
+	mark, since := w.mark(), time.Now()
 
 	// Three public ports of one app; each answers with its name and the
 	// path it was asked for, and 503 to a path ending in /status/503.
@@ -52,8 +55,6 @@ func TestRoutesThroughTraefik(t *testing.T) {
 			fmt.Fprintf(w, "%s %s", name, r.URL.Path)
 		})
 	}
-	hook := startStackdome(t, rel.hookFlags("--entry-points", "websecure", "--http-entry-point", "web")...)
-	mc := &metacontroller{kube: k, hook: hook, controller: rel.compositeController(), afterWrite: func(ctx context.Context) error { return routable(ctx, ns) }}
 	if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
 		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": appName},
 		"spec": obj{
@@ -67,14 +68,14 @@ func TestRoutesThroughTraefik(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	res, _ := mc.settle(t, ns, appName, "first sync")
+	res, _ := settleRoutable(t, w, mark, since, appName, "first sync")
 	want := setOf("Service/"+appName, "Deployment/"+appName, "Middleware/"+appName+"-strip", "Middleware/"+appName+"-https",
 		"IngressRoute/"+appName, "IngressRoute/"+appName+"-redirect",
 		"Middleware/"+appName+"-errors", "Service/"+appName+"-error-pages", "EndpointSlice/"+appName+"-error-pages")
 	if got := childNames(res.response); !equalSets(got, want) {
 		t.Fatalf("children %v, want %v", keys(got), keys(want))
 	}
-	requirePagesCondition(t, "settled", res, "True", "Wired")
+	requirePagesCondition(t, "settled", res.response, "True", "Wired")
 	pods := waitPods(t, ns, "app.kubernetes.io/instance="+appName, 1)
 	runPod(t, ns, pods[0], guest)
 	waitReadyAddress(t, ns, appName, guest)

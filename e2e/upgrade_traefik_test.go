@@ -3,7 +3,7 @@
 package e2e
 
 import (
-	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -18,8 +18,9 @@ import (
 // TestSyncHookVersionUpgrade upgrades the chart, mid-flight, from the
 // registration it shipped before 0.2.0 (the sync hook at version v1) to this
 // chart's (v2), then rolls it back, on a real Traefik with its default
-// provider flags, Metacontroller emulated under the release's live
-// CompositeController (each sync reads it, as Metacontroller watches it):
+// provider flags, under the real Metacontroller running the release's live
+// CompositeController (it watches it, and restarts the controller when the
+// upgrade changes it):
 //
 //   - under v1 the sync request never carries the error-page Service
 //     (Metacontroller filters related objects of another namespace), so the
@@ -59,11 +60,11 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 	go appSrv.Serve(appLn)
 	t.Cleanup(func() { appSrv.Close() })
 
-	hook := startStackdome(t, rel.hookFlags("--entry-points", "web")...)
-	mc := &metacontroller{kube: k, hook: hook, controller: rel.compositeController(),
-		afterWrite: func(ctx context.Context) error { return routable(ctx, appNS) }}
+	rel.serveFlags = []string{"--entry-points", "web"}
 	rel.install(t, oldChart, "config.entryPoints={web}")
 	requireSyncHookAt(t, rel, "v1")
+	w := watchNamespace(t, appNS)
+	mark, since := w.mark(), time.Now()
 
 	if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+appNS+"/stackresources", obj{
 		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": appName},
@@ -72,12 +73,18 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	var deleted []string
-	settle := func(phase string) *syncResult {
+	// settlePhase waits until the real Metacontroller, syncing with the
+	// request shape of the hook version the live CompositeController now
+	// registers (keys namespace/name at v2), leaves the app alone; every
+	// write of the phase is checked for routes that stay routable.
+	settlePhase := func(phase string, v2 bool) hookExchange {
 		t.Helper()
-		res, del := mc.settle(t, appNS, appName, phase)
-		deleted = append(deleted, del...)
-		return res
+		first := syncWhere(t, appNS, appName, since, 90*time.Second, phase+": a sync at the registered version", func(ex hookExchange) error {
+			return requestKeysAt(ex.request, v2)
+		})
+		ex, _ := settleRoutable(t, w, mark, first.at.Add(-time.Millisecond), appName, phase)
+		mark, since = w.mark(), time.Now()
+		return ex
 	}
 	middleware := appNS + "-" + appName + "-errors@kubernetescrd"
 	unwired := setOf("Service/"+appName, "Deployment/"+appName, "IngressRoute/"+appName)
@@ -85,12 +92,12 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 		"Middleware/"+appName+"-errors", "Service/"+appName+"-error-pages", "EndpointSlice/"+appName+"-error-pages")
 
 	// --- The chart as it shipped before 0.2.0: the sync hook at v1.
-	res := settle("sync hook at v1")
+	res := settlePhase("sync hook at v1", false)
 	if got := childNames(res.response); !equalSets(got, unwired) {
 		t.Errorf("sync hook at v1: children %v, want %v", keys(got), keys(unwired))
 	}
 	requireRequestKeys(t, "sync hook at v1", res.request, appNS, false)
-	requirePagesCondition(t, "sync hook at v1", res, "False", "ErrorServiceNotSeen")
+	requirePagesCondition(t, "sync hook at v1", res.response, "False", "ErrorServiceNotSeen")
 	pods := waitPods(t, appNS, "app.kubernetes.io/instance="+appName, 1)
 	runPod(t, appNS, pods[0], guest)
 	waitReadyAddress(t, appNS, appName, guest)
@@ -108,12 +115,12 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 		t.Fatalf("helm upgrade: %v\n%s", err, out)
 	}
 	requireSyncHookAt(t, rel, "v2")
-	res = settle("upgraded to v2")
+	res = settlePhase("upgraded to v2", true)
 	if got := childNames(res.response); !equalSets(got, wired) {
 		t.Errorf("upgraded to v2: children %v, want %v", keys(got), keys(wired))
 	}
 	requireRequestKeys(t, "upgraded to v2", res.request, appNS, true)
-	requirePagesCondition(t, "upgraded to v2", res, "True", "Wired")
+	requirePagesCondition(t, "upgraded to v2", res.response, "True", "Wired")
 	waitRouters(t, tr, "upgraded to v2: the app's router with its errors Middleware", appRouterWith(appHost, middleware))
 	pagesServed := []check{
 		{name: "app answers 200", host: appHost, path: "/", accept: browserAccept, status: 200, want: isBody("app ok")},
@@ -127,17 +134,19 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 		t.Fatalf("helm rollback: %v\n%s", err, out)
 	}
 	requireSyncHookAt(t, rel, "v1")
-	res = settle("rolled back to v1")
+	res = settlePhase("rolled back to v1", false)
 	if got := childNames(res.response); !equalSets(got, wired) {
 		t.Errorf("rolled back to v1: children %v, want %v kept", keys(got), keys(wired))
 	}
 	requireRequestKeys(t, "rolled back to v1", res.request, appNS, false)
-	requirePagesCondition(t, "rolled back to v1", res, "False", "ErrorServiceNotSeen")
+	requirePagesCondition(t, "rolled back to v1", res.response, "False", "ErrorServiceNotSeen")
 	waitRouters(t, tr, "rolled back to v1: the app's router keeps its errors Middleware", appRouterWith(appHost, middleware))
 	runChecks(t, tr, "rolled back to v1", pagesServed)
 
-	if len(deleted) > 0 {
-		t.Errorf("the switches deleted children: %v", deleted)
+	// Every event of the namespace, from the first sync on: no child was
+	// ever deleted.
+	if ws := w.writesOf(0, appName); len(ws.deleted) > 0 {
+		t.Errorf("the switches deleted children: %v", ws.deleted)
 	}
 	total, failed := probe.stop()
 	t.Logf("route probe: %d requests through Traefik across the upgrade and the rollback, %d not the app's 200", total, len(failed))
@@ -187,25 +196,44 @@ func requireSyncHookAt(t *testing.T, rel *pagesRelease, version string) {
 	}
 }
 
+// hookVersion is the version of one of cc's hooks: "v1" when unset, as
+// HookVersion's CRD default and GetVersion have it.
+func hookVersion(cc obj, hook string) string {
+	if v, _ := dig(cc, "spec", "hooks", hook, "version").(string); v != "" {
+		return v
+	}
+	return "v1"
+}
+
 // requireRequestKeys requires every key of the children and related maps of
-// a sync request the emulation sent to be namespace/name (v2) or a name
-// (v1), and the error-page Service to be related exactly when v2.
+// a sync request the real Metacontroller sent to be namespace/name (v2) or
+// a name (v1), and the error-page Service to be related exactly when v2.
 func requireRequestKeys(t *testing.T, phase string, req obj, ns string, v2 bool) {
 	t.Helper()
-	for _, field := range []string{"children", "related"} {
-		groups, _ := req[field].(map[string]any)
-		for g, objs := range groups {
-			for key := range objs.(map[string]any) {
-				if strings.Contains(key, "/") != v2 {
-					t.Errorf("%s: %s[%s] key %q", phase, field, g, key)
-				}
-			}
-		}
+	if err := requestKeysAt(req, v2); err != nil {
+		t.Errorf("%s: %v", phase, err)
 	}
 	services, _ := dig(req, "related", "Service.v1").(map[string]any)
 	if v2 != (len(services) == 1) {
 		t.Errorf("%s: related Services %v", phase, keys(setOfKeys(services)))
 	}
+}
+
+// requestKeysAt: every key of the request's children and related maps is
+// namespace/name (v2) or a name (v1).
+func requestKeysAt(req obj, v2 bool) error {
+	for _, field := range []string{"children", "related"} {
+		groups, _ := req[field].(map[string]any)
+		for g, objs := range groups {
+			m, _ := objs.(map[string]any)
+			for key := range m {
+				if strings.Contains(key, "/") != v2 {
+					return fmt.Errorf("%s[%s] key %q", field, g, key)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 func setOfKeys(m map[string]any) map[string]bool {

@@ -79,9 +79,14 @@ func TestAdmissionWorkloads(t *testing.T) {
 // CronJob's job template the way `kubectl create job --from=cronjob/...`
 // does, which tests the same reading without a second minute. There is no
 // kubelet: the test ends each run's pod as one would (phase, exit code).
+//
+// The release's resyncPeriodSeconds is 2 (the chart's is 60): the real
+// Metacontroller resyncs on a related Job's change too, and the resync
+// bounds each step to seconds when a watch event is coalesced.
 func TestCronJobRuns(t *testing.T) {
 	requireStackResourceCRD(t)
-	mc := &metacontroller{kube: suite.cluster.kube, hook: startStackdome(t)}
+	rel := newPagesRelease(t, "stackdome")
+	rel.install(t, "", "compositeController.resyncPeriodSeconds=2")
 	ns := newNamespace(t)
 	k := suite.cluster.kube
 	ctx := t.Context()
@@ -89,14 +94,12 @@ func TestCronJobRuns(t *testing.T) {
 	spec := obj{"type": "CronJob", "image": "example.invalid/report:1", "args": []any{"nightly"},
 		"cronJob": obj{"schedule": "* * * * *", "concurrencyPolicy": "Forbid", "failedJobsHistoryLimit": 2},
 		"job":     obj{"backoffLimit": 0}}
+	since := time.Now()
 	if _, err := k.create(ctx, base, obj{"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
 		"metadata": obj{"name": "nightly"}, "spec": spec}); err != nil {
 		t.Fatal(err)
 	}
-	res, _ := mc.settle(t, ns, "nightly", "created")
-	if got := conditionReason(res.response, "Available"); got != "NotYetRun" {
-		t.Fatalf("before any run: Available reason %q, want NotYetRun; status %s", got, mustJSON(dig(res.response, "status")))
-	}
+	syncAnswer(t, ns, "nightly", since, 90*time.Second, "before any run: Available NotYetRun", reasonIs("Available", "NotYetRun"))
 
 	// The CronJob controller's own run.
 	jobs := "/apis/batch/v1/namespaces/" + ns + "/jobs"
@@ -117,11 +120,9 @@ func TestCronJobRuns(t *testing.T) {
 	}
 	firstName := dig(first, "metadata", "name").(string)
 	endRun(t, ns, firstName, 3)
+	since = time.Now()
 	waitJobCondition(t, ns, firstName, "Failed")
-	res, _ = mc.settle(t, ns, "nightly", "the first run failed")
-	if got := conditionReason(res.response, "Available"); got != "JobFailed" {
-		t.Fatalf("after a failed run: Available reason %q, want JobFailed; status %s", got, mustJSON(dig(res.response, "status")))
-	}
+	res := syncAnswer(t, ns, "nightly", since, 90*time.Second, "after a failed run: Available JobFailed", reasonIs("Available", "JobFailed"))
 	msg, _ := condition(res.response, "Available")["message"].(string)
 	if !strings.Contains(msg, "Job "+firstName+" failed") || !strings.Contains(msg, "exited with code 3") {
 		t.Fatalf("Available's message %q names neither the Job %s nor the exit code 3", msg, firstName)
@@ -130,11 +131,12 @@ func TestCronJobRuns(t *testing.T) {
 	// Suspend, so that the controller starts no more runs, then run once
 	// by hand from the job template.
 	spec["cronJob"].(obj)["suspend"] = true
+	since = time.Now()
 	if _, err := k.mergePatch(ctx, base+"/nightly", obj{"spec": spec}); err != nil {
 		t.Fatal(err)
 	}
-	res, _ = mc.settle(t, ns, "nightly", "suspended")
-	if c := condition(res.response, "Stalled"); c["status"] != "True" || c["reason"] != "Suspended" {
+	res = syncAnswer(t, ns, "nightly", since, 90*time.Second, "suspended: Stalled Suspended", reasonIs("Stalled", "Suspended"))
+	if c := condition(res.response, "Stalled"); c["status"] != "True" {
 		t.Fatalf("suspended: Stalled %v, want True Suspended", c)
 	}
 	cron, err := k.get(ctx, "/apis/batch/v1/namespaces/"+ns+"/cronjobs/nightly")
@@ -150,9 +152,15 @@ func TestCronJobRuns(t *testing.T) {
 		"spec": tmpl["spec"]}); err != nil {
 		t.Fatalf("creating a Job from the CronJob's template: %v", err)
 	}
+	since = time.Now()
 	endRun(t, ns, manual, 0)
 	waitJobCondition(t, ns, manual, "Complete")
-	res, _ = mc.settle(t, ns, "nightly", "a run succeeded")
+	res = syncAnswer(t, ns, "nightly", since, 90*time.Second, "after a successful run: status.run.lastSucceeded", func(resp obj) error {
+		if got := dig(resp, "status", "run", "lastSucceeded", "job"); got != manual {
+			return fmt.Errorf("status.run.lastSucceeded.job %v", got)
+		}
+		return nil
+	})
 	if c := condition(res.response, "Available"); c["status"] != "True" {
 		t.Fatalf("after a successful run: Available %v, want True", c)
 	}
@@ -161,6 +169,17 @@ func TestCronJobRuns(t *testing.T) {
 	}
 	if got := dig(res.response, "status", "run", "lastFailed", "job"); got != firstName {
 		t.Fatalf("status.run.lastFailed.job %v, want %s", got, firstName)
+	}
+}
+
+// reasonIs is a syncAnswer condition: the answer's condition typ has the
+// reason.
+func reasonIs(typ, reason string) func(resp obj) error {
+	return func(resp obj) error {
+		if got := conditionReason(resp, typ); got != reason {
+			return fmt.Errorf("%s reason %q, want %q; status %s", typ, got, reason, mustJSON(dig(resp, "status")))
+		}
+		return nil
 	}
 }
 

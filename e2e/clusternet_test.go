@@ -1,0 +1,306 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// clusterNet stands in for the cluster network a pod's process sees: cluster
+// DNS and the service proxy (kube-proxy). It is the only such stand-in, in
+// this one file; docs/e2e.md describes it.
+//
+// A container is given HTTP_PROXY pointing at it. Go's net/http (so
+// Metacontroller's hook client, an http.Client on http.DefaultTransport,
+// pkg/hooks/webhook.go) sends every http:// request through it; the proxy
+// resolves the URL's host <service>.<namespace>[.svc[.cluster.local]] as
+// cluster DNS would, finds the Service's port, and forwards to a ready
+// endpoint of that port in the Service's EndpointSlices (kube-controller-
+// manager's, from pods the stand-in kubelet reported), round robin, as
+// kube-proxy would. A name that is no Service answers 502 (DNS would say
+// NXDOMAIN); a Service without a ready endpoint answers 503 (kube-proxy
+// would reject the connection): the hook client sees a failed call either way.
+//
+// The API server is reached the way a pod reaches it: the `kubernetes`
+// Service's ClusterIP, port 443 (KUBERNETES_SERVICE_HOST/PORT), given to
+// the pod's namespace and forwarded to the API server's loopback address.
+//
+// Every hook exchange through it is recorded, so a test can read what the
+// real Metacontroller sent and what stackdome answered.
+type clusterNet struct {
+	kube *kube
+	next atomic.Uint64
+
+	mu        sync.Mutex
+	exchanges []hookExchange
+}
+
+// hookExchange is one request through the proxy and its answer.
+type hookExchange struct {
+	at         time.Time // when the answer came back
+	url        string
+	path       string // /sync, /customize ...
+	parentNS   string // the request's parent, when it names one
+	parentName string
+	request    obj
+	response   obj // nil unless a 200 with a JSON body
+	status     int
+	err        string // the forwarding error, if any
+	endpoint   string // address:port the request went to
+}
+
+func newClusterNet(k *kube) *clusterNet { return &clusterNet{kube: k} }
+
+// serveIn serves the proxy inside the network namespace netns at addr.
+func (n *clusterNet) serveIn(netns, addr string) (stop func(), err error) {
+	l, err := listenIn(netns, addr)
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: n, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(l)
+	return func() { srv.Close() }, nil
+}
+
+// forwardAPIIn listens inside netns at addr (the kubernetes Service's
+// ClusterIP:443) and forwards every connection, TLS untouched, to the API
+// server at apiAddr: what kube-proxy does for the kubernetes Service.
+func forwardAPIIn(netns, addr, apiAddr string) (stop func(), err error) {
+	l, err := listenIn(netns, addr)
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				up, err := net.DialTimeout("tcp", apiAddr, 5*time.Second)
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				done := make(chan struct{}, 2)
+				go func() { io.Copy(up, c); done <- struct{}{} }()
+				go func() { io.Copy(c, up); done <- struct{}{} }()
+				<-done
+			}()
+		}
+	}()
+	return func() { l.Close() }, nil
+}
+
+func (n *clusterNet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodConnect || r.URL.Host == "" {
+		http.Error(w, "the cluster-network stand-in forwards http:// requests only", http.StatusMethodNotAllowed)
+		return
+	}
+	ex := hookExchange{url: r.URL.String(), path: r.URL.Path}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var req obj
+	if decodeJSON(body, &req) == nil {
+		ex.request = req
+		ex.parentNS, _ = dig(req, "parent", "metadata", "namespace").(string)
+		ex.parentName, _ = dig(req, "parent", "metadata", "name").(string)
+	}
+	code, answer, err := n.forward(r, body, &ex)
+	ex.at = time.Now()
+	if err != nil {
+		ex.err, ex.status = err.Error(), code
+		n.record(ex)
+		http.Error(w, err.Error(), code)
+		return
+	}
+	ex.status = code
+	if code == http.StatusOK {
+		var resp obj
+		if decodeJSON(answer.body, &resp) == nil {
+			ex.response = resp
+		}
+	}
+	n.record(ex)
+	for k, vs := range answer.header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	w.WriteHeader(code)
+	w.Write(answer.body)
+}
+
+type answerOf struct {
+	header http.Header
+	body   []byte
+}
+
+func (n *clusterNet) forward(r *http.Request, body []byte, ex *hookExchange) (int, answerOf, error) {
+	ctx := r.Context()
+	host, portText, err := net.SplitHostPort(r.URL.Host)
+	if err != nil {
+		host, portText = r.URL.Host, "80"
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil {
+		return http.StatusBadGateway, answerOf{}, fmt.Errorf("port %q", portText)
+	}
+	addr, code, err := n.resolve(ctx, host, port)
+	if err != nil {
+		return code, answerOf{}, err
+	}
+	ex.endpoint = addr
+	u := url.URL{Scheme: "http", Host: addr, Path: r.URL.Path, RawQuery: r.URL.RawQuery}
+	out, err := http.NewRequestWithContext(ctx, r.Method, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return http.StatusBadGateway, answerOf{}, err
+	}
+	out.Header = r.Header.Clone()
+	out.Header.Del("Proxy-Connection")
+	out.Host = r.Host
+	resp, err := proxyTransport.RoundTrip(out)
+	if err != nil {
+		return http.StatusBadGateway, answerOf{}, fmt.Errorf("dial %s (endpoint of %s): %w", addr, host, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return http.StatusBadGateway, answerOf{}, err
+	}
+	return resp.StatusCode, answerOf{header: resp.Header, body: b}, nil
+}
+
+var proxyTransport = &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second}
+
+// resolve is cluster DNS and the service proxy: <service>.<namespace>
+// [.svc[.cluster.local]] and a Service port to one ready endpoint's
+// address:port.
+func (n *clusterNet) resolve(ctx context.Context, host string, port int) (string, int, error) {
+	name, ns, ok := serviceName(host)
+	if !ok {
+		return "", http.StatusBadGateway, fmt.Errorf("%s: no such host (the stand-in resolves <service>.<namespace>[.svc[.cluster.local]] only)", host)
+	}
+	svc, err := n.kube.get(ctx, "/api/v1/namespaces/"+ns+"/services/"+name)
+	if err != nil {
+		return "", http.StatusBadGateway, fmt.Errorf("%s: no such host: %w", host, err)
+	}
+	portName, found := "", false
+	ports, _ := dig(svc, "spec", "ports").([]any)
+	for _, p := range ports {
+		if fmt.Sprint(dig(p, "port")) == strconv.Itoa(port) {
+			portName, _ = dig(p, "name").(string)
+			found = true
+		}
+	}
+	if !found {
+		return "", http.StatusServiceUnavailable, fmt.Errorf("Service %s/%s has no port %d", ns, name, port)
+	}
+	slices, err := listItems(ctx, "/apis/discovery.k8s.io/v1/namespaces/"+ns+"/endpointslices", "kubernetes.io/service-name="+name)
+	if err != nil {
+		return "", http.StatusBadGateway, err
+	}
+	var addrs []string
+	for _, s := range slices {
+		target := 0
+		sp, _ := s["ports"].([]any)
+		for _, p := range sp {
+			pn, _ := dig(p, "name").(string)
+			if pn == portName {
+				v, _ := dig(p, "port").(json.Number)
+				i, _ := v.Int64()
+				target = int(i)
+			}
+		}
+		if target == 0 {
+			continue
+		}
+		eps, _ := s["endpoints"].([]any)
+		for _, e := range eps {
+			if dig(e, "conditions", "ready") != true {
+				continue
+			}
+			as, _ := dig(e, "addresses").([]any)
+			for _, a := range as {
+				addrs = append(addrs, net.JoinHostPort(fmt.Sprint(a), strconv.Itoa(target)))
+			}
+		}
+	}
+	if len(addrs) == 0 {
+		return "", http.StatusServiceUnavailable, fmt.Errorf("Service %s/%s port %d has no ready endpoint", ns, name, port)
+	}
+	return addrs[int(n.next.Add(1)-1)%len(addrs)], 0, nil
+}
+
+// serviceName splits <service>.<namespace>[.svc[.cluster.local]].
+func serviceName(host string) (name, ns string, ok bool) {
+	host = strings.TrimSuffix(strings.TrimSuffix(host, "."), ".cluster.local")
+	host = strings.TrimSuffix(host, ".svc")
+	parts := strings.Split(host, ".")
+	if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
+}
+
+func (n *clusterNet) record(ex hookExchange) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.exchanges = append(n.exchanges, ex)
+	if dir := os.Getenv("STACKDOME_E2E_REQUESTS"); dir != "" && ex.request != nil && ex.path == "/sync" {
+		// What the real Metacontroller sent, one file a sync, in order:
+		// <seq>-<namespace>-<name>-sync-<hook version>.json.
+		cc, _ := dig(ex.request, "controller").(map[string]any)
+		version := hookVersion(cc, "sync")
+		b, _ := json.MarshalIndent(ex.request, "", "  ")
+		if os.MkdirAll(dir, 0o755) == nil {
+			file := fmt.Sprintf("%05d-%s-%s-sync-%s.json", len(n.exchanges), ex.parentNS, ex.parentName, version)
+			_ = os.WriteFile(filepath.Join(dir, file), append(b, '\n'), 0o644)
+		}
+	}
+}
+
+// count is the number of exchanges on path.
+func (n *clusterNet) count(path string) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	c := 0
+	for _, ex := range n.exchanges {
+		if ex.path == path {
+			c++
+		}
+	}
+	return c
+}
+
+// hookCalls returns the exchanges on path (/sync ...) for parent ns/name
+// answered at or after since, oldest first.
+func (n *clusterNet) hookCalls(path, ns, name string, since time.Time) []hookExchange {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []hookExchange
+	for _, ex := range n.exchanges {
+		if ex.path == path && ex.parentNS == ns && ex.parentName == name && !ex.at.Before(since) {
+			out = append(out, ex)
+		}
+	}
+	return out
+}

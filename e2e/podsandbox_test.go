@@ -1,0 +1,227 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// podSandbox is what a kubelet and its container runtime give one pod: a
+// network namespace of its own (loopback only, so the container's listeners —
+// Metacontroller's :8081 and :9999 — clash with nothing on this machine,
+// not even another engineer's run), and for each container process a mount
+// namespace of its own in which the ServiceAccount volume and the image's
+// files appear at the paths the container expects. It needs root.
+//
+// What is not reproduced: the image's other files (the container sees this
+// machine's filesystem under the mounts), its user (it runs as root), cgroups
+// and resource limits, restarts.
+type podSandbox struct {
+	dir    string // scratch: the projected volume, the image's files, logs
+	netns  string // /proc/<holder>/ns/net
+	holder *exec.Cmd
+}
+
+// newPodSandbox makes the network namespace, held by a sleep that dies with
+// the test binary (the kernel removes the namespace with its last process).
+func newPodSandbox(dir string) (*podSandbox, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	holder := exec.Command("unshare", "--net", "--", "sleep", "infinity")
+	holder.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := holder.Start(); err != nil {
+		return nil, fmt.Errorf("pod sandbox: unshare --net: %w", err)
+	}
+	s := &podSandbox{dir: dir, holder: holder, netns: fmt.Sprintf("/proc/%d/ns/net", holder.Process.Pid)}
+	self, _ := os.Readlink("/proc/self/ns/net")
+	// unshare(1) unshares, then execs sleep: until then the holder is still
+	// in the root namespace.
+	if err := waitUntil(5*time.Second, 10*time.Millisecond, "the pod's network namespace", func() (bool, error) {
+		ns, err := os.Readlink(s.netns)
+		return err == nil && ns != self, err
+	}); err != nil {
+		s.close()
+		return nil, err
+	}
+	if err := run("nsenter", "--net="+s.netns, "--", "ip", "link", "set", "lo", "up"); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// addAddress gives the sandbox's loopback one more address (a ClusterIP a
+// container dials, answered by a listener of the cluster-network stand-in).
+func (s *podSandbox) addAddress(ip string) error {
+	return run("nsenter", "--net="+s.netns, "--", "ip", "addr", "add", ip+"/32", "dev", "lo")
+}
+
+func (s *podSandbox) close() {
+	if s.holder != nil && s.holder.Process != nil {
+		_ = syscall.Kill(-s.holder.Process.Pid, syscall.SIGKILL)
+		_ = s.holder.Wait()
+		s.holder = nil
+	}
+}
+
+// container is one container of a pod spec, as the stand-in kubelet runs it.
+type container struct {
+	name    string
+	image   string
+	command []string
+	args    []string
+	env     []string // NAME=value, from the spec's env (literal values only)
+}
+
+// containersOf reads the containers of a pod spec (init containers first
+// when init is true).
+func containersOf(pod obj, init bool) ([]container, error) {
+	field := "containers"
+	if init {
+		field = "initContainers"
+	}
+	raw, _ := dig(pod, "spec", field).([]any)
+	var out []container
+	for _, r := range raw {
+		var c struct {
+			Name    string   `json:"name"`
+			Image   string   `json:"image"`
+			Command []string `json:"command"`
+			Args    []string `json:"args"`
+			Env     []struct {
+				Name      string `json:"name"`
+				Value     string `json:"value"`
+				ValueFrom any    `json:"valueFrom"`
+			} `json:"env"`
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, &c); err != nil {
+			return nil, err
+		}
+		ct := container{name: c.Name, image: c.Image, command: c.Command, args: c.Args}
+		for _, e := range c.Env {
+			if e.ValueFrom != nil {
+				return nil, fmt.Errorf("container %s: env %s: valueFrom is not supported by the stand-in kubelet", c.Name, e.Name)
+			}
+			ct.env = append(ct.env, e.Name+"="+e.Value)
+		}
+		out = append(out, ct)
+	}
+	return out, nil
+}
+
+// image is what the stand-in kubelet knows of an image it cannot pull: the
+// local files it holds at their paths in the image (the entrypoint binary).
+type image struct {
+	files map[string]string // path in the image → file on this machine
+}
+
+// serviceAccountDir is where a pod's ServiceAccount token volume is mounted
+// (the projected volume the ServiceAccount admission plugin adds).
+const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+// runContainer starts c's process in the sandbox's network namespace and a
+// mount namespace of its own: the projected ServiceAccount volume (token,
+// ca.crt, namespace, written to saDir) at serviceAccountDir, and each of the
+// image's files at its path, so the container's own command runs unchanged.
+// env is the environment a kubelet sets (KUBERNETES_SERVICE_HOST/PORT ...)
+// before the container's own.
+func (s *podSandbox) runContainer(name string, c container, img image, saDir string, env []string) (*proc, error) {
+	if len(c.command) == 0 {
+		return nil, fmt.Errorf("container %s: no command (an image's entrypoint is not known to the stand-in kubelet)", c.name)
+	}
+	// Each directory of an image file becomes a bind mount of a directory
+	// holding only the image's files there (a layer of the image).
+	layers := map[string]string{} // directory in the container → host directory
+	for path, file := range img.files {
+		d := filepath.Dir(path)
+		host, ok := layers[d]
+		if !ok {
+			host = filepath.Join(s.dir, name+"-image", strings.ReplaceAll(strings.Trim(d, "/"), "/", "_"))
+			if err := os.MkdirAll(host, 0o755); err != nil {
+				return nil, err
+			}
+			layers[d] = host
+		}
+		link := filepath.Join(host, filepath.Base(path))
+		_ = os.Remove(link)
+		if err := os.Symlink(file, link); err != nil {
+			return nil, err
+		}
+	}
+	// /var/run is /run on this machine; a tmpfs over it in the container's
+	// mount namespace holds the ServiceAccount directory without touching
+	// the host's.
+	script := []string{"set -e",
+		"mount -t tmpfs -o mode=0755,size=1m tmpfs /run",
+		"mkdir -p " + serviceAccountDir,
+		"mount --bind -o ro " + saDir + " " + serviceAccountDir,
+	}
+	for d, host := range layers {
+		script = append(script, "mount --bind -o ro "+host+" "+d)
+	}
+	script = append(script, `exec "$@"`)
+	argv := append([]string{"nsenter", "--net=" + s.netns, "--", "unshare", "--mount", "--propagation", "private", "--",
+		"sh", "-c", strings.Join(script, "\n"), "sh"}, append(c.command, c.args...)...)
+	full := append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root"}, env...)
+	return startProcEnv(s.dir, name, append(full, c.env...), argv[0], argv[1:]...)
+}
+
+// probe runs an httpGet probe of the pod spec (port, path) from inside the
+// sandbox, as the kubelet probes in the pod's network namespace; nil on 2xx
+// or 3xx.
+func (s *podSandbox) probe(ctx context.Context, port int, path string) error {
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) { return dialIn(ctx, s.netns, addr) },
+		Proxy:       nil,
+	}
+	defer tr.CloseIdleConnections()
+	cl := &http.Client{Transport: tr, Timeout: 2 * time.Second}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d%s", port, path), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := cl.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode >= 400 {
+		return errors.New(resp.Status)
+	}
+	return nil
+}
+
+// httpGetProbe reads a container's readinessProbe.httpGet (port as a
+// number, path); ok is false when it has none.
+func httpGetProbe(pod obj, container, probe string) (port int, path string, ok bool) {
+	cs, _ := dig(pod, "spec", "containers").([]any)
+	for _, c := range cs {
+		if dig(c, "name") != container {
+			continue
+		}
+		p, _ := dig(c, probe, "httpGet", "port").(json.Number)
+		n, err := p.Int64()
+		if err != nil {
+			return 0, "", false
+		}
+		path, _ = dig(c, probe, "httpGet", "path").(string)
+		return int(n), path, true
+	}
+	return 0, "", false
+}
