@@ -34,7 +34,7 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 type app struct {
 	log      *slog.Logger
 	verifier interface{ Run(context.Context) } // runs until its context is done
-	servers  []served                          // stopped in this order
+	servers  []served                          // stopped together
 	draining *atomic.Bool
 }
 
@@ -66,12 +66,12 @@ func wire(c config, log *slog.Logger) (*app, error) {
 	}
 
 	draining := new(atomic.Bool)
-	h := &hooks.Handler{Config: c.hooks, Verifier: verifier, Log: log, Metrics: hooks.NewMetrics(reg), MaxBody: c.maxBody}
+	h := &hooks.Handler{Config: c.hooks, Verifier: verifier, Log: log, Metrics: hooks.NewMetrics(reg),
+		MaxBody: c.maxBody, MaxInFlight: c.maxInFlight, Budget: hooks.Budget{PodsPerSync: c.maxPods}}
 	// No metrics handler: the hook port serves no /metrics (404).
 	router := hooks.Router(h, func() bool { return !draining.Load() }, nil)
 
-	// Stopped in this order (app.run): metrics last, so that a scrape
-	// during the stop still reads what the other two servers finished.
+	// Stopped together (app.run), each within its own shutdown timeout.
 	servers := []served{
 		{name: "hooks", srv: newServer(router, c.http, log)},
 		{name: "errorPages", srv: newServer(pages, c.http, log)},
