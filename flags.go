@@ -28,6 +28,7 @@ type config struct {
 	drainDelay               time.Duration
 	maxBody                  int64
 	maxInFlight, maxPods     int
+	serveHooks, servePages   bool
 	http                     httpLimits
 	syncFile                 string
 	syncNow                  time.Time
@@ -98,6 +99,8 @@ func defineServerFlags(fs *flag.FlagSet, c *config, raw *rawFlags) {
 	fs.StringVar(&c.listen, "listen", ":8080", "address of the hooks, /healthz and /readyz")
 	fs.StringVar(&c.errorPagesListen, "error-pages-listen", ":8082", "address of the error pages (pages only)")
 	fs.StringVar(&c.metricsListen, "metrics-listen", ":8081", "address of GET /metrics (metrics only)")
+	fs.BoolVar(&c.serveHooks, "hooks", true, "serve the hooks on --listen and run the port verifier; false: --listen serves /healthz and /readyz only (the chart's error-page Deployment)")
+	fs.BoolVar(&c.servePages, "pages", true, "serve the error pages on --error-pages-listen; false: nothing is bound there (the chart's hook Deployment, whose pages another Deployment serves)")
 	fs.StringVar(&c.logFormat, "log-format", "json", "log format: json or text")
 	fs.StringVar(&raw.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 25*time.Second, "how long in-flight requests may take to finish on shutdown")

@@ -41,7 +41,7 @@ func defaultConfig() config {
 		dialWorkers: 32, dialQueue: 1024,
 		logFormat: "json", logLevel: slog.LevelInfo,
 		shutdownTimeout: 25 * time.Second, drainDelay: 5 * time.Second,
-		maxBody: hooks.MaxBody, maxInFlight: 4, maxPods: 10000,
+		maxBody: hooks.MaxBody, maxInFlight: 4, maxPods: 10000, serveHooks: true, servePages: true,
 		http: httpLimits{readHeaderTimeout: 5 * time.Second, readTimeout: 5 * time.Second, writeTimeout: 10 * time.Second,
 			idleTimeout: 120 * time.Second, maxHeaderBytes: 64 << 10},
 	}
@@ -229,6 +229,7 @@ func TestValidate(t *testing.T) {
 		"write-timeout 0":      {args: []string{"--write-timeout", "0s"}, want: "--write-timeout 0s: must be positive"},
 		"read-header 0":        {env: map[string]string{"STACKDOME_READ_HEADER_TIMEOUT": "0"}, want: "--read-header-timeout 0s: must be positive"},
 		"idle-timeout 0":       {args: []string{"--idle-timeout", "0s"}, want: "--idle-timeout 0s: must be positive"},
+		"nothing to serve":     {args: []string{"--hooks=false", "--pages=false"}, want: "--hooks=false and --pages=false: nothing to serve"},
 		"max-body 0":           {args: []string{"--max-body", "0"}, want: "--max-body 0: must be positive"},
 		"max-in-flight 0":      {args: []string{"--max-in-flight", "0"}, want: "--max-in-flight 0: must be at least 1"},
 		"max-pods 0":           {args: []string{"--max-pods", "0"}, want: "--max-pods 0: must be at least 1"},

@@ -47,39 +47,45 @@ type served struct {
 }
 
 // wire builds the metrics registry, the verifier, the error pages, the hook
-// router and the three servers from c, and binds their listeners: hooks,
-// health and readiness on c.listen; pages only on c.errorPagesListen;
-// GET /metrics only on c.metricsListen, so that whoever may scrape never
-// reaches /sync (the chart opens each port to its own clients). It starts
-// nothing; on an error nothing it opened stays open.
+// router and the servers from c, and binds their listeners: hooks, health
+// and readiness on c.listen; pages only on c.errorPagesListen; GET /metrics
+// only on c.metricsListen, so that whoever may scrape never reaches /sync
+// (the chart opens each port to its own clients). Without c.serveHooks,
+// c.listen serves health and readiness only and no verifier runs; without
+// c.servePages, nothing is bound for the pages. It starts nothing; on an
+// error nothing it opened stays open.
 func wire(c config, log *slog.Logger) (*app, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-
-	verifier := portcheck.New(portcheck.Config{
-		Workers: c.dialWorkers, QueueSize: c.dialQueue, DialTimeout: c.dialTimeout,
-		Recheck: c.portRecheck, TTL: c.verdictTTL, Allow: c.dialAllow, Registerer: reg,
-	})
-	pages, err := errorpages.New(newPageCounters(reg).observe)
-	if err != nil {
-		return nil, fmt.Errorf("loading error pages: %w", err)
-	}
-
 	draining := new(atomic.Bool)
-	h := &hooks.Handler{Config: c.hooks, Verifier: verifier, Log: log, Metrics: hooks.NewMetrics(reg),
-		MaxBody: c.maxBody, MaxInFlight: c.maxInFlight, Budget: hooks.Budget{PodsPerSync: c.maxPods}}
-	// No metrics handler: the hook port serves no /metrics (404).
-	router := hooks.Router(h, func() bool { return !draining.Load() }, nil)
+	ready := func() bool { return !draining.Load() }
+
+	var verifier interface{ Run(context.Context) } = idle{}
+	front := healthRouter(ready)
+	if c.serveHooks {
+		v := portcheck.New(portcheck.Config{
+			Workers: c.dialWorkers, QueueSize: c.dialQueue, DialTimeout: c.dialTimeout,
+			Recheck: c.portRecheck, TTL: c.verdictTTL, Allow: c.dialAllow, Registerer: reg,
+		})
+		h := &hooks.Handler{Config: c.hooks, Verifier: v, Log: log, Metrics: hooks.NewMetrics(reg),
+			MaxBody: c.maxBody, MaxInFlight: c.maxInFlight, Budget: hooks.Budget{PodsPerSync: c.maxPods}}
+		// No metrics handler: the hook port serves no /metrics (404).
+		verifier, front = v, hooks.Router(h, ready, nil)
+	}
 
 	// Stopped together (app.run), each within its own shutdown timeout.
-	servers := []served{
-		{name: "hooks", srv: newServer(router, c.http, log)},
-		{name: "errorPages", srv: newServer(pages, c.http, log)},
-		{name: "metrics", srv: newServer(metricsHandler(reg), c.http, log)},
+	servers := []served{{name: "hooks", srv: newServer(front, c.http, log)}}
+	addrs := []struct{ addr, what string }{{c.listen, "hooks"}}
+	if c.servePages {
+		pages, err := errorpages.New(newPageCounters(reg).observe)
+		if err != nil {
+			return nil, fmt.Errorf("loading error pages: %w", err)
+		}
+		servers = append(servers, served{name: "errorPages", srv: newServer(pages, c.http, log)})
+		addrs = append(addrs, struct{ addr, what string }{c.errorPagesListen, "error pages"})
 	}
-	addrs := []struct{ addr, what string }{
-		{c.listen, "hooks"}, {c.errorPagesListen, "error pages"}, {c.metricsListen, "metrics"},
-	}
+	servers = append(servers, served{name: "metrics", srv: newServer(metricsHandler(reg), c.http, log)})
+	addrs = append(addrs, struct{ addr, what string }{c.metricsListen, "metrics"})
 	for i, a := range addrs {
 		ln, err := net.Listen("tcp", a.addr)
 		if err != nil {
@@ -91,6 +97,26 @@ func wire(c config, log *slog.Logger) (*app, error) {
 		servers[i].ln = ln
 	}
 	return &app{log: log, verifier: verifier, servers: servers, draining: draining}, nil
+}
+
+// idle is the verifier of a process that serves no hooks: nothing to dial.
+type idle struct{}
+
+func (idle) Run(ctx context.Context) { <-ctx.Done() }
+
+// healthRouter is --listen without the hooks: GET /healthz, GET /readyz
+// (503 while draining), 404 for everything else, /sync included.
+func healthRouter(ready func() bool) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready() {
+			http.Error(w, "draining", http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ready\n")
+	})
+	return mux
 }
 
 // metricsHandler serves reg on GET (and HEAD) /metrics and answers 404 to

@@ -64,6 +64,9 @@ func validate(c *config, raw rawFlags) error {
 			return fmt.Errorf("--%s %s: must be positive", d.flag, d.value)
 		}
 	}
+	if !c.serveHooks && !c.servePages {
+		return errors.New("--hooks=false and --pages=false: nothing to serve")
+	}
 	if c.maxBody < 1 {
 		return fmt.Errorf("--max-body %d: must be positive", c.maxBody)
 	}
