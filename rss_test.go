@@ -43,7 +43,7 @@ func peakRSS(t *testing.T, pid int) int64 {
 // podsRequest is a sync request of the serving fixture's parent and pods
 // related pods, each padded with an annotation of pad bytes (annotations are
 // decoded, so this is the dearest pod per byte short of the budget).
-func podsRequest(t *testing.T, pods, pad int) []byte {
+func podsRequest(t testing.TB, pods, pad int) []byte {
 	body, err := os.ReadFile("testdata/sync/serving.request.json")
 	require.NoError(t, err)
 	var req struct {

@@ -346,7 +346,7 @@ func startPageServer(t *testing.T, port int) *proc {
 	host := suite.host
 	bin := buildStackdome(t)
 	hooksAddr := net.JoinHostPort(host.guestIP.String(), "8080")
-	p, err := host.startProc(t.TempDir(), "stackdome-pages", bin, "serve",
+	p, err := host.startProc(t.TempDir(), "stackdome-pages", bin, "serve", "--hooks=false",
 		"--listen", hooksAddr,
 		"--error-pages-listen", ":"+strconv.Itoa(port),
 		"--metrics-listen", net.JoinHostPort(host.guestIP.String(), "8081"),
