@@ -17,11 +17,13 @@ import (
 type config struct {
 	listen, errorPagesListen string
 	metricsListen            string
+	brandsFile               string
 	hooks                    hooks.Config
 	portRecheck, dialTimeout time.Duration
 	verdictTTL               time.Duration
 	dialWorkers, dialQueue   int
 	dialAllow                []netip.Prefix
+	dialAllowLoopback        bool // tests only: loopback inside dialAllow may be dialed
 	logFormat                string
 	logLevel                 slog.Level
 	shutdownTimeout          time.Duration
@@ -44,6 +46,8 @@ type httpLimits struct {
 // turns into config fields.
 type rawFlags struct {
 	entryPoints, dialAllow, logLevel, now string
+	defaultRequests, defaultLimits        string
+	stackdomePods, traefikPods            string
 	errorServicePort                      int
 	podSecurityDefaults                   bool
 }
@@ -98,6 +102,7 @@ func defineFlags(cmd string, c *config, raw *rawFlags, stderr io.Writer) *flag.F
 func defineServerFlags(fs *flag.FlagSet, c *config, raw *rawFlags) {
 	fs.StringVar(&c.listen, "listen", ":8080", "address of the hooks, /healthz and /readyz")
 	fs.StringVar(&c.errorPagesListen, "error-pages-listen", ":8082", "address of the error pages (pages only)")
+	fs.StringVar(&c.brandsFile, "brands-file", "", "JSON file of the error pages' brands (the chart's errorPages.brands); empty: stackdome's own brand")
 	fs.StringVar(&c.metricsListen, "metrics-listen", ":8081", "address of GET /metrics (metrics only)")
 	fs.BoolVar(&c.serveHooks, "hooks", true, "serve the hooks on --listen and run the port verifier; false: --listen serves /healthz and /readyz only (the chart's error-page Deployment)")
 	fs.BoolVar(&c.servePages, "pages", true, "serve the error pages on --error-pages-listen; false: nothing is bound there (the chart's hook Deployment, whose pages another Deployment serves)")
@@ -132,6 +137,14 @@ func defineHookFlags(fs *flag.FlagSet, c *config, raw *rawFlags, defaults hooks.
 	fs.IntVar(&raw.errorServicePort, "error-service-port", int(defaults.ErrorService.Port), "port of the error-page Service")
 	fs.BoolVar(&raw.podSecurityDefaults, "pod-security-defaults", !defaults.NoPodSecurityDefaults, "give every pod the Pod Security restricted security context (runAsNonRoot, RuntimeDefault seccomp, no privilege escalation, all capabilities dropped) wherever its spec sets no field of its own")
 	fs.StringVar(&c.hooks.DefaultCertResolver, "tls-cert-resolver", defaults.DefaultCertResolver, "Traefik certificate resolver of a StackResource whose tls names neither a Secret nor a resolver; empty: the entry point's default certificate")
+	fs.StringVar(&raw.defaultRequests, "default-requests", "", "requests of an app whose spec sets no resources, e.g. cpu=100m,memory=128Mi (empty: none)")
+	fs.StringVar(&raw.defaultLimits, "default-limits", "", "limits of an app whose spec sets no resources, e.g. memory=256Mi (empty: none)")
+	fs.BoolVar(&c.hooks.NetworkPolicy.Default, "network-policy-default", false, "give every app whose spec.networkPolicy.enabled is unset a NetworkPolicy")
+	fs.StringVar(&c.hooks.NetworkPolicy.StackdomeNamespace, "network-policy-stackdome-namespace", defaults.NetworkPolicy.StackdomeNamespace, "namespace of stackdome's pods, which an app's NetworkPolicy admits to every declared port (the port gate)")
+	fs.StringVar(&raw.stackdomePods, "network-policy-stackdome-pods", labelString(defaults.NetworkPolicy.StackdomePods), "labels of stackdome's pods (k=v, comma separated)")
+	fs.StringVar(&c.hooks.NetworkPolicy.TraefikNamespace, "network-policy-traefik-namespace", defaults.NetworkPolicy.TraefikNamespace, "Traefik's namespace, which an app's NetworkPolicy admits to its public ports")
+	fs.StringVar(&raw.traefikPods, "network-policy-traefik-pods", "", "labels of Traefik's pods (k=v, comma separated); empty: any pod of Traefik's namespace")
+	fs.BoolVar(&c.hooks.PodMonitors, "pod-monitors", false, "make a Prometheus Operator PodMonitor of every spec naming metrics (the CompositeController must list podmonitors)")
 	fs.StringVar(&c.hooks.HTTPEntryPoint, "http-entry-point", defaults.HTTPEntryPoint, "plain-HTTP Traefik entry point on which requests to a TLS route's host are redirected to HTTPS, and an app without tls is routed as it is")
 }
 
@@ -141,6 +154,7 @@ func defineVerifierFlags(fs *flag.FlagSet, c *config, raw *rawFlags) {
 	fs.DurationVar(&c.dialTimeout, "dial-timeout", 2*time.Second, "timeout of one port dial")
 	fs.IntVar(&c.dialWorkers, "dial-workers", 32, "dials in flight at most")
 	fs.IntVar(&c.dialQueue, "dial-queue", 1024, "dial jobs waiting at most")
-	fs.StringVar(&raw.dialAllow, "dial-allow", "", "CIDRs of pod IPs that may be dialed, comma separated (empty: all)")
+	fs.StringVar(&raw.dialAllow, "dial-allow", "", "CIDRs of pod IPs that may be dialed, comma separated: the cluster's pod CIDRs. Empty: nothing is dialed (every port reads Unknown). Loopback, link-local, cloud metadata and unspecified addresses are never dialed, whatever this says")
+	fs.BoolVar(&c.dialAllowLoopback, "dial-allow-loopback", false, "FOR TESTS ONLY: let loopback addresses inside --dial-allow be dialed (test pods on 127.0.0.x). Never set it in a cluster: a pod IP is never loopback, and a loopback dial reaches the node's own services")
 	fs.DurationVar(&c.verdictTTL, "verdict-ttl", time.Hour, "a verdict not read for this long is forgotten")
 }

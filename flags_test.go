@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/stackdome/stackdome/hooks"
 )
@@ -34,8 +36,12 @@ func defaultConfig() config {
 		hooks: hooks.Config{
 			EntryPoints:    []string{"websecure"},
 			ErrorService:   hooks.ErrorService{Name: "stackdome-error-pages", Namespace: "stackdome", Port: 8082},
-			PortCheckGrace: 3 * time.Minute, VerdictRequeue: 10 * time.Second, BootGrace: 5 * time.Minute,
+			PortCheckGrace: 3 * time.Minute, VerdictRequeue: 10 * time.Second, BootGrace: 5 * time.Minute, ChildSettle: 30 * time.Second,
 			HTTPEntryPoint: "web",
+			NetworkPolicy: hooks.NetworkPolicy{
+				StackdomeNamespace: "stackdome", TraefikNamespace: "traefik",
+				StackdomePods: map[string]string{"app.kubernetes.io/name": "stackdome", "app.kubernetes.io/instance": "stackdome", "app.kubernetes.io/component": "controller"},
+			},
 		},
 		portRecheck: 5 * time.Minute, dialTimeout: 2 * time.Second, verdictTTL: time.Hour,
 		dialWorkers: 32, dialQueue: 1024,
@@ -98,6 +104,14 @@ func TestParseFlags(t *testing.T) {
 			c.syncNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 		}},
 		"sync defaults": {cmd: "sync", want: func(c *config) { c.syncFile = "-" }},
+		"platform defaults": {cmd: "serve", args: []string{"--default-requests", "memory=128Mi,cpu=100m", "--network-policy-default",
+			"--network-policy-stackdome-namespace", "platform", "--network-policy-stackdome-pods", "app=sd", "--network-policy-traefik-namespace", "ingress", "--network-policy-traefik-pods", "app.kubernetes.io/name=traefik", "--pod-monitors"},
+			want: func(c *config) {
+				c.hooks.DefaultResources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}
+				c.hooks.NetworkPolicy = hooks.NetworkPolicy{Default: true, StackdomeNamespace: "platform", StackdomePods: map[string]string{"app": "sd"},
+					TraefikNamespace: "ingress", TraefikPods: map[string]string{"app.kubernetes.io/name": "traefik"}}
+				c.hooks.PodMonitors = true
+			}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -210,33 +224,42 @@ func TestValidate(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		"now":                  {cmd: "sync", args: []string{"--now", "yesterday"}, want: `--now: parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"`},
-		"dial-allow length":    {args: []string{"--dial-allow", "10.0.0.0/33"}, want: `--dial-allow: parsing --dial-allow entry "10.0.0.0/33" (want a CIDR such as 10.0.0.0/8): netip.ParsePrefix("10.0.0.0/33"): prefix length out of range`},
-		"dial-allow bare IP":   {args: []string{"--dial-allow", "10.0.0.1"}, want: `--dial-allow: parsing --dial-allow entry "10.0.0.1" (want a CIDR such as 10.0.0.0/8): netip.ParsePrefix("10.0.0.1"): no '/'`},
-		"dial-allow from env":  {env: map[string]string{"STACKDOME_DIAL_ALLOW": "10.0.0.0/8,pods"}, want: `--dial-allow: parsing --dial-allow entry "pods" (want a CIDR such as 10.0.0.0/8): netip.ParsePrefix("pods"): no '/'`},
-		"entry-points":         {args: []string{"--entry-points", " , "}, want: "--entry-points: at least one entry point is required"},
-		"error-service-port 0": {args: []string{"--error-service-port", "0"}, want: "--error-service-port 0: must be between 1 and 65535"},
-		"error-service-port":   {args: []string{"--error-service-port", "65536"}, want: "--error-service-port 65536: must be between 1 and 65535"},
-		"log-level":            {args: []string{"--log-level", "loud"}, want: `--log-level: slog: level string "loud": unknown name`},
-		"log-format":           {args: []string{"--log-format", "xml"}, want: `--log-format "xml": must be json or text`},
-		"port-check-grace":     {args: []string{"--port-check-grace", "0s"}, want: "--port-check-grace 0s: must be positive"},
-		"verdict-requeue":      {args: []string{"--verdict-requeue", "-1s"}, want: "--verdict-requeue -1s: must be positive"},
-		"port-recheck":         {args: []string{"--port-recheck", "0s"}, want: "--port-recheck 0s: must be positive"},
-		"dial-timeout":         {args: []string{"--dial-timeout", "0s"}, want: "--dial-timeout 0s: must be positive"},
-		"verdict-ttl":          {args: []string{"--verdict-ttl", "0s"}, want: "--verdict-ttl 0s: must be positive"},
-		"boot-grace":           {env: map[string]string{"STACKDOME_BOOT_GRACE": "-5m"}, want: "--boot-grace -5m0s: must be positive"},
-		"read-timeout 0":       {args: []string{"--read-timeout", "0s"}, want: "--read-timeout 0s: must be positive"},
-		"write-timeout 0":      {args: []string{"--write-timeout", "0s"}, want: "--write-timeout 0s: must be positive"},
-		"read-header 0":        {env: map[string]string{"STACKDOME_READ_HEADER_TIMEOUT": "0"}, want: "--read-header-timeout 0s: must be positive"},
-		"idle-timeout 0":       {args: []string{"--idle-timeout", "0s"}, want: "--idle-timeout 0s: must be positive"},
-		"nothing to serve":     {args: []string{"--hooks=false", "--pages=false"}, want: "--hooks=false and --pages=false: nothing to serve"},
-		"max-body 0":           {args: []string{"--max-body", "0"}, want: "--max-body 0: must be positive"},
-		"max-in-flight 0":      {args: []string{"--max-in-flight", "0"}, want: "--max-in-flight 0: must be at least 1"},
-		"max-pods 0":           {args: []string{"--max-pods", "0"}, want: "--max-pods 0: must be at least 1"},
-		"dial-workers":         {args: []string{"--dial-workers", "0"}, want: "--dial-workers and --dial-queue must be at least 1"},
-		"dial-queue":           {args: []string{"--dial-queue", "0"}, want: "--dial-workers and --dial-queue must be at least 1"},
-		"durations in order":   {args: []string{"--boot-grace", "0s", "--dial-timeout", "0s", "--port-check-grace", "0s"}, want: "--port-check-grace 0s: must be positive"},
-		"first check first":    {args: []string{"--log-format", "xml", "--dial-allow", "x"}, want: `--dial-allow: parsing --dial-allow entry "x" (want a CIDR such as 10.0.0.0/8): netip.ParsePrefix("x"): no '/'`},
+		"now":                     {cmd: "sync", args: []string{"--now", "yesterday"}, want: `--now: parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"`},
+		"dial-allow length":       {args: []string{"--dial-allow", "10.0.0.0/33"}, want: `--dial-allow: parsing --dial-allow entry "10.0.0.0/33" (want a CIDR such as 10.0.0.0/8): netip.ParsePrefix("10.0.0.0/33"): prefix length out of range`},
+		"dial-allow bare IP":      {args: []string{"--dial-allow", "10.0.0.1"}, want: `--dial-allow: parsing --dial-allow entry "10.0.0.1" (want a CIDR such as 10.0.0.0/8): netip.ParsePrefix("10.0.0.1"): no '/'`},
+		"dial-allow from env":     {env: map[string]string{"STACKDOME_DIAL_ALLOW": "10.0.0.0/8,pods"}, want: `--dial-allow: parsing --dial-allow entry "pods" (want a CIDR such as 10.0.0.0/8): netip.ParsePrefix("pods"): no '/'`},
+		"entry-points":            {args: []string{"--entry-points", " , "}, want: "--entry-points: at least one entry point is required"},
+		"error-service-port 0":    {args: []string{"--error-service-port", "0"}, want: "--error-service-port 0: must be between 1 and 65535"},
+		"error-service-port":      {args: []string{"--error-service-port", "65536"}, want: "--error-service-port 65536: must be between 1 and 65535"},
+		"log-level":               {args: []string{"--log-level", "loud"}, want: `--log-level: slog: level string "loud": unknown name`},
+		"log-format":              {args: []string{"--log-format", "xml"}, want: `--log-format "xml": must be json or text`},
+		"port-check-grace":        {args: []string{"--port-check-grace", "0s"}, want: "--port-check-grace 0s: must be positive"},
+		"verdict-requeue":         {args: []string{"--verdict-requeue", "-1s"}, want: "--verdict-requeue -1s: must be positive"},
+		"port-recheck":            {args: []string{"--port-recheck", "0s"}, want: "--port-recheck 0s: must be positive"},
+		"dial-timeout":            {args: []string{"--dial-timeout", "0s"}, want: "--dial-timeout 0s: must be positive"},
+		"verdict-ttl":             {args: []string{"--verdict-ttl", "0s"}, want: "--verdict-ttl 0s: must be positive"},
+		"boot-grace":              {env: map[string]string{"STACKDOME_BOOT_GRACE": "-5m"}, want: "--boot-grace -5m0s: must be positive"},
+		"dial-workers":            {args: []string{"--dial-workers", "0"}, want: "--dial-workers and --dial-queue must be at least 1"},
+		"dial-queue":              {args: []string{"--dial-queue", "0"}, want: "--dial-workers and --dial-queue must be at least 1"},
+		"durations in order":      {args: []string{"--boot-grace", "0s", "--dial-timeout", "0s", "--port-check-grace", "0s"}, want: "--port-check-grace 0s: must be positive"},
+		"first check first":       {args: []string{"--log-format", "xml", "--dial-allow", "x"}, want: `--dial-allow: parsing --dial-allow entry "x" (want a CIDR such as 10.0.0.0/8): netip.ParsePrefix("x"): no '/'`},
+		"default requests":        {args: []string{"--default-requests", "cpu=100m,memory=128Mi", "--default-limits", "memory=128Mi"}, want: "<nil>"},
+		"default not a pair":      {args: []string{"--default-requests", "100m"}, want: `--default-requests: "100m": want name=quantity, e.g. cpu=100m`},
+		"default not a size":      {args: []string{"--default-limits", "memory=lots"}, want: "--default-limits: memory: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
+		"default zero":            {args: []string{"--default-requests", "cpu=0"}, want: "--default-requests: cpu=0: must be positive"},
+		"default twice":           {args: []string{"--default-requests", "cpu=1,cpu=2"}, want: "--default-requests: cpu given twice"},
+		"no stackdome pod labels": {args: []string{"--network-policy-stackdome-pods", ""}, want: "--network-policy-stackdome-pods: at least one label is required: without one every pod of the namespace would be admitted as stackdome"},
+		"traefik labels":          {args: []string{"--network-policy-traefik-pods", "app"}, want: `--network-policy-traefik-pods: "app": want key=value`},
+		"traefik namespace":       {args: []string{"--network-policy-traefik-namespace", "Ingress"}, want: `--network-policy-traefik-namespace "Ingress": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`},
+		"request over limit":      {args: []string{"--default-requests", "memory=1Gi", "--default-limits", "memory=512Mi"}, want: "--default-requests memory=1Gi: more than --default-limits memory=512Mi; the API server would refuse every pod"},
+		"read-timeout 0":          {args: []string{"--read-timeout", "0s"}, want: "--read-timeout 0s: must be positive"},
+		"write-timeout 0":         {args: []string{"--write-timeout", "0s"}, want: "--write-timeout 0s: must be positive"},
+		"read-header 0":           {env: map[string]string{"STACKDOME_READ_HEADER_TIMEOUT": "0"}, want: "--read-header-timeout 0s: must be positive"},
+		"idle-timeout 0":          {args: []string{"--idle-timeout", "0s"}, want: "--idle-timeout 0s: must be positive"},
+		"nothing to serve":        {args: []string{"--hooks=false", "--pages=false"}, want: "--hooks=false and --pages=false: nothing to serve"},
+		"max-body 0":              {args: []string{"--max-body", "0"}, want: "--max-body 0: must be positive"},
+		"max-in-flight 0":         {args: []string{"--max-in-flight", "0"}, want: "--max-in-flight 0: must be at least 1"},
+		"max-pods 0":              {args: []string{"--max-pods", "0"}, want: "--max-pods 0: must be at least 1"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

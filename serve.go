@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -65,8 +66,17 @@ func wire(c config, log *slog.Logger) (*app, error) {
 	if c.serveHooks {
 		v := portcheck.New(portcheck.Config{
 			Workers: c.dialWorkers, QueueSize: c.dialQueue, DialTimeout: c.dialTimeout,
-			Recheck: c.portRecheck, TTL: c.verdictTTL, Allow: c.dialAllow, Registerer: reg,
+			Recheck: c.portRecheck, TTL: c.verdictTTL, Allow: c.dialAllow, AllowLoopback: c.dialAllowLoopback,
+			Registerer: reg,
 		})
+		switch {
+		case len(c.dialAllow) == 0:
+			// Fail closed: a wrong guess at the pod network would make the
+			// verifier dial what it must not; nothing is the safe default.
+			log.Warn("--dial-allow is empty: no port is dialed, so every app's ports read Unknown (PortsUnverified) and a dead port is never caught; set it to the cluster's pod CIDRs (the chart's podCIDRs)")
+		case c.dialAllowLoopback:
+			log.Warn("--dial-allow-loopback is set: loopback addresses inside --dial-allow are dialed; this is for tests only, never for a cluster")
+		}
 		h := &hooks.Handler{Config: c.hooks, Verifier: v, Log: log, Metrics: hooks.NewMetrics(reg),
 			MaxBody: c.maxBody, MaxInFlight: c.maxInFlight, Budget: hooks.Budget{PodsPerSync: c.maxPods}}
 		// No metrics handler: the hook port serves no /metrics (404).
@@ -77,7 +87,11 @@ func wire(c config, log *slog.Logger) (*app, error) {
 	servers := []served{{name: "hooks", srv: newServer(front, c.http, log)}}
 	addrs := []struct{ addr, what string }{{c.listen, "hooks"}}
 	if c.servePages {
-		pages, err := errorpages.New(newPageCounters(reg).observe)
+		brands, err := loadBrands(c.brandsFile)
+		if err != nil {
+			return nil, err
+		}
+		pages, err := errorpages.NewBranded(brands, newPageCounters(reg).observe)
 		if err != nil {
 			return nil, fmt.Errorf("loading error pages: %w", err)
 		}
@@ -117,6 +131,24 @@ func healthRouter(ready func() bool) http.Handler {
 		io.WriteString(w, "ready\n")
 	})
 	return mux
+}
+
+// loadBrands reads the brand file at path, or gives stackdome's own brand
+// when path is empty. A wrong field fails start-up with its path in the file.
+func loadBrands(path string) (*errorpages.Brands, error) {
+	if path == "" {
+		return errorpages.DefaultBrands(), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("loading the brand file: %w", err)
+	}
+	defer f.Close()
+	bs, err := errorpages.LoadBrands(f)
+	if err != nil {
+		return nil, fmt.Errorf("loading the brand file %s: %w", path, err)
+	}
+	return bs, nil
 }
 
 // metricsHandler serves reg on GET (and HEAD) /metrics and answers 404 to

@@ -78,7 +78,7 @@ func startInProcess(t *testing.T, args ...string) string {
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--drain-delay", "0s", "--dial-allow", "127.0.0.0/8"}, args...), nil, pw, io.Discard)
+		done <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--drain-delay", "0s", "--dial-allow", "127.0.0.0/8", "--dial-allow-loopback"}, args...), nil, pw, io.Discard)
 		pw.Close()
 	}()
 	lines := logLines(pr)
@@ -223,7 +223,7 @@ func TestGracefulShutdown(t *testing.T) {
 
 	start := func(t *testing.T, args ...string) (*exec.Cmd, <-chan map[string]any, string) {
 		cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
-			"--dial-allow", "127.0.0.0/8", "--read-timeout", "60s"}, args...)...)
+			"--dial-allow", "127.0.0.0/8", "--dial-allow-loopback", "--read-timeout", "60s"}, args...)...)
 		out, err := cmd.StdoutPipe()
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())
@@ -329,7 +329,7 @@ func TestGracefulShutdown(t *testing.T) {
 func TestSyncNeverWaitsForADial(t *testing.T) {
 	release := make(chan struct{})
 	var dials, returned atomic.Int64
-	v := portcheck.New(portcheck.Config{Workers: 2, QueueSize: 8, DialTimeout: time.Hour, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	v := portcheck.New(portcheck.Config{Workers: 2, QueueSize: 8, DialTimeout: time.Hour, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, AllowLoopback: true})
 	v.Dial = func(ctx context.Context, _, _ string) (net.Conn, error) {
 		dials.Add(1)
 		defer returned.Add(1)

@@ -4,8 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // validate completes c from the flags kept raw and checks every setting,
@@ -79,7 +84,92 @@ func validate(c *config, raw rawFlags) error {
 	if c.dialWorkers < 1 || c.dialQueue < 1 {
 		return errors.New("--dial-workers and --dial-queue must be at least 1")
 	}
+	if c.hooks.DefaultResources.Requests, err = parseResources(raw.defaultRequests); err != nil {
+		return fmt.Errorf("--default-requests: %w", err)
+	}
+	if c.hooks.DefaultResources.Limits, err = parseResources(raw.defaultLimits); err != nil {
+		return fmt.Errorf("--default-limits: %w", err)
+	}
+	if c.hooks.NetworkPolicy.StackdomePods, err = parseLabels(raw.stackdomePods); err != nil {
+		return fmt.Errorf("--network-policy-stackdome-pods: %w", err)
+	}
+	if len(c.hooks.NetworkPolicy.StackdomePods) == 0 {
+		return errors.New("--network-policy-stackdome-pods: at least one label is required: without one every pod of the namespace would be admitted as stackdome")
+	}
+	if c.hooks.NetworkPolicy.TraefikPods, err = parseLabels(raw.traefikPods); err != nil {
+		return fmt.Errorf("--network-policy-traefik-pods: %w", err)
+	}
+	for flag, ns := range map[string]string{"--network-policy-stackdome-namespace": c.hooks.NetworkPolicy.StackdomeNamespace, "--network-policy-traefik-namespace": c.hooks.NetworkPolicy.TraefikNamespace} {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			return fmt.Errorf("%s %q: %s", flag, ns, strings.Join(msgs, "; "))
+		}
+	}
+	for name, req := range c.hooks.DefaultResources.Requests {
+		if lim, ok := c.hooks.DefaultResources.Limits[name]; ok && req.Cmp(lim) > 0 {
+			return fmt.Errorf("--default-requests %s=%s: more than --default-limits %s=%s; the API server would refuse every pod", name, req.String(), name, lim.String())
+		}
+	}
 	return nil
+}
+
+// parseLabels parses k=v pairs, comma separated, each a valid label. Empty
+// gives nil.
+func parseLabels(csv string) (map[string]string, error) {
+	var out map[string]string
+	for _, item := range splitList(csv) {
+		k, v, ok := strings.Cut(item, "=")
+		if !ok {
+			return nil, fmt.Errorf("%q: want key=value", item)
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if msgs := append(validation.IsQualifiedName(k), validation.IsValidLabelValue(v)...); len(msgs) > 0 {
+			return nil, fmt.Errorf("%q: %s", item, strings.Join(msgs, "; "))
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// labelString is labels as parseLabels reads them, sorted.
+func labelString(labels map[string]string) string {
+	var pairs []string
+	for k, v := range labels {
+		pairs = append(pairs, k+"="+v)
+	}
+	slices.Sort(pairs)
+	return strings.Join(pairs, ",")
+}
+
+// parseResources parses --default-requests and --default-limits:
+// name=quantity pairs, comma separated ("cpu=100m,memory=128Mi"), each name
+// once and each quantity positive. Empty gives nil.
+func parseResources(csv string) (corev1.ResourceList, error) {
+	var out corev1.ResourceList
+	for _, item := range splitList(csv) {
+		name, value, ok := strings.Cut(item, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, fmt.Errorf("%q: want name=quantity, e.g. cpu=100m", item)
+		}
+		q, err := resource.ParseQuantity(strings.TrimSpace(value))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if q.Sign() <= 0 {
+			return nil, fmt.Errorf("%s=%s: must be positive", name, value)
+		}
+		if out == nil {
+			out = corev1.ResourceList{}
+		}
+		if _, dup := out[corev1.ResourceName(name)]; dup {
+			return nil, fmt.Errorf("%s given twice", name)
+		}
+		out[corev1.ResourceName(name)] = q
+	}
+	return out, nil
 }
 
 // splitList splits a comma-separated flag value, trimming blanks and
@@ -95,8 +185,8 @@ func splitList(csv string) []string {
 }
 
 // parseAllow parses --dial-allow: a comma-separated list of CIDRs such as
-// "10.0.0.0/8,fd00::/8". The empty string (or only blanks) gives nil, which
-// allows every address. Each prefix is masked to its network address. A
+// "10.0.0.0/8,fd00::/8". The empty string (or only blanks) gives nil, with
+// which the verifier dials nothing. Each prefix is masked to its network address. A
 // bare IP or any other non-CIDR entry is an error naming the entry.
 func parseAllow(csv string) ([]netip.Prefix, error) {
 	var out []netip.Prefix

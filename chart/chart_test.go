@@ -260,7 +260,7 @@ func TestLintStrict(t *testing.T) {
 			for _, s := range in.set {
 				args = append(args, "--set", s)
 			}
-			for _, f := range in.files {
+			for _, f := range in.valueFiles() {
 				args = append(args, "-f", filepath.Join("testdata", f))
 			}
 			out, err := runHelm(t, args...)
@@ -482,6 +482,11 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 				"--http-entry-point=web",
 				"--tls-cert-resolver=",
 				"--pod-security-defaults=true",
+				"--network-policy-default=false",
+				"--network-policy-stackdome-namespace=stackdome",
+				"--network-policy-stackdome-pods=app.kubernetes.io/component=controller,app.kubernetes.io/instance=stackdome,app.kubernetes.io/name=stackdome",
+				"--network-policy-traefik-namespace=traefik",
+				"--pod-monitors=false",
 				"--error-service-name=stackdome-error-pages",
 				"--error-service-namespace=stackdome",
 				"--error-service-port=8082",
@@ -513,43 +518,20 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 				"--http-entry-point=http",
 				"--tls-cert-resolver=letsencrypt",
 				"--pod-security-defaults=false",
+				"--default-requests=cpu=100m,memory=128Mi",
+				"--default-limits=cpu=1,memory=256Mi",
+				"--network-policy-default=true",
+				"--network-policy-stackdome-namespace=stackdome",
+				"--network-policy-stackdome-pods=app.kubernetes.io/component=controller,app.kubernetes.io/instance=stackdome,app.kubernetes.io/name=stackdome",
+				"--network-policy-traefik-namespace=ingress",
+				"--pod-monitors=true",
+				"--network-policy-traefik-pods=app.kubernetes.io/name=traefik",
 				"--error-service-name=stackdome-error-pages",
 				"--error-service-namespace=stackdome",
 				"--error-service-port=8090",
 				"--max-body=2097152",
 			},
 			wantPorts: []int32{9080, 9081},
-		},
-		"allow every address": {
-			in:        install{set: []string{"podCIDRs=null", "image.digest=sha256:" + strings.Repeat("ab", 32)}},
-			wantImage: "ghcr.io/stackdome/stackdome@sha256:" + strings.Repeat("ab", 32),
-			wantPull:  "IfNotPresent",
-			wantArgs: []string{
-				"--listen=:8080",
-				"--pages=false",
-				"--metrics-listen=:8081",
-				"--port-check-grace=3m",
-				"--verdict-requeue=10s",
-				"--boot-grace=5m",
-				"--port-recheck=5m",
-				"--dial-timeout=2s",
-				"--dial-workers=32",
-				"--dial-queue=1024",
-				"--dial-allow=",
-				"--verdict-ttl=1h",
-				"--log-format=json",
-				"--log-level=info",
-				"--drain-delay=5s",
-				"--shutdown-timeout=25s",
-				"--entry-points=websecure",
-				"--http-entry-point=web",
-				"--tls-cert-resolver=",
-				"--pod-security-defaults=true",
-				"--error-service-name=stackdome-error-pages",
-				"--error-service-namespace=stackdome",
-				"--error-service-port=8082",
-			},
-			wantPorts: []int32{8080, 8081},
 		},
 	}
 	for name, tc := range tests {
@@ -829,6 +811,7 @@ func TestCompositeController(t *testing.T) {
 		wantPort              int32
 		wantResync            int32
 		wantTimeout           string
+		wantPodMonitors       bool // appDefaults.podMonitor.enabled lists them
 	}{
 		"defaults": {
 			in: renderCases["defaults"], wantName: "stackdome-stackdome", wantService: "stackdome", wantNamespace: "stackdome",
@@ -836,7 +819,7 @@ func TestCompositeController(t *testing.T) {
 		},
 		"all flags": {
 			in: renderCases["all flags"], wantName: "stackdome-stackdome", wantService: "stackdome", wantNamespace: "stackdome",
-			wantPort: 80, wantResync: 120, wantTimeout: "7s",
+			wantPort: 80, wantResync: 120, wantTimeout: "7s", wantPodMonitors: true,
 		},
 		"other release": {
 			in: renderCases["other release"], wantName: "platform-edge-stackdome", wantService: "edge-stackdome", wantNamespace: "platform",
@@ -860,8 +843,20 @@ func TestCompositeController(t *testing.T) {
 				{"autoscaling/v2", "horizontalpodautoscalers"},
 				{"discovery.k8s.io/v1", "endpointslices"},
 				{"policy/v1", "poddisruptionbudgets"},
+				{"networking.k8s.io/v1", "networkpolicies"},
 			} {
 				child := ccChild{APIVersion: c.apiVersion, Resource: c.resource}
+				child.UpdateStrategy.Method = "InPlace"
+				want.Spec.ChildResources = append(want.Spec.ChildResources, child)
+			}
+			// A Job is never updated: its name carries its revision.
+			job := ccChild{APIVersion: "batch/v1", Resource: "jobs"}
+			job.UpdateStrategy.Method = "OnDelete"
+			cron := ccChild{APIVersion: "batch/v1", Resource: "cronjobs"}
+			cron.UpdateStrategy.Method = "InPlace"
+			want.Spec.ChildResources = append(want.Spec.ChildResources, job, cron)
+			if tc.wantPodMonitors {
+				child := ccChild{APIVersion: "monitoring.coreos.com/v1", Resource: "podmonitors"}
 				child.UpdateStrategy.Method = "InPlace"
 				want.Spec.ChildResources = append(want.Spec.ChildResources, child)
 			}
@@ -1094,10 +1089,6 @@ func TestNotes(t *testing.T) {
 		"Metacontroller and Prometheus in one namespace, pod selectors": {
 			in:      renderCases["Metacontroller and Prometheus in one namespace"],
 			notWant: []string{"WARNING"},
-		},
-		"allow every address": {
-			in:   install{set: []string{"podCIDRs=null"}},
-			want: []string{"any network (podCIDRs is empty)"},
 		},
 	}
 	for name, tc := range tests {

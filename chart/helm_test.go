@@ -75,6 +75,22 @@ type install struct {
 	// apiVersions are passed as --api-versions; nil: clusterAPIs, an empty
 	// slice: none, as plain helm template renders.
 	apiVersions []string
+	// noPodCIDRs leaves out kindPodCIDRs, which every other install passes
+	// first (the chart has no default and refuses to render without one).
+	noPodCIDRs bool
+}
+
+// kindPodCIDRs is the values file every install passes before its own
+// (-f, so a test's files and --set win) unless noPodCIDRs: podCIDRs as
+// docs/install.md gives it for kind.
+const kindPodCIDRs = "kind-pod-cidrs.yaml"
+
+// valueFiles is in.files, after kindPodCIDRs unless in.noPodCIDRs.
+func (in install) valueFiles() []string {
+	if in.noPodCIDRs {
+		return in.files
+	}
+	return append([]string{kindPodCIDRs}, in.files...)
 }
 
 func (in install) args(cmd ...string) []string {
@@ -106,7 +122,7 @@ func (in install) args(cmd ...string) []string {
 	for _, s := range in.set {
 		args = append(args, "--set", s)
 	}
-	for _, f := range in.files {
+	for _, f := range in.valueFiles() {
 		args = append(args, "-f", filepath.Join("testdata", f))
 	}
 	return args

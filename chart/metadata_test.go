@@ -222,7 +222,7 @@ func TestIconIsTheBrandMark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	brand := regexp.MustCompile(`<div class="brand"><svg viewBox="([^"]+)"[^>]*><path d="([^"]+)"`).FindSubmatch(layout)
+	brand := regexp.MustCompile(`<div class="brand">(?:{{if .Brand.Logo}}<img [^>]*>{{else}})?<svg viewBox="([^"]+)"[^>]*><path d="([^"]+)"`).FindSubmatch(layout)
 	if brand == nil {
 		t.Fatal("no brand mark in errorpages/pages/layout.html")
 	}

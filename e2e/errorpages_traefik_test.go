@@ -340,17 +340,18 @@ func appHandler(w http.ResponseWriter, r *http.Request) {
 
 // startPageServer runs the real `stackdome serve` on the test host, its
 // error pages on every address of the host at port (the chart's pod address
-// and the error-page Service's ClusterIP alike).
-func startPageServer(t *testing.T, port int) *proc {
+// and the error-page Service's ClusterIP alike), with extra flags.
+func startPageServer(t *testing.T, port int, extra ...string) *proc {
 	t.Helper()
 	host := suite.host
 	bin := buildStackdome(t)
 	hooksAddr := net.JoinHostPort(host.guestIP.String(), "8080")
-	p, err := host.startProc(t.TempDir(), "stackdome-pages", bin, "serve", "--hooks=false",
+	args := append([]string{"serve", "--hooks=false",
 		"--listen", hooksAddr,
-		"--error-pages-listen", ":"+strconv.Itoa(port),
+		"--error-pages-listen", ":" + strconv.Itoa(port),
 		"--metrics-listen", net.JoinHostPort(host.guestIP.String(), "8081"),
-		"--drain-delay", "0s", "--log-format", "text")
+		"--drain-delay", "0s", "--log-format", "text"}, extra...)
+	p, err := host.startProc(t.TempDir(), "stackdome-pages", bin, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

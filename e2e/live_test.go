@@ -27,7 +27,7 @@ func TestLivePortGate(t *testing.T) {
 	hook := startStackdome(t,
 		"--port-check-grace", grace.String(),
 		"--verdict-requeue", "1s",
-		"--dial-allow", "127.0.0.0/8",
+		"--dial-allow", "127.0.0.0/8", "--dial-allow-loopback",
 	)
 	mc := &metacontroller{kube: suite.cluster.kube, hook: hook}
 	ns := newNamespace(t)

@@ -29,7 +29,7 @@ import (
 var chartController = sync.OnceValues(func() (obj, error) {
 	out, err := helm(context.Background(), "template", "stackdome", suiteChart(), "--namespace", "stackdome", "--kube-version", "v1.37.2",
 		"--api-versions", "metacontroller.k8s.io/v1alpha1", "--api-versions", "traefik.io/v1alpha1",
-		"--show-only", "templates/compositecontroller.yaml")
+		"--show-only", "templates/compositecontroller.yaml", "--set", "podCIDRs={10.244.0.0/16}")
 	if err != nil {
 		return nil, fmt.Errorf("helm template: %w\n%s", err, out)
 	}

@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -23,6 +25,9 @@ type pagesRelease struct {
 	clusterIP       netip.Addr
 	pages           *proc
 	uninstalled     bool
+	// brands: the page server reads the brand file the chart rendered
+	// (its <release>-brands ConfigMap), as the chart's pod would.
+	brands bool
 }
 
 // The chart's error-page port (ports.errorPages and errorPages.service.port).
@@ -70,7 +75,11 @@ func (r *pagesRelease) install(t *testing.T, chart string, set ...string) {
 	if err := host.addAddress(r.clusterIP); err != nil {
 		t.Fatal(err)
 	}
-	r.pages = startPageServer(t, pagePort)
+	var pageArgs []string
+	if r.brands {
+		pageArgs = r.brandsFile(t)
+	}
+	r.pages = startPageServer(t, pagePort, pageArgs...)
 	guest := host.guestIP.String()
 	chartPods := waitPods(t, r.namespace, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=controller", 1)
 	runPod(t, r.namespace, chartPods[0], guest)
@@ -78,6 +87,21 @@ func (r *pagesRelease) install(t *testing.T, chart string, set ...string) {
 	pagePods := waitPods(t, r.namespace, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=error-pages", 1)
 	runPod(t, r.namespace, pagePods[0], guest)
 	waitReadyAddress(t, r.namespace, r.errorService, guest)
+}
+
+// brandsFile writes the brands.json of the release's brand ConfigMap to a
+// file and returns the page server's flag naming it.
+func (r *pagesRelease) brandsFile(t *testing.T) []string {
+	t.Helper()
+	cm, err := suite.cluster.kube.get(t.Context(), "/api/v1/namespaces/"+r.namespace+"/configmaps/"+r.name+"-brands")
+	if err != nil {
+		t.Fatalf("the chart's brand ConfigMap: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "brands.json")
+	if err := os.WriteFile(path, []byte(fmt.Sprint(dig(cm, "data", "brands.json"))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"--brands-file", path}
 }
 
 // compositeController is the name of the release's CompositeController

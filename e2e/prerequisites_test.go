@@ -42,13 +42,14 @@ func TestChartRefusesMissingPrerequisites(t *testing.T) {
 	const (
 		head = "this cluster does not serve what stackdome runs on; install first: "
 		tail = " (docs/install.md, Prerequisites). Rendering without a cluster: pass the cluster's APIs with --api-versions (Argo CD does), or set crdCheck=false"
-		mc   = "Metacontroller 4.17.2 or later (API metacontroller.k8s.io/v1alpha1 CompositeController)"
+		mc   = "Metacontroller 4.15.0 or later (API metacontroller.k8s.io/v1alpha1 CompositeController)"
 		tf   = "Traefik v3's CRDs (API traefik.io/v1alpha1 IngressRoute, Middleware)"
-		old  = "the installed CompositeController CRD (compositecontrollers.metacontroller.k8s.io) has no hooks.sync.version v2: it is from a Metacontroller older than 4.17.2, whose API server would drop the chart's sync hook version and call the hook at v1, so StackResources would get no error pages. Upgrade Metacontroller and its CRDs to 4.17.2 or later first"
+		old  = "the installed CompositeController CRD (compositecontrollers.metacontroller.k8s.io) has no hooks.sync.version v2: it is from a Metacontroller older than 4.4.0, whose API server would drop the chart's sync hook version and call the hook at v1, so StackResources would get no error pages. Upgrade Metacontroller and its CRDs to 4.15.0 or later first (this check cannot tell 4.4.0 to the release before 4.15.0 from it: their CRDs take v2 too, but they send v1 sync requests whatever it says)"
 	)
 	install := func(t *testing.T, want string) {
 		t.Helper()
-		out, err := helmOn(ctx, c.kubeconfig, "install", "stackdome", chart, "--namespace", "stackdome", "--create-namespace", "--timeout", "2m")
+		out, err := helmOn(ctx, c.kubeconfig, "install", "stackdome", chart, "--namespace", "stackdome", "--create-namespace", "--timeout", "2m",
+			"--set", "podCIDRs={10.244.0.0/16}")
 		got := ""
 		if err != nil {
 			m := regexp.MustCompile(`execution error at \([^)]*\): (.*)`).FindSubmatch(out)

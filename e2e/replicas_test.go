@@ -50,7 +50,7 @@ func (r *roundRobin) set(servers ...*stackdomeServer) {
 // restart of the condemned, fixed workload reads Available.
 func TestReplicasAnswerAlike(t *testing.T) {
 	requireStackResourceCRD(t)
-	flags := []string{"--port-check-grace", "2s", "--verdict-requeue", "1s", "--dial-allow", "127.0.0.0/8"}
+	flags := []string{"--port-check-grace", "2s", "--verdict-requeue", "1s", "--dial-allow", "127.0.0.0/8", "--dial-allow-loopback"}
 	a := startStackdome(t, flags...)
 	b := startStackdome(t, flags...)
 	front := &roundRobin{}

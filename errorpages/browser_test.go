@@ -92,11 +92,85 @@ func TestBrowserPages(t *testing.T) {
 			}
 			mu.Unlock()
 
-			want := pageLook{Code: s.code, Headline: true, Background: backgrounds[s.scheme], Overflows: false, RequestID: "req-7f3a9c2e"}
+			want := pageLook{Code: s.code, Headline: true, Background: backgrounds[s.scheme], Overflows: false, RequestID: "req-7f3a9c2e", Brand: "stackdome"}
+			got.Accent = "" // each design's own; the brands test checks a brand's
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("what the page looks like (-want +got):\n%s", diff)
 			}
 			if err := os.WriteFile(filepath.Join(screenshotDir, s.file), png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestBrowserBrands opens the 503 of the two brands of
+// testdata/brands.json, light and dark, at a phone's width, every request
+// but the page's own refused, as TestBrowserPages does: each draws its
+// name, its inline logo (the CSP's img-src data: lets it through, and
+// nothing else is asked for), its background and its accent. The
+// screenshots are docs/errorpages.md's "Brands".
+func TestBrowserBrands(t *testing.T) {
+	ctx := newBrowser(t)
+	h, err := NewBranded(testBrands(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var served []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		served = append(served, r.Method+" "+r.URL.RequestURI())
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]pageLook{
+		"acme-pay light":  {Brand: "Acme Pay", Background: "rgb(240, 253, 250)", Accent: "rgb(15, 118, 110)"},
+		"acme-pay dark":   {Brand: "Acme Pay", Background: "rgb(4, 20, 26)", Accent: "rgb(45, 212, 191)"},
+		"northwind light": {Brand: "Northwind Traders", Background: "rgb(255, 247, 237)", Accent: "rgb(194, 65, 12)"},
+		"northwind dark":  {Brand: "Northwind Traders", Background: "rgb(20, 11, 5)", Accent: "rgb(251, 146, 60)"},
+	}
+	for name, w := range want {
+		brand, scheme, _ := strings.Cut(name, " ")
+		t.Run(brand+"-"+scheme, func(t *testing.T) {
+			mu.Lock()
+			served = nil
+			mu.Unlock()
+			target := srv.URL + "/_errors/503?brand=" + brand
+			requests, blocked, png, got := openPage(t, ctx, srv.URL, target, scheme, 390, 844, true)
+			// Chromium reports the inline logo as a request of a data: URL,
+			// which never leaves the page: that one, and the page itself.
+			var network, inline []string
+			for _, r := range requests {
+				if strings.HasPrefix(r, "data:") {
+					inline = append(inline, r)
+				} else {
+					network = append(network, r)
+				}
+			}
+			if diff := cmp.Diff([]string{target}, network); diff != "" {
+				t.Errorf("requests the page made (-want +got):\n%s", diff)
+			}
+			if len(inline) != 1 || !logoSrcRe.MatchString(inline[0]) {
+				t.Errorf("inline loads %.80q, want the one logo", inline)
+			}
+			if len(blocked) > 0 {
+				t.Errorf("the page tried to load %v", blocked)
+			}
+			mu.Lock()
+			if diff := cmp.Diff([]string{"GET /_errors/503?brand=" + brand}, served); diff != "" {
+				t.Errorf("requests the server saw (-want +got):\n%s", diff)
+			}
+			mu.Unlock()
+			w.Code, w.Headline, w.RequestID, w.Logo = "503", true, "req-7f3a9c2e", true
+			if diff := cmp.Diff(w, got); diff != "" {
+				t.Errorf("what the page looks like (-want +got):\n%s", diff)
+			}
+			if err := os.WriteFile(filepath.Join(screenshotDir, "brand-"+brand+"-503-phone-"+scheme+".png"), png, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -110,6 +184,9 @@ type pageLook struct {
 	Background string // the body's computed background colour
 	Overflows  bool   // the page is wider than the viewport
 	RequestID  string // the id shown in the footer
+	Brand      string // the brand's name at the top
+	Logo       bool   // the brand's logo was decoded and drawn
+	Accent     string // the big code's colour (the brand's accent)
 }
 
 var (
@@ -263,6 +340,18 @@ func openPage(t *testing.T, browser context.Context, origin, target, scheme stri
 		t.Fatal(err)
 	}
 	look.RequestID, err = chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector("footer code") || {}).textContent || ""`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	look.Brand, err = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(".brand").textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	look.Logo, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const i = document.querySelector(".brand img"); return !!i && i.complete && i.naturalWidth > 0 && i.getBoundingClientRect().height > 0 })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	look.Accent, err = chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector(".code")).color`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,14 @@
 // errors middleware's /_errors/{code} and the catch-all that answers 404 for
 // everything else. Every answer is rendered once at start-up, is
 // self-contained (no request leaves the page) and reflects nothing from the
-// request except a request id that matched a strict pattern.
+// request except a request id that matched a strict pattern; a ?brand= only
+// picks one of the brands rendered at start-up.
 package errorpages
 
 import (
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // Observer learns of every answer: its status code and its format, "html" or
@@ -25,17 +27,55 @@ type Observer func(code int, format string)
 // the catch-all, so /metrics, /healthz or /sync here are 404 pages too.
 // The format comes from [NegotiateAll] over the Accept fields; HEAD gets the
 // headers and no body. It never reads the request body. observe may be nil.
+// The pages carry stackdome's own brand; [NewBranded] draws others.
 func New(observe Observer) (http.Handler, error) {
-	t, err := render(embedded)
+	return NewBranded(DefaultBrands(), observe)
+}
+
+// NewBranded is [New] with the brands of bs, which it checks
+// ([Brands.Validate]) and renders, every brand every code, once. A request's
+// ?brand=<name> (the query the errors Middleware of an app that picked a
+// brand sends) picks the brand; a request naming none, or a brand bs does
+// not hold, gets bs's default brand, never an error: the status and the
+// JSON answer never depend on the brand.
+func NewBranded(bs *Brands, observe Observer) (http.Handler, error) {
+	if err := bs.Validate(); err != nil {
+		return nil, err
+	}
+	byName, err := renderBrands(embedded, bs)
 	if err != nil {
 		return nil, err
 	}
-	return &handler{answers: t, observe: observe}, nil
+	def := bs.Default
+	if def == "" {
+		def = bs.Brands[0].Name
+	}
+	return &handler{brands: byName, answers: byName[def], observe: observe}, nil
 }
 
 type handler struct {
-	answers *answers
+	brands  map[string]*answers // by brand name
+	answers *answers            // the default brand's
 	observe Observer
+}
+
+// brandAnswers are the answers of the brand the query names, or the
+// default brand's. It reads the first brand= parameter of the raw query
+// and compares it as it is: brand names are DNS labels, which no client
+// needs to escape, so an escaped or unknown name is simply not a brand.
+// It allocates nothing.
+func (h *handler) brandAnswers(rawQuery string) *answers {
+	for q := rawQuery; q != ""; {
+		var kv string
+		kv, q, _ = strings.Cut(q, "&")
+		if name, ok := strings.CutPrefix(kv, "brand="); ok {
+			if a := h.brands[name]; a != nil {
+				return a
+			}
+			break
+		}
+	}
+	return h.answers
 }
 
 // Header values shared by every answer. Each slice has len == cap, so a
@@ -67,7 +107,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	format := NegotiateAll(r.Header["Accept"])
 	id := requestID(r.Header["X-Request-Id"])
 
-	a := h.answers.get(format, code)
+	a := h.brandAnswers(r.URL.RawQuery).get(format, code)
 
 	hdr := w.Header()
 	if format == HTML {

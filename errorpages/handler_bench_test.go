@@ -34,3 +34,29 @@ func BenchmarkServe(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkServeBranded is BenchmarkServe's html case for a brand named in
+// the query (the errors Middleware of an app that picked one), and reports
+// the bytes of pages each brand of testdata/brands.json holds in memory.
+func BenchmarkServeBranded(b *testing.B) {
+	bs := testBrands(b)
+	h, err := NewBranded(bs, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	held := 0
+	for _, a := range h.(*handler).brands {
+		for _, ans := range a[HTML] {
+			held += len(ans.bare) + ans.withIDLen
+		}
+	}
+	r := httptest.NewRequest(http.MethodGet, "/_errors/503?brand=northwind", nil)
+	r.Header = http.Header{"Accept": {browserAccept}}
+	w := &discard{h: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		clear(w.h)
+		h.ServeHTTP(w, r)
+	}
+	b.ReportMetric(float64(held)/float64(len(bs.Brands)), "page-bytes/brand")
+}

@@ -79,7 +79,7 @@ func newAnswer(bare, withID []byte) (answer, error) {
 	return answer{bare: bare, bareLen: []string{strconv.Itoa(len(bare))}, withID: parts, withIDLen: n}, nil
 }
 
-// answers holds every code from 400 to 599 in both formats.
+// answers holds every code from 400 to 599 in both formats, for one brand.
 type answers [2][maxCode - minCode + 1]answer
 
 func (t *answers) get(f Format, code int) *answer { return &t[f][code-minCode] }
@@ -90,11 +90,73 @@ type pageData struct {
 	Reason    string
 	Theme     string // the code of the page whose design is used: "404", "500", …
 	RequestID string
+	Brand     brandView
+	Title     string // the brand's headline for this code, if it has one
+	Text      string // the brand's lead paragraph for this code, if it has one
 }
 
-// render draws every answer from the templates in fsys: pages/layout.html and
-// one pages/<code>.html for each of pageCodes.
-func render(fsys fs.FS) (*answers, error) {
+// brandView is a checked Brand as the layout draws it.
+type brandView struct {
+	DisplayName string
+	Logo        template.URL // a data: URL built by logoURL, or ""
+	Light, Dark *Palette
+	Support     *Support
+}
+
+func newBrandView(b Brand) (brandView, error) {
+	v := brandView{DisplayName: b.DisplayName, Support: b.Support}
+	if b.Logo != nil {
+		u, err := logoURL(*b.Logo)
+		if err != nil {
+			return v, err
+		}
+		v.Logo = u
+	}
+	if c := b.Colors; c != nil {
+		v.Light, v.Dark = withAccent2(c.Light), withAccent2(c.Dark)
+	}
+	return v, nil
+}
+
+// withAccent2 is p with the gradient's end defaulted to the accent.
+func withAccent2(p *Palette) *Palette {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	if c.Accent2 == "" {
+		c.Accent2 = c.Accent
+	}
+	return &c
+}
+
+// renderBrands draws every brand of bs from the templates in fsys. The JSON
+// answers do not depend on the brand: every brand shares the first one's.
+func renderBrands(fsys fs.FS, bs *Brands) (map[string]*answers, error) {
+	out := make(map[string]*answers, len(bs.Brands))
+	var shared *answers
+	for i, b := range bs.Brands {
+		t, err := render(fsys, b)
+		if err != nil {
+			return nil, fmt.Errorf("brand %q: %w", b.Name, err)
+		}
+		if i == 0 {
+			shared = t
+		} else {
+			t[JSON] = shared[JSON]
+		}
+		out[b.Name] = t
+	}
+	return out, nil
+}
+
+// render draws every answer of brand b from the templates in fsys:
+// pages/layout.html and one pages/<code>.html for each of pageCodes.
+func render(fsys fs.FS, b Brand) (*answers, error) {
+	view, err := newBrandView(b)
+	if err != nil {
+		return nil, err
+	}
 	layout, err := template.ParseFS(fsys, "pages/layout.html")
 	if err != nil {
 		return nil, fmt.Errorf("parsing the page layout: %w", err)
@@ -120,7 +182,10 @@ func render(fsys fs.FS) (*answers, error) {
 				theme = 404
 			}
 		}
-		d := pageData{Code: code, Reason: reason(code), Theme: strconv.Itoa(theme)}
+		d := pageData{Code: code, Reason: reason(code), Theme: strconv.Itoa(theme), Brand: view}
+		if pt, ok := b.Pages[strconv.Itoa(code)]; ok {
+			d.Title, d.Text = pt.Title, pt.Text
+		}
 		page := pages[theme]
 
 		var bare, withID bytes.Buffer

@@ -2,6 +2,7 @@ package errorpages
 
 import (
 	"flag"
+	"html"
 	"io/fs"
 	"net/http"
 	"os"
@@ -49,6 +50,8 @@ var (
 	tagRe   = regexp.MustCompile(`<([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[^\s=>/]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"']+))?)*)\s*/?>`)
 	attrRe  = regexp.MustCompile(`([^\s=>/]+)(?:\s*=\s*("[^"]*"|'[^']*'|[^\s>"']+))?`)
 	styleRe = regexp.MustCompile(`(?s)<style>(.*?)</style>`)
+	// logoSrcRe is the only src an <img> may have: a logo as logoURL makes it.
+	logoSrcRe = regexp.MustCompile(`^data:image/(svg\+xml|png);base64,[A-Za-z0-9+/]+=*$`)
 )
 
 // Attributes that make a browser fetch or navigate somewhere.
@@ -59,9 +62,10 @@ var urlAttrs = map[string]bool{
 }
 
 // Tags that fetch, run or embed something, or redirect the page; none may
-// appear. (The favicon <link> is checked separately.)
+// appear. (The favicon <link> and a brand's logo <img> of a data: URL are
+// checked separately.)
 var forbiddenTags = map[string]bool{
-	"script": true, "iframe": true, "frame": true, "object": true, "embed": true, "img": true,
+	"script": true, "iframe": true, "frame": true, "object": true, "embed": true,
 	"image": true, "picture": true, "source": true, "video": true, "audio": true, "track": true,
 	"base": true, "form": true, "applet": true, "portal": true, "use": true, "foreignobject": true,
 	"input": true, "button": true, "template": true, "noscript": true,
@@ -69,9 +73,13 @@ var forbiddenTags = map[string]bool{
 
 // externalRefs lists every way body could make a request of its own. It is
 // an HTML tokenizer kept to what html/template emits, strict enough to fail
-// on anything it does not understand.
-func externalRefs(body string) []string {
+// on anything it does not understand. links are the hrefs of <a> a visitor
+// may follow (a brand's support link): navigation, never a load.
+func externalRefs(body string, links ...string) []string {
 	var bad []string
+	for _, l := range links {
+		body = strings.ReplaceAll(body, `<a href="`+l+`">`, `<a href="">`)
+	}
 	lower := strings.ToLower(body)
 	for _, s := range []string{"http:", "https:", "//", "ftp:", "file:", "javascript:", "blob:", "filesystem:"} {
 		// "//" may only appear nowhere: no comment, no protocol-relative URL.
@@ -87,7 +95,7 @@ func externalRefs(body string) []string {
 		attrs := map[string]string{}
 		for _, a := range attrRe.FindAllStringSubmatch(m[2], -1) {
 			name := strings.ToLower(a[1])
-			value := strings.Trim(a[2], `"'`)
+			value := html.UnescapeString(strings.Trim(a[2], `"'`))
 			attrs[name] = value
 			if strings.HasPrefix(name, "on") {
 				bad = append(bad, "event handler "+name)
@@ -109,6 +117,8 @@ func externalRefs(body string) []string {
 				// visitor chooses, never a load of the page's own.
 			case tag == "link" && name == "href" && attrs["rel"] == "icon" && strings.HasPrefix(value, "data:image/svg+xml,"):
 				// The favicon, inline; without it the browser would ask for /favicon.ico.
+			case tag == "img" && name == "src" && logoSrcRe.MatchString(value):
+				// A brand's logo, inline: base64 only, so nothing in it is read as markup.
 			default:
 				bad = append(bad, tag+" "+name+"="+strconv.Quote(value))
 			}
@@ -133,21 +143,23 @@ func externalRefs(body string) []string {
 
 func TestExternalRefsCatches(t *testing.T) {
 	hostile := map[string]string{
-		"script":         `<script>1</script>`,
-		"img":            `<img src="x.png">`,
-		"protocol rel":   `<a href="//evil.test/">x</a>`,
-		"https link":     `<a href='https://evil.test/'>x</a>`,
-		"stylesheet":     `<link rel="stylesheet" href="/a.css">`,
-		"css url":        `<style>body{background:url(/x.png)}</style>`,
-		"css import":     `<style>@import "x.css";</style>`,
-		"escaped css":    `<style>body{background:u\72l(x)}</style>`,
-		"font face":      `<style>@font-face{font-family:x;src:local(x)}</style>`,
-		"favicon by url": `<link rel="icon" href="/favicon.ico">`,
-		"unquoted src":   `<iframe src=x></iframe>`,
-		"refresh":        `<meta http-equiv="refresh" content="0;url=x">`,
-		"handler":        `<p onclick="x()">`,
-		"relative href":  `<a href="other">x</a>`,
-		"svg use":        `<svg><use href="#x"/></svg>`,
+		"script":          `<script>1</script>`,
+		"img":             `<img src="x.png">`,
+		"protocol rel":    `<a href="//evil.test/">x</a>`,
+		"https link":      `<a href='https://evil.test/'>x</a>`,
+		"stylesheet":      `<link rel="stylesheet" href="/a.css">`,
+		"css url":         `<style>body{background:url(/x.png)}</style>`,
+		"css import":      `<style>@import "x.css";</style>`,
+		"escaped css":     `<style>body{background:u\72l(x)}</style>`,
+		"font face":       `<style>@font-face{font-family:x;src:local(x)}</style>`,
+		"favicon by url":  `<link rel="icon" href="/favicon.ico">`,
+		"unquoted src":    `<iframe src=x></iframe>`,
+		"refresh":         `<meta http-equiv="refresh" content="0;url=x">`,
+		"handler":         `<p onclick="x()">`,
+		"relative href":   `<a href="other">x</a>`,
+		"svg use":         `<svg><use href="#x"/></svg>`,
+		"img by data url": `<img src="data:image/gif,GIF89a">`,
+		"img srcset":      `<img src="data:image/png;base64,AAAA" srcset="x.png 2x">`,
 	}
 	for name, html := range hostile {
 		if len(externalRefs(html)) == 0 {
@@ -268,7 +280,7 @@ func TestRenderFails(t *testing.T) {
 	got := map[string]string{}
 	want := map[string]string{}
 	for name, tt := range tests {
-		_, err := render(tt.fsys)
+		_, err := render(tt.fsys, DefaultBrands().Brands[0])
 		got[name] = "no error"
 		if err != nil && strings.Contains(err.Error(), tt.wantErr) {
 			got[name] = tt.wantErr
@@ -280,7 +292,7 @@ func TestRenderFails(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("render errors (-want +got):\n%s", diff)
 	}
-	if _, err := render(embedded); err != nil {
+	if _, err := render(embedded, DefaultBrands().Brands[0]); err != nil {
 		t.Errorf("render(embedded) = %v", err)
 	}
 }

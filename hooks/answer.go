@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/stackdome/stackdome/hooks/internal/observed"
 	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/schema"
 )
@@ -20,10 +21,12 @@ type answer struct {
 }
 
 // childList is some of an answer's children: objects, or already encoded as
-// a JSON array (the handler's cache).
+// a JSON array (the handler's cache), and how Metacontroller names each
+// (refs, in the same order) for the status to look for them.
 type childList struct {
 	objects []any
 	encoded []byte
+	refs    []observed.ChildRef
 }
 
 // response is the answer as Sync returns it; its children are objects.

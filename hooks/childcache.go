@@ -26,7 +26,8 @@ type childCache struct {
 // builtChildren are the children of one spec as the answer carries them.
 type builtChildren struct {
 	revision string
-	json     []byte // the children array, encoded as json.Marshal does
+	json     []byte              // the children array, encoded as json.Marshal does
+	refs     []observed.ChildRef // each child's name, in the array's order
 }
 
 // maxCachedBytes bounds the cache: a few thousand typical resources.
@@ -36,18 +37,19 @@ const maxCachedBytes = 8 << 20
 // defaulted decoding of rawSpec) with claim templates cl, built and cached
 // when not held. Children that keep observed claim templates depend on more
 // than the spec: they are built every time, never cached.
-func (c *childCache) build(cfg children.Config, name string, rawSpec []byte, spec schema.Spec, cl children.Claims, digest string) (string, childList, error) {
+func (c *childCache) build(cfg children.Config, ns, name string, rawSpec []byte, spec schema.Spec, cl children.Claims, digest string) (string, childList, error) {
 	var b *builtChildren
 	var err error
 	if cl.Kept != nil {
-		b, err = encodeBuilt(cfg, name, spec, cl, digest)
+		b, err = encodeBuilt(cfg, ns, name, spec, cl, digest)
 	} else {
-		b, err = c.cached(name+"\x00"+digest+"\x00"+string(rawSpec), func() (*builtChildren, error) { return encodeBuilt(cfg, name, spec, cl, digest) })
+		// The namespace is in the key: the NetworkPolicy names it.
+		b, err = c.cached(ns+"\x00"+name+"\x00"+digest+"\x00"+string(rawSpec), func() (*builtChildren, error) { return encodeBuilt(cfg, ns, name, spec, cl, digest) })
 	}
 	if err != nil {
 		return "", childList{}, err
 	}
-	return b.revision, childList{encoded: b.json}, nil
+	return b.revision, childList{encoded: b.json, refs: b.refs}, nil
 }
 
 // routing is the childSource's routing: the routing children of name and
@@ -66,7 +68,7 @@ func (c *childCache) routing(cfg children.Config, name string, rawSpec []byte, s
 	if err != nil {
 		return childList{}, err
 	}
-	return childList{encoded: b.json}, nil
+	return childList{encoded: b.json, refs: b.refs}, nil
 }
 
 // cached returns the entry of key, making and keeping it when not held.
@@ -106,8 +108,8 @@ func (c *childCache) cached(key string, make func() (*builtChildren, error)) (*b
 }
 
 // encodeBuilt makes and encodes the children of name and spec.
-func encodeBuilt(cfg children.Config, name string, spec schema.Spec, cl children.Claims, digest string) (*builtChildren, error) {
-	d, err := children.Build(cfg, name, spec, cl, digest)
+func encodeBuilt(cfg children.Config, ns, name string, spec schema.Spec, cl children.Claims, digest string) (*builtChildren, error) {
+	d, err := buildOwn(cfg, ns, name, spec, cl, digest)
 	if err != nil {
 		return nil, err
 	}
@@ -124,5 +126,5 @@ func encode(revision string, objs []any) (*builtChildren, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding children: %w", err)
 	}
-	return &builtChildren{revision: revision, json: j}, nil
+	return &builtChildren{revision: revision, json: j, refs: children.Refs(objs)}, nil
 }

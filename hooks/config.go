@@ -3,6 +3,8 @@ package hooks
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/stackdome/stackdome/hooks/internal/children"
 	"github.com/stackdome/stackdome/hooks/internal/status"
 )
@@ -28,6 +30,11 @@ type Config struct {
 	// BootGrace is how long a running pod may stay not ready before it is
 	// reported failing; default 5m.
 	BootGrace time.Duration
+	// ChildSettle is how long a child the answer returns may stay missing
+	// from the sync requests before status says ChildNotCreated; default
+	// 30s (Metacontroller creates children right after each answer, and
+	// the next request shows them within a second or two).
+	ChildSettle time.Duration
 	// NoPodSecurityDefaults leaves the pods' security contexts as the spec
 	// says; by default they meet Pod Security "restricted" unless the spec
 	// relaxes a field.
@@ -40,7 +47,26 @@ type Config struct {
 	// host are redirected to HTTPS, and on which an app without tls is
 	// routed as it is; default web.
 	HTTPEntryPoint string
+	// DefaultResources are the requests and limits of an app whose spec
+	// sets no resources; an app's own resources always win whole. Zero:
+	// none (the pods run BestEffort).
+	DefaultResources corev1.ResourceRequirements
+	// NetworkPolicy says where the peers of a per-app NetworkPolicy live
+	// and whether apps get one by default; the defaults are a default
+	// chart install's (release stackdome in namespace stackdome, Traefik in
+	// traefik), and the chart passes its own.
+	NetworkPolicy NetworkPolicy
+	// PodMonitors makes a Prometheus Operator PodMonitor of every spec
+	// naming metrics. Only where the cluster serves the kind and the
+	// CompositeController lists it (the chart's appDefaults.podMonitor):
+	// Metacontroller refuses a child kind it cannot watch.
+	PodMonitors bool
 }
+
+// NetworkPolicy is where the peers of a per-app NetworkPolicy live, as the
+// platform configures them (flags the chart renders from its release and
+// values), and whether an app whose spec does not say gets one.
+type NetworkPolicy = children.NetworkPolicyConfig
 
 // DefaultConfig returns the configuration of a default install. Each call
 // returns a new value: callers may change it freely.
@@ -51,7 +77,13 @@ func DefaultConfig() Config {
 		PortCheckGrace: 3 * time.Minute,
 		VerdictRequeue: 10 * time.Second,
 		BootGrace:      5 * time.Minute,
+		ChildSettle:    30 * time.Second,
 		HTTPEntryPoint: "web",
+		NetworkPolicy: NetworkPolicy{
+			StackdomeNamespace: "stackdome",
+			StackdomePods:      map[string]string{"app.kubernetes.io/name": "stackdome", "app.kubernetes.io/instance": "stackdome", "app.kubernetes.io/component": "controller"},
+			TraefikNamespace:   "traefik",
+		},
 	}
 }
 
@@ -79,8 +111,20 @@ func (c Config) withDefaults() Config {
 	if c.BootGrace == 0 {
 		c.BootGrace = d.BootGrace
 	}
+	if c.ChildSettle == 0 {
+		c.ChildSettle = d.ChildSettle
+	}
 	if c.HTTPEntryPoint == "" {
 		c.HTTPEntryPoint = d.HTTPEntryPoint
+	}
+	if c.NetworkPolicy.StackdomeNamespace == "" {
+		c.NetworkPolicy.StackdomeNamespace = d.NetworkPolicy.StackdomeNamespace
+	}
+	if len(c.NetworkPolicy.StackdomePods) == 0 {
+		c.NetworkPolicy.StackdomePods = d.NetworkPolicy.StackdomePods
+	}
+	if c.NetworkPolicy.TraefikNamespace == "" {
+		c.NetworkPolicy.TraefikNamespace = d.NetworkPolicy.TraefikNamespace
 	}
 	return c
 }
@@ -94,6 +138,9 @@ func (c Config) children() children.Config {
 		NoPodSecurityDefaults: c.NoPodSecurityDefaults,
 		DefaultCertResolver:   c.DefaultCertResolver,
 		HTTPEntryPoint:        c.HTTPEntryPoint,
+		DefaultResources:      c.DefaultResources,
+		NetworkPolicy:         c.NetworkPolicy,
+		PodMonitors:           c.PodMonitors,
 	}
 }
 
@@ -103,6 +150,7 @@ func (c Config) status() status.Config {
 		PortCheckGrace: c.PortCheckGrace,
 		VerdictRequeue: c.VerdictRequeue,
 		BootGrace:      c.BootGrace,
+		ChildSettle:    c.ChildSettle,
 		ErrorService:   c.ErrorService,
 		NoErrorService: c.NoErrorService,
 	}

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"github.com/stackdome/stackdome/schema"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -180,6 +182,12 @@ func checkAnswer(tb testing.TB, path string, w *httptest.ResponseRecorder) {
 						tb.Fatalf("customize answer relates %s without a name: %s", s.Resource, body)
 					}
 				}
+			case s.APIVersion == "batch/v1" && s.Resource == "jobs":
+				// A CronJob's runs: by the pods' selector, in the parent's
+				// namespace, never by names.
+				if s.Namespace != r.Namespace || s.LabelSelector == nil || len(s.Names) > 0 || !maps.Equal(s.LabelSelector.MatchLabels, r.LabelSelector.MatchLabels) {
+					tb.Fatalf("customize answer relates Jobs beyond the CronJob's runs: %s", body)
+				}
 			default:
 				tb.Fatalf("customize answer relates an unexpected kind: %s", body)
 			}
@@ -211,37 +219,115 @@ func badInputs(tb testing.TB) map[string]badInput {
 		return []byte(minimal(valid) + `,"children":{"Service.v1":{"t":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}}}`)
 	}
 	in := func(body string, code int, answer string) badInput { return badInput{[]byte(body), code, answer} }
-	return map[string]badInput{
-		"malformed json":           in(`{"parent":`, 400, "decoding request: unexpected end of JSON input"),
-		"not an object":            in(`[1,2]`, 400, "decoding request: field : cannot use a JSON array"),
-		"empty body":               in(``, 400, "decoding request: unexpected end of JSON input"),
-		"null body":                in(`null`, 400, "request has no parent"),
-		"trailing garbage":         {append(append([]byte{}, serving...), "}{"...), 400, "after top-level value"},
-		"missing parent":           in(`{"children":{}}`, 400, "request has no parent"),
-		"parent wrong type":        in(`{"parent":"checkout"}`, 400, "decoding parent: field : cannot use a JSON string"),
-		"parent without name":      in(`{"parent":{"kind":"StackResource","spec":{}}}`, 400, "parent has no metadata.name"),
-		"parent of another kind":   in(`{"parent":{"kind":"Toy","metadata":{"name":"t"}}}`, 400, "parent is a Toy, not a StackResource"),
-		"children wrong type":      in(minimal(valid)+`,"children":[]}`, 400, "field children: cannot use a JSON array"),
-		"group wrong type":         in(minimal(valid)+`,"children":{"Deployment.apps/v1":[]}}`, 400, "field children: cannot use a JSON array"),
-		"pod wrong type":           {bytes.Replace(serving, []byte(`"podIP": "127.0.0.81"`), []byte(`"podIP": 81`), 1), 400, `decoding related pod "shop/checkout-5d9c7b8f6-abcde"`},
-		"workload wrong type":      {bytes.Replace(serving, []byte(`"readyReplicas": 2`), []byte(`"readyReplicas": "2"`), 1), 400, `decoding observed Deployment.apps/v1 "checkout"`},
-		"finalizing wrong type":    in(minimal(valid)+`,"finalizing":"yes"}`, 400, "field finalizing: cannot use a JSON string as bool"),
-		"generation out of range":  in(`{"parent":{"kind":"StackResource","metadata":{"name":"t","generation":1e400},"spec":`+valid+`}}`, 400, "metadata.generation: cannot use a JSON number 1e400"),
-		"invalid utf-8":            in("{\"parent\":{\"kind\":\"StackResource\",\"metadata\":{\"name\":\"t\xff\"},\"spec\":{\"type\":\"Service\",\"image\":\"i\xfe\"}}}", 200, "t\ufffd"),
-		"deep nesting 10000":       {deep(10000), 400, "exceeded max depth"},
-		"deep nesting 9990":        {deep(9990), 200, `"children":[{`},
-		"duplicate parent":         in(minimal(valid)+`,"parent":{"kind":"StackResource"}}`, 400, "parent has no metadata.name"),
-		"duplicate spec key":       in(minimal(`{"type":"Service","image":"i","type":"Bogus"}`)+`}`, 200, `spec.type \"Bogus\" is not Service`),
-		"unknown group key":        in(minimal(valid)+`,"children":{"Foo.example.io/v1":{"t":{"apiVersion":"example.io/v1","kind":"Foo","metadata":{"name":"t"}}}}}`, 200, `"kind":"Deployment"`),
-		"negative replicas":        in(minimal(`{"type":"Service","image":"i","replicas":-1}`)+`}`, 200, "spec.replicas -1 must not be negative"),
-		"replicas overflow":        in(minimal(`{"type":"Service","image":"i","replicas":4294967296}`)+`}`, 200, "field replicas: cannot use a JSON number 4294967296 as int32"),
-		"spec wrong type":          in(minimal(`"Service"`)+`}`, 200, "cannot use a JSON string as schema.Spec"),
-		"name not a DNS label":     in(`{"parent":{"kind":"StackResource","metadata":{"name":"my.app"},"spec":`+valid+`}}`, 200, `invalid name \"my.app\"`),
-		"spec missing":             in(`{"parent":{"kind":"StackResource","metadata":{"name":"t"}}}`, 200, "spec is missing"),
-		"bad quantity":             in(minimal(`{"type":"StatefulService","image":"i","storage":{"size":"lots","mountPath":"/d"}}`)+`}`, 200, "quantities must match"),
-		"every spec rule broken":   in(minimal(`{"type":"Job","image":" ","ports":[{"name":"HTTP_1","port":0,"public":true},{"name":"HTTP_1","port":0}],"host":"-x-","storage":{"size":"0","mountPath":"d"}}`)+`}`, 200, "spec.image is required"),
-		"invalid spec, unkeepable": in(minimal(`{"type":"Service"}`)+`,"children":{"Deployment.apps/v1":{"t":{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"t"}}}}}`, 422, "cannot be kept"),
+	out := map[string]badInput{
+		"malformed json":            in(`{"parent":`, 400, "decoding request: unexpected end of JSON input"),
+		"not an object":             in(`[1,2]`, 400, "decoding request: field : cannot use a JSON array"),
+		"empty body":                in(``, 400, "decoding request: unexpected end of JSON input"),
+		"null body":                 in(`null`, 400, "request has no parent"),
+		"trailing garbage":          {append(append([]byte{}, serving...), "}{"...), 400, "after top-level value"},
+		"missing parent":            in(`{"children":{}}`, 400, "request has no parent"),
+		"parent wrong type":         in(`{"parent":"checkout"}`, 400, "decoding parent: field : cannot use a JSON string"),
+		"parent without name":       in(`{"parent":{"kind":"StackResource","spec":{}}}`, 400, "parent has no metadata.name"),
+		"parent of another kind":    in(`{"parent":{"kind":"Toy","metadata":{"name":"t"}}}`, 400, "parent is a Toy, not a StackResource"),
+		"children wrong type":       in(minimal(valid)+`,"children":[]}`, 400, "field children: cannot use a JSON array"),
+		"group wrong type":          in(minimal(valid)+`,"children":{"Deployment.apps/v1":[]}}`, 400, "field children: cannot use a JSON array"),
+		"pod wrong type":            {bytes.Replace(serving, []byte(`"podIP": "127.0.0.81"`), []byte(`"podIP": 81`), 1), 400, `decoding related pod "shop/checkout-5d9c7b8f6-abcde"`},
+		"workload wrong type":       {bytes.Replace(serving, []byte(`"readyReplicas": 2`), []byte(`"readyReplicas": "2"`), 1), 400, `decoding observed Deployment.apps/v1 "checkout"`},
+		"finalizing wrong type":     in(minimal(valid)+`,"finalizing":"yes"}`, 400, "field finalizing: cannot use a JSON string as bool"),
+		"generation out of range":   in(`{"parent":{"kind":"StackResource","metadata":{"name":"t","generation":1e400},"spec":`+valid+`}}`, 400, "metadata.generation: cannot use a JSON number 1e400"),
+		"invalid utf-8":             in("{\"parent\":{\"kind\":\"StackResource\",\"metadata\":{\"name\":\"t\xff\"},\"spec\":{\"type\":\"Service\",\"image\":\"i\xfe\"}}}", 200, "t\ufffd"),
+		"deep nesting 10000":        {deep(10000), 400, "exceeded max depth"},
+		"deep nesting 9990":         {deep(9990), 200, `"children":[{`},
+		"duplicate parent":          in(minimal(valid)+`,"parent":{"kind":"StackResource"}}`, 400, "parent has no metadata.name"),
+		"duplicate spec key":        in(minimal(`{"type":"Service","image":"i","type":"Bogus"}`)+`}`, 200, `spec.type \"Bogus\" is not Service`),
+		"unknown group key":         in(minimal(valid)+`,"children":{"Foo.example.io/v1":{"t":{"apiVersion":"example.io/v1","kind":"Foo","metadata":{"name":"t"}}}}}`, 200, `"kind":"Deployment"`),
+		"negative replicas":         in(minimal(`{"type":"Service","image":"i","replicas":-1}`)+`}`, 200, "spec.replicas -1 must not be negative"),
+		"replicas overflow":         in(minimal(`{"type":"Service","image":"i","replicas":4294967296}`)+`}`, 200, "field replicas: cannot use a JSON number 4294967296 as int32"),
+		"spec wrong type":           in(minimal(`"Service"`)+`}`, 200, "cannot use a JSON string as schema.Spec"),
+		"name not a DNS label":      in(`{"parent":{"kind":"StackResource","metadata":{"name":"my.app"},"spec":`+valid+`}}`, 200, `invalid name \"my.app\"`),
+		"spec missing":              in(`{"parent":{"kind":"StackResource","metadata":{"name":"t"}}}`, 200, "spec is missing"),
+		"bad quantity":              in(minimal(`{"type":"StatefulService","image":"i","storage":{"size":"lots","mountPath":"/d"}}`)+`}`, 200, "quantities must match"),
+		"every spec rule broken":    in(minimal(`{"type":"Lambda","image":" ","ports":[{"name":"HTTP_1","port":0,"public":true},{"name":"HTTP_1","port":0}],"host":"-x-","storage":{"size":"0","mountPath":"d"}}`)+`}`, 200, "spec.image is required"),
+		"port-only fields on a Job": in(minimal(`{"type":"Job","image":"i","ports":[{"name":"http","port":80}],"host":"a.example.com"}`)+`}`, 200, "spec.ports: Forbidden: type Job runs to completion and serves nothing"),
+		"unparsable schedule":       in(minimal(`{"type":"CronJob","image":"i","cronJob":{"schedule":"0 26 * * *"}}`)+`}`, 200, "the CronJob controller cannot parse it: end of range (26) above maximum (23)"),
+		"invalid spec, unkeepable":  in(minimal(`{"type":"Service"}`)+`,"children":{"Deployment.apps/v1":{"t":{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"t"}}}}}`, 422, "cannot be kept"),
 	}
+	maps.Copy(out, keptInputs(tb))
+	return out
+}
+
+// keptInputs are the bad-input classes of an invalid spec whose running
+// children cannot be rebuilt from what they carry (#25): made from the
+// golden invalid-spec-running request, whose children are all keepable.
+func keptInputs(tb testing.TB) map[string]badInput {
+	return map[string]badInput{
+		// #25: an annotation is kept only as the observed child's own, whole.
+		"invalid spec, annotation names another child": {tamperLastApplied(tb, "invalid-spec-running", "Deployment.apps/v1", func(la string) string {
+			return strings.Replace(la, `"name":"billing","namespace"`, `"name":"other","namespace"`, 1)
+		}), 422, `last-applied-configuration names apps/v1/Deployment other, not the observed apps/v1/Deployment billing`},
+		"invalid spec, annotation of another kind": {tamperLastApplied(tb, "invalid-spec-running", "Deployment.apps/v1", func(la string) string {
+			return strings.Replace(la, `"kind":"Deployment"`, `"kind":"StatefulSet"`, 1)
+		}), 422, `names apps/v1/StatefulSet billing, not the observed apps/v1/Deployment billing`},
+		"invalid spec, annotation of another namespace": {tamperLastApplied(tb, "invalid-spec-running", "Deployment.apps/v1", func(la string) string {
+			return strings.Replace(la, `"namespace":"finance"`, `"namespace":"payroll"`, 1)
+		}), 422, `names namespace payroll, not the observed "finance"`},
+		"invalid spec, data after the annotation": {tamperLastApplied(tb, "invalid-spec-running", "Deployment.apps/v1", func(la string) string {
+			return la + `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"other"}}`
+		}), 422, `data after the JSON object`},
+		// #25: under server-side apply no child carries the annotation.
+		"invalid spec, server-side applied": {serverSideApplied(tb, "invalid-spec-running"), 422, `has no metacontroller.k8s.io/last-applied-configuration annotation to rebuild it from (Metacontroller's --apply-strategy=server-side-apply writes none)`},
+	}
+}
+
+// tamperLastApplied is the golden request fixture with the last-applied
+// annotation of every observed child of group rewritten by edit.
+func tamperLastApplied(tb testing.TB, fixture, group string, edit func(string) string) []byte {
+	tb.Helper()
+	return editChildren(tb, fixture, func(g string, obj map[string]any) {
+		if g != group {
+			return
+		}
+		ann := obj["metadata"].(map[string]any)["annotations"].(map[string]any)
+		la := ann[observed.AnnotationLastApplied].(string)
+		ann[observed.AnnotationLastApplied] = edit(la)
+		require.NotEqual(tb, la, ann[observed.AnnotationLastApplied], "the edit changes nothing in %s's %s", fixture, group)
+	})
+}
+
+// serverSideApplied is the golden request fixture as Metacontroller's
+// --apply-strategy=server-side-apply leaves the children: no last-applied
+// annotation (it strips it), fields owned by an Apply of manager
+// metacontroller.
+func serverSideApplied(tb testing.TB, fixture string) []byte {
+	tb.Helper()
+	return editChildren(tb, fixture, func(_ string, obj map[string]any) {
+		meta := obj["metadata"].(map[string]any)
+		delete(meta["annotations"].(map[string]any), observed.AnnotationLastApplied)
+		for _, mf := range meta["managedFields"].([]any) {
+			if mf := mf.(map[string]any); mf["manager"] == "metacontroller" {
+				mf["operation"] = "Apply"
+			}
+		}
+	})
+}
+
+// editChildren is the golden request fixture with edit applied to every
+// observed child.
+func editChildren(tb testing.TB, fixture string, edit func(group string, obj map[string]any)) []byte {
+	tb.Helper()
+	var req map[string]any
+	require.NoError(tb, json.Unmarshal(readFile(tb, filepath.Join("..", "testdata", "sync", fixture+".request.json")), &req))
+	n := 0
+	for g, objs := range req["children"].(map[string]any) {
+		for _, o := range objs.(map[string]any) {
+			edit(g, o.(map[string]any))
+			n++
+		}
+	}
+	require.NotZero(tb, n, "%s observes no child", fixture)
+	b, err := json.Marshal(req)
+	require.NoError(tb, err)
+	return b
 }
 
 func readFile(tb testing.TB, path string) []byte {
@@ -354,7 +440,9 @@ func FuzzSync(f *testing.F) {
 	h := fuzzHandler()
 	router := Router(h, nil, nil)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		checkAnswer(t, "/sync", requireSameAsSync(t, h, router, body))
+		w := requireSameAsSync(t, h, router, body)
+		checkAnswer(t, "/sync", w)
+		requireKeepsRunning(t, h, body, w)
 	})
 }
 
@@ -409,6 +497,7 @@ func FuzzSyncSpec(f *testing.F) {
 		body := bytes.Replace(tmpl, []byte(`"@SPEC@"`), spec, 1)
 		w := requireSameAsSync(t, h, router, body)
 		checkAnswer(t, "/sync", w)
+		requireKeepsRunning(t, h, body, w)
 		if json.Valid(body) && w.Code != http.StatusOK {
 			t.Fatalf("a well-formed request with spec %q got %d: %s", spec, w.Code, w.Body)
 		}
@@ -461,7 +550,7 @@ func TestBadInputClasses(t *testing.T) {
 		"missing parent":    {`{}`, 400, "request has no parent"},
 		"parent wrong type": {`{"parent":[]}`, 400, "decoding parent"},
 		"another kind":      {`{"parent":{"kind":"Toy","metadata":{"name":"t"}}}`, 400, "not a StackResource"},
-		"invalid spec":      {minimal(`{"type":"Job"}`) + `}`, 200, `"matchLabels":{"app.kubernetes.io/instance":"t"`},
+		"invalid spec":      {minimal(`{"type":"Lambda"}`) + `}`, 200, `"matchLabels":{"app.kubernetes.io/instance":"t"`},
 	} {
 		t.Run("customize "+name, func(t *testing.T) {
 			w := post(t, router, "/customize", []byte(tc.body))
@@ -470,4 +559,85 @@ func TestBadInputClasses(t *testing.T) {
 			checkAnswer(t, "/customize", w)
 		})
 	}
+}
+
+// requireKeepsRunning enforces the property the whole design leans on
+// (Metacontroller deletes what a 200 leaves out): a 200 answer to body
+// drops an observed workload or Service only when the request's own spec
+// asks for it to go — the spec is valid, and the same request with nothing
+// observed does not return it either. An invalid spec drops nothing: its
+// children are rebuilt from what was last applied, or the answer is a 4xx.
+func requireKeepsRunning(tb testing.TB, h *Handler, body []byte, w *httptest.ResponseRecorder) {
+	tb.Helper()
+	gone := dropped(tb, body, w)
+	if len(gone) == 0 {
+		return
+	}
+	if strings.Contains(w.Body.String(), `"reason":"`+string(schema.ReasonInvalidSpec)+`"`) {
+		tb.Fatalf("a 200 for an invalid spec drops %q (Metacontroller deletes them): %.600s", gone, w.Body.String())
+	}
+	var req map[string]json.RawMessage
+	require.NoError(tb, json.Unmarshal(body, &req))
+	req["children"] = json.RawMessage(`{}`)
+	bare, err := json.Marshal(req)
+	require.NoError(tb, err)
+	code, fresh := viaSync(h, bare)
+	if code != http.StatusOK {
+		tb.Fatalf("a 200 drops %q, and the same spec with nothing observed gets %d %.300s", gone, code, fresh)
+	}
+	asked := dropped(tb, body, &httptest.ResponseRecorder{Code: code, Body: bytes.NewBufferString(fresh)})
+	for _, g := range gone {
+		if !slices.Contains(asked, g) {
+			tb.Fatalf("a 200 drops the observed %s, which the spec asks for (returned when nothing is observed): %.600s", g, w.Body.String())
+		}
+	}
+}
+
+// keptGroups are the observed children whose deletion takes an app down:
+// its workload and its Services.
+var keptGroups = []string{"Deployment.apps/v1", "StatefulSet.apps/v1", "Service.v1"}
+
+// dropped lists the observed workloads and Services of the request body
+// that a 200 answer w leaves out of its children, as "Kind.apiVersion
+// name": Metacontroller deletes each one (what is not returned is deleted).
+// A body that is not a request, or an answer that is not a 200, drops
+// nothing.
+func dropped(tb testing.TB, body []byte, w *httptest.ResponseRecorder) []string {
+	tb.Helper()
+	if w.Code != http.StatusOK {
+		return nil
+	}
+	var req struct {
+		Children map[string]map[string]struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		} `json:"children"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return nil // answered 200 only if another reading decodes it: nothing observed we can name
+	}
+	var resp struct {
+		Children []struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		} `json:"children"`
+	}
+	require.NoError(tb, json.Unmarshal(w.Body.Bytes(), &resp))
+	returned := map[string]bool{}
+	for _, c := range resp.Children {
+		returned[c.Kind+"."+c.APIVersion+" "+c.Metadata.Name] = true
+	}
+	var out []string
+	for _, g := range keptGroups {
+		for _, o := range req.Children[g] {
+			if id := g + " " + o.Metadata.Name; !returned[id] {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
 }

@@ -50,7 +50,7 @@ func TestGateEndToEnd(t *testing.T) {
 	livePort := live.Addr().(*net.TCPAddr).Port
 
 	clock := &fakeClock{now: testNow}
-	v := portcheck.New(portcheck.Config{Workers: 4, DialTimeout: time.Second, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	v := portcheck.New(portcheck.Config{Workers: 4, DialTimeout: time.Second, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, AllowLoopback: true})
 	v.Now = clock.Now
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -140,13 +140,32 @@ func gateRequest(t *testing.T, cfg Config, spec, status map[string]any, now time
 		}
 	}
 	rev := dep["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)[schema.AnnotationRevision].(string)
+	// Every other child as Metacontroller created it: a child missing from
+	// the request reads ChildNotCreated once the settle time is over.
+	children := map[string]any{groupService: map[string]any{}}
+	observeDesired(t, children, desired.Children)
+	children[groupDeployment] = map[string]any{"app": scenarioWorkload(t, "serving", dep, nil)}
 	req := map[string]any{
 		"parent":   parent,
-		"children": map[string]any{groupDeployment: map[string]any{"app": scenarioWorkload(t, "serving", dep, nil)}, groupService: map[string]any{}},
+		"children": children,
 		"related": map[string]any{groupPod: map[string]any{"app-" + rev + "-abcde": scenarioPodObject("app-"+rev+"-abcde", rev, "Deployment",
 			scenarioPod{IP: "127.0.0.1", Ready: true, Hash: rev})}},
 	}
 	return mustJSON(t, req)
+}
+
+// observeDesired puts each of desired into children by group and name, as
+// Metacontroller shows a child it created from the answer.
+func observeDesired(t testing.TB, children map[string]any, desired []any) {
+	t.Helper()
+	for _, c := range desired {
+		m := roundTrip(t, c)
+		g := metacontroller.GroupKey(m["kind"].(string), m["apiVersion"].(string))
+		if children[g] == nil {
+			children[g] = map[string]any{}
+		}
+		children[g].(map[string]any)[m["metadata"].(map[string]any)["name"].(string)] = m
+	}
 }
 
 // acceptAndClose is a listener that answers every connect, until closed.

@@ -18,4 +18,15 @@ var ChildResources = []ChildResource{
 	{APIVersion: "autoscaling/v2", Resource: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler"},
 	{APIVersion: "discovery.k8s.io/v1", Resource: "endpointslices", Kind: "EndpointSlice"},
 	{APIVersion: "policy/v1", Resource: "poddisruptionbudgets", Kind: "PodDisruptionBudget"},
+	{APIVersion: "networking.k8s.io/v1", Resource: "networkpolicies", Kind: "NetworkPolicy"},
+	{APIVersion: "batch/v1", Resource: "jobs", Kind: "Job"},
+	{APIVersion: "batch/v1", Resource: "cronjobs", Kind: "CronJob"},
+}
+
+// OptionalChildResources are the kinds Sync returns only when the platform
+// turns them on (Config.PodMonitors): the chart lists each only then, since
+// Metacontroller refuses a CompositeController whose child kind the cluster
+// does not serve.
+var OptionalChildResources = []ChildResource{
+	{APIVersion: "monitoring.coreos.com/v1", Resource: "podmonitors", Kind: "PodMonitor"},
 }

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -84,7 +85,7 @@ func (c Config) sync(req *observed.Request, verdicts Verdicts, now time.Time, sr
 	}
 	cfg := c.children()
 	cl := children.ClaimsFor(p.Metadata.Name, p.Metadata.Namespace, spec, obs.Workload)
-	rev, own, err := src.build(cfg, p.Metadata.Name, p.RawSpec, spec, cl, obs.Config.Digest)
+	rev, own, err := src.build(cfg, p.Metadata.Namespace, p.Metadata.Name, p.RawSpec, spec, cl, obs.Config.Digest)
 	if err != nil {
 		return answer{}, fmt.Errorf("building children: %w", err)
 	}
@@ -98,6 +99,7 @@ func (c Config) sync(req *observed.Request, verdicts Verdicts, now time.Time, sr
 	if err := alive(); err != nil {
 		return answer{}, err
 	}
+	obs.Missing = req.Missing(p.Metadata.Namespace, slices.Concat(own.refs, routing.refs))
 	out := status.Decide(c.status(), p, spec, rev, obs, cl.NotApplied, verdicts, stamp)
 	if err := alive(); err != nil {
 		return answer{}, err

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"sync"
+	"slices"
 	"syscall"
 )
 
@@ -20,19 +20,44 @@ type Port struct {
 // *net.TCPConn does, and so does anything embedding it.
 type lingerer interface{ SetLinger(sec int) error }
 
+// metadata are the cloud instance-metadata addresses outside link-local
+// (169.254.0.0/16 and fe80::/10 are refused whole): AWS's IPv6 endpoint,
+// Azure's wire server and Alibaba Cloud's endpoint. A pod IP is never one.
+var metadata = []netip.Addr{
+	netip.MustParseAddr("fd00:ec2::254"),
+	netip.MustParseAddr("168.63.129.16"),
+	netip.MustParseAddr("100.100.100.200"),
+}
+
+// nat64 is the well-known NAT64 prefix (RFC 6052): 64:ff9b::a9fe:a9fe is
+// 169.254.169.254 through a NAT64 gateway, so the embedded IPv4 address is
+// checked as itself.
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+
 // target checks a Job's IP before anything is dialed. It returns the parsed
-// address, or the reason it must not be dialed.
+// address, or the reason it must not be dialed. Whatever Config.Allow says,
+// it refuses what a pod IP never is and a dial must never reach: loopback
+// (unless Config.AllowLoopback, for tests), link-local (which holds the
+// cloud metadata address 169.254.169.254), the other metadata addresses,
+// unspecified, multicast and broadcast addresses, in any IPv4-mapped or
+// NAT64 form, and zoned addresses. An empty Allow refuses everything.
 func (v *Verifier) target(ip string) (netip.Addr, string) {
 	addr, err := netip.ParseAddr(ip)
 	if err != nil {
 		return netip.Addr{}, fmt.Sprintf("not dialed: invalid pod IP %q", ip)
 	}
 	addr = addr.Unmap()
-	if addr.Zone() != "" || addr.IsUnspecified() || addr.IsMulticast() || addr == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
-		return netip.Addr{}, fmt.Sprintf("not dialed: %s is not a unicast pod IP", ip)
+	if nat64.Contains(addr) {
+		b := addr.As16()
+		if why := v.forbidden(netip.AddrFrom4([4]byte(b[12:])), ip); why != "" {
+			return netip.Addr{}, why
+		}
+	}
+	if why := v.forbidden(addr, ip); why != "" {
+		return netip.Addr{}, why
 	}
 	if len(v.cfg.Allow) == 0 {
-		return addr, ""
+		return netip.Addr{}, "not dialed: no --dial-allow prefixes, so no pod IP may be dialed"
 	}
 	for _, p := range v.cfg.Allow {
 		if p.Contains(addr) {
@@ -42,39 +67,35 @@ func (v *Verifier) target(ip string) (netip.Addr, string) {
 	return netip.Addr{}, fmt.Sprintf("not dialed: pod IP %s is outside --dial-allow", ip)
 }
 
-// dialAll dials every port of j concurrently and returns one PortResult per
-// port in declared order. Each dial first takes a slot of v.slots, so across
-// all jobs at most Config.Workers dials (and sockets) are open at once.
-// It returns after every dial it started has finished and closed its socket.
-func (v *Verifier) dialAll(ctx context.Context, j Job) []PortResult {
-	out := make([]PortResult, len(j.Ports))
-	addr, why := v.target(j.IP)
-	if why != "" {
-		for i, p := range j.Ports {
-			out[i] = PortResult{Name: p.Name, Port: p.Port, State: Inconclusive, Err: why}
-		}
-		v.m.undialed.Add(float64(len(j.Ports)))
-		return out
+// forbidden says why addr (unmapped; ip as the Job gave it) is never
+// dialed, or "".
+func (v *Verifier) forbidden(addr netip.Addr, ip string) string {
+	switch {
+	case addr.Zone() != "" || addr.IsUnspecified() || addr.IsMulticast() || addr == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return fmt.Sprintf("not dialed: %s is not a unicast pod IP", ip)
+	case addr.IsLoopback() && !v.cfg.AllowLoopback:
+		return fmt.Sprintf("not dialed: %s is a loopback address, never a pod IP", ip)
+	case addr.IsLinkLocalUnicast():
+		return fmt.Sprintf("not dialed: %s is link-local (the cloud metadata range), never a pod IP", ip)
+	case slices.Contains(metadata, addr):
+		return fmt.Sprintf("not dialed: %s is a cloud metadata address, never a pod IP", ip)
 	}
-	var wg sync.WaitGroup
-	inline := -1 // the calling worker dials one port itself: one goroutine less per job
-	for i, p := range j.Ports {
-		switch {
-		case p.Port < 1 || p.Port > 65535:
-			out[i] = PortResult{Name: p.Name, Port: p.Port, State: Inconclusive,
-				Err: fmt.Sprintf("not dialed: invalid port %d", p.Port)}
-			v.m.undialed.Inc()
-		case inline < 0:
-			inline = i
-		default:
-			wg.Go(func() { out[i] = v.dialOne(ctx, addr, p) })
-		}
+	return ""
+}
+
+// answer is the verdict on port i of r: Inconclusive without a dial when
+// r's IP or the port may not be dialed, else one dial.
+func (v *Verifier) answer(ctx context.Context, r *run, i int) PortResult {
+	p := r.job.Ports[i]
+	switch {
+	case r.why != "":
+		v.m.undialed.Inc()
+		return PortResult{Name: p.Name, Port: p.Port, State: Inconclusive, Err: r.why}
+	case p.Port < 1 || p.Port > 65535:
+		v.m.undialed.Inc()
+		return PortResult{Name: p.Name, Port: p.Port, State: Inconclusive, Err: fmt.Sprintf("not dialed: invalid port %d", p.Port)}
 	}
-	if inline >= 0 {
-		out[inline] = v.dialOne(ctx, addr, j.Ports[inline])
-	}
-	wg.Wait()
-	return out
+	return v.dialOne(ctx, r.addr, p)
 }
 
 // dialOne connects once to addr:p within Config.DialTimeout and closes the
@@ -83,13 +104,10 @@ func (v *Verifier) dialAll(ctx context.Context, j Job) []PortResult {
 // the kubelet's fix for the same problem (kubernetes#115143).
 func (v *Verifier) dialOne(ctx context.Context, addr netip.Addr, p Port) PortResult {
 	r := PortResult{Name: p.Name, Port: p.Port}
-	select {
-	case v.slots <- struct{}{}:
-	case <-ctx.Done():
-		r.State, r.Err = Inconclusive, "not dialed: "+ctx.Err().Error()
+	if err := ctx.Err(); err != nil {
+		r.State, r.Err = Inconclusive, "not dialed: "+err.Error()
 		return r
 	}
-	defer func() { <-v.slots }()
 	v.m.inFlight.Inc()
 	defer v.m.inFlight.Dec()
 

@@ -19,7 +19,7 @@ import (
 // and the addresses Dial was asked for.
 func checkOnce(t *testing.T, cfg Config, j Job) (Result, []string) {
 	t.Helper()
-	v := New(cfg)
+	v := newTest(cfg)
 	var mu sync.Mutex
 	var dialed []string
 	v.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -88,28 +88,53 @@ func TestDialRealSockets(t *testing.T) {
 }
 
 // TestDialNeverLeavesAllowList: a target the verifier must not dial gets an
-// Inconclusive verdict saying why, and Dial is never called.
+// Inconclusive verdict saying why, and Dial is never called. Loopback,
+// link-local, the cloud metadata addresses (in every form that reaches
+// them: IPv4, IPv6, IPv4-mapped, NAT64) and unspecified addresses are
+// refused even under an allow list of everything; an empty allow list
+// dials nothing; only Config.AllowLoopback (tests) opens loopback, and only
+// inside Allow. On main, 169.254.169.254, ::ffff:169.254.169.254,
+// fd00:ec2::254 and loopback were all dialed under an empty or wide list.
 func TestDialNeverLeavesAllowList(t *testing.T) {
-	allow := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")}
+	everything := []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0")}
+	pods := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")}
 	open := openPort(t, "127.0.0.1") // would answer Open if it were dialed
 	tests := map[string]struct {
+		cfg     Config
 		ip      string
 		port    int32
 		wantErr string
 	}{
-		"loopback outside allow": {"127.0.0.1", open, "not dialed: pod IP 127.0.0.1 is outside --dial-allow"},
-		"IPv6 outside allow":     {"::1", open, "not dialed: pod IP ::1 is outside --dial-allow"},
-		"garbage IP":             {"not-an-ip", open, `not dialed: invalid pod IP "not-an-ip"`},
-		"hostname":               {"localhost", open, `not dialed: invalid pod IP "localhost"`},
-		"unspecified":            {"0.0.0.0", open, "not dialed: 0.0.0.0 is not a unicast pod IP"},
-		"broadcast":              {"255.255.255.255", open, "not dialed: 255.255.255.255 is not a unicast pod IP"},
-		"port zero inside allow": {"10.1.2.3", 0, "not dialed: invalid port 0"},
-		"port too big":           {"10.1.2.3", 70000, "not dialed: invalid port 70000"},
+		"loopback under allow-all":        {Config{Allow: everything}, "127.0.0.1", open, "not dialed: 127.0.0.1 is a loopback address, never a pod IP"},
+		"loopback inside allow":           {Config{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, "127.0.0.1", open, "not dialed: 127.0.0.1 is a loopback address, never a pod IP"},
+		"IPv6 loopback":                   {Config{Allow: everything}, "::1", open, "not dialed: ::1 is a loopback address, never a pod IP"},
+		"mapped loopback":                 {Config{Allow: everything}, "::ffff:127.0.0.1", open, "not dialed: ::ffff:127.0.0.1 is a loopback address, never a pod IP"},
+		"AllowLoopback outside allow":     {Config{Allow: pods, AllowLoopback: true}, "127.0.0.1", open, "not dialed: pod IP 127.0.0.1 is outside --dial-allow"},
+		"metadata":                        {Config{Allow: everything}, "169.254.169.254", 80, "not dialed: 169.254.169.254 is link-local (the cloud metadata range), never a pod IP"},
+		"metadata, IPv4-mapped":           {Config{Allow: everything}, "::ffff:169.254.169.254", 80, "not dialed: ::ffff:169.254.169.254 is link-local (the cloud metadata range), never a pod IP"},
+		"metadata, NAT64":                 {Config{Allow: everything}, "64:ff9b::a9fe:a9fe", 80, "not dialed: 64:ff9b::a9fe:a9fe is link-local (the cloud metadata range), never a pod IP"},
+		"metadata, AWS IPv6 inside allow": {Config{Allow: pods}, "fd00:ec2::254", 80, "not dialed: fd00:ec2::254 is a cloud metadata address, never a pod IP"},
+		"metadata, Azure wire server":     {Config{Allow: everything}, "168.63.129.16", 80, "not dialed: 168.63.129.16 is a cloud metadata address, never a pod IP"},
+		"IPv6 link-local":                 {Config{Allow: everything}, "fe80::1", 80, "not dialed: fe80::1 is link-local (the cloud metadata range), never a pod IP"},
+		"unspecified":                     {Config{Allow: everything}, "0.0.0.0", open, "not dialed: 0.0.0.0 is not a unicast pod IP"},
+		"IPv6 unspecified":                {Config{Allow: everything}, "::", open, "not dialed: :: is not a unicast pod IP"},
+		"broadcast":                       {Config{Allow: everything}, "255.255.255.255", open, "not dialed: 255.255.255.255 is not a unicast pod IP"},
+		"empty allow list dials nothing":  {Config{}, "10.1.2.3", 80, "not dialed: no --dial-allow prefixes, so no pod IP may be dialed"},
+		"empty allow list, AllowLoopback": {Config{AllowLoopback: true, Allow: []netip.Prefix{}}, "127.0.0.1", open, "not dialed: no --dial-allow prefixes, so no pod IP may be dialed"},
+		"outside allow":                   {Config{Allow: pods}, "192.168.1.1", 80, "not dialed: pod IP 192.168.1.1 is outside --dial-allow"},
+		"garbage IP":                      {Config{Allow: pods}, "not-an-ip", open, `not dialed: invalid pod IP "not-an-ip"`},
+		"hostname":                        {Config{Allow: pods}, "localhost", open, `not dialed: invalid pod IP "localhost"`},
+		"port zero inside allow":          {Config{Allow: pods}, "10.1.2.3", 0, "not dialed: invalid port 0"},
+		"port too big":                    {Config{Allow: pods}, "10.1.2.3", 70000, "not dialed: invalid port 70000"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			k := Key{"ns", "app", "r"}
-			got, dialed := checkOnce(t, Config{Allow: allow}, Job{Key: k, IP: tc.ip, Ports: []Port{{"http", tc.port}}})
+			cfg := tc.cfg
+			if cfg.Allow == nil {
+				cfg.Allow = []netip.Prefix{} // newTest's loopback default is not wanted here
+			}
+			got, dialed := checkOnce(t, cfg, Job{Key: k, IP: tc.ip, Ports: []Port{{"http", tc.port}}})
 			want := []PortResult{{Name: "http", Port: tc.port, State: Inconclusive, Err: tc.wantErr}}
 			if d := cmp.Diff(want, got.Ports); d != "" {
 				t.Errorf("Ports (-want +got):\n%s", d)
@@ -123,7 +148,7 @@ func TestDialNeverLeavesAllowList(t *testing.T) {
 // in TIME-WAIT, because every successful connect is closed with SO_LINGER 0.
 func TestDialLeavesNoTimeWait(t *testing.T) {
 	port := openPort(t, "127.0.0.1")
-	v := New(Config{Workers: 4})
+	v := newTest(Config{Workers: 4})
 	landed := make(chan Key, 200)
 	v.landed = func(k Key) { landed <- k }
 	start(t, v)

@@ -75,7 +75,7 @@ func TestDialsInFlightNeverExceedWorkers(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				v := New(Config{Workers: tc.workers, QueueSize: tc.jobs})
+				v := newTest(Config{Workers: tc.workers, QueueSize: tc.jobs})
 				h := &heldDials{}
 				v.Dial = h.dial
 				var landed sync.WaitGroup

@@ -12,6 +12,7 @@ const (
 	refusedPending   = "pending"    // a dial for the key is queued or in flight
 	refusedQueueFull = "queue_full" // the bounded queue has no room
 	refusedStopped   = "stopped"    // Run has returned
+	refusedBackoff   = "backoff"    // the last verdict was inconclusive and its backoff has not passed
 )
 
 // metrics are the verifier's collectors. Label children are resolved once
@@ -23,6 +24,7 @@ type metrics struct {
 	undialed                                 prometheus.Counter
 	enqueued                                 prometheus.Counter
 	refusedPending, refusedFull, refusedStop prometheus.Counter
+	refusedBackoff                           prometheus.Counter
 
 	collectors []prometheus.Collector
 }
@@ -35,7 +37,7 @@ func newMetrics(queueDepth, cached func() float64) *metrics {
 	}, []string{"outcome"})
 	refusals := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: ns, Subsystem: sub, Name: "enqueue_refusals_total",
-		Help: "Jobs refused by Enqueue, by reason: pending (single flight), queue_full, stopped.",
+		Help: "Jobs refused by Enqueue, by reason: pending (single flight), queue_full, backoff (redial of an inconclusive verdict too soon), stopped.",
 	}, []string{"reason"})
 	m := &metrics{
 		dialOpen:         dials.WithLabelValues("open"),
@@ -52,7 +54,7 @@ func newMetrics(queueDepth, cached func() float64) *metrics {
 		}),
 		undialed: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: ns, Subsystem: sub, Name: "undialed_ports_total",
-			Help: "Declared ports reported Inconclusive without a dial: pod IP outside --dial-allow, or a malformed IP or port.",
+			Help: "Declared ports reported Inconclusive without a dial: pod IP outside --dial-allow or never dialable (loopback, link-local, metadata), or a malformed IP or port.",
 		}),
 		enqueued: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: ns, Subsystem: sub, Name: "enqueued_total",
@@ -61,12 +63,13 @@ func newMetrics(queueDepth, cached func() float64) *metrics {
 		refusedPending: refusals.WithLabelValues(refusedPending),
 		refusedFull:    refusals.WithLabelValues(refusedQueueFull),
 		refusedStop:    refusals.WithLabelValues(refusedStopped),
+		refusedBackoff: refusals.WithLabelValues(refusedBackoff),
 	}
 	m.collectors = []prometheus.Collector{
 		dials, refusals, m.latency, m.inFlight, m.undialed, m.enqueued,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: ns, Subsystem: sub, Name: "queue_depth",
-			Help: "Jobs accepted and waiting for a worker.",
+			Help: "Jobs accepted of which no port is dialed yet.",
 		}, queueDepth),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: ns, Subsystem: sub, Name: "cached_entries",

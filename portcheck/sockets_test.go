@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -154,6 +155,16 @@ func script(steps ...step) func(context.Context, string, string) (net.Conn, erro
 		}
 		return fakeConn{}, nil
 	}
+}
+
+// newTest is New for tests, whose listeners are on loopback: unless cfg
+// says otherwise, 127.0.0.0/8 is allowed and loopback may be dialed.
+func newTest(cfg Config) *Verifier {
+	if cfg.Allow == nil {
+		cfg.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+		cfg.AllowLoopback = true
+	}
+	return New(cfg)
 }
 
 // start runs v until the test ends; the returned stop cancels and waits.

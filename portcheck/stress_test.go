@@ -25,7 +25,7 @@ func TestStress(t *testing.T) {
 		resources  = 40
 		revisions  = 5
 	)
-	v := New(Config{Workers: 8, QueueSize: 64})
+	v := newTest(Config{Workers: 8, QueueSize: 64})
 	v.Dial = func(ctx context.Context, _, addr string) (net.Conn, error) {
 		if rand.IntN(2) == 0 {
 			return nil, errRefused

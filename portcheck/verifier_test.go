@@ -33,7 +33,7 @@ func entries(v *Verifier) int {
 func TestSingleFlight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		gate := make(chan struct{})
-		v := New(Config{})
+		v := newTest(Config{})
 		v.Dial = script(step{gate: gate}, step{})
 		start(t, v)
 
@@ -62,7 +62,7 @@ func TestSingleFlight(t *testing.T) {
 func TestForgetInterleaving(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		slow := make(chan struct{})
-		v := New(Config{DialTimeout: time.Minute}) // the slow dial answers after 11s
+		v := newTest(Config{DialTimeout: time.Minute}) // the slow dial answers after 11s
 		v.Dial = script(step{err: errRefused}, step{gate: slow, err: errRefused}, step{})
 		start(t, v)
 		t0 := time.Now()
@@ -110,13 +110,13 @@ func TestForgetInterleaving(t *testing.T) {
 	})
 }
 
-// TestQueueFull: with the one worker busy and the queue full, Enqueue refuses
-// at once; cancelling Run stops the busy dial, drops the queued job, and
+// TestQueueFull: with the one worker busy and QueueSize jobs accepted (the
+// busy one and one waiting), Enqueue refuses at once; cancelling Run stops the busy dial, drops the queued job, and
 // leaves no goroutine behind.
 func TestQueueFull(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		baseline := runtime.NumGoroutine()
-		v := New(Config{Workers: 1, QueueSize: 1})
+		v := newTest(Config{Workers: 1, QueueSize: 2})
 		v.Dial = script(step{gate: make(chan struct{})}) // hangs until cancelled
 		stop := start(t, v)
 		k := func(name string) Key { return Key{"ns", name, "r"} }
@@ -148,7 +148,7 @@ func TestQueueFull(t *testing.T) {
 func TestRevisionReplacement(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		slow := make(chan struct{})
-		v := New(Config{})
+		v := newTest(Config{})
 		v.Dial = script(step{}, step{gate: slow}, step{err: errRefused})
 		start(t, v)
 		rev2, rev3 := testJob, testJob
@@ -180,7 +180,7 @@ func TestRevisionReplacement(t *testing.T) {
 
 func TestTTLEviction(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		v := New(Config{TTL: time.Hour, Recheck: 24 * time.Hour})
+		v := newTest(Config{TTL: time.Hour, Recheck: 24 * time.Hour})
 		v.Dial = script(step{}, step{})
 		start(t, v)
 		unread := Job{Key: Key{"ns", "deleted", "r"}, IP: "127.0.0.1", Ports: []Port{{"", 1}}}
@@ -209,7 +209,7 @@ func TestTTLEviction(t *testing.T) {
 
 func TestStaleness(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		v := New(Config{Recheck: 5 * time.Minute})
+		v := newTest(Config{Recheck: 5 * time.Minute})
 		v.Dial = script(step{}, step{err: errRefused})
 		start(t, v)
 		require.True(t, v.Enqueue(testJob))
@@ -236,7 +236,7 @@ func TestStaleness(t *testing.T) {
 
 func TestMetricsRegistered(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	v := New(Config{Registerer: reg})
+	v := newTest(Config{Registerer: reg})
 	v.m.dialOpen.Inc()
 	v.m.refusedFull.Inc()
 	v.m.latency.Observe(0.001)
@@ -260,5 +260,5 @@ func TestMetricsRegistered(t *testing.T) {
 	if d := cmp.Diff(want, names); d != "" {
 		t.Errorf("metric names (-want +got):\n%s", d)
 	}
-	require.Panics(t, func() { New(Config{Registerer: reg}) }, "a second verifier on one registry")
+	require.Panics(t, func() { newTest(Config{Registerer: reg}) }, "a second verifier on one registry")
 }

@@ -43,6 +43,7 @@ const (
 	ReasonCreateFailed      Reason = "CreateFailed"      // the Deployment's ReplicaSet cannot create pods
 	ReasonRolloutBlocked    Reason = "RolloutBlocked"    // a StatefulSet rollout waits on a broken pod of the old revision
 	ReasonStorageNotApplied Reason = "StorageNotApplied" // the StatefulSet keeps volume claim templates the spec changed
+	ReasonChildNotCreated   Reason = "ChildNotCreated"   // a child stackdome returns is still not observed past the settle time
 )
 
 // Reasons of the ErrorPages condition.

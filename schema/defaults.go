@@ -28,8 +28,15 @@ func Default(s Spec) Spec {
 		s.Autoscaling = &c
 	}
 	if s.ErrorPages == nil || s.ErrorPages.Enabled == nil {
+		// A copy: the caller's spec is not written, and a brand set without
+		// enabled keeps its brand.
+		var e ErrorPages
+		if s.ErrorPages != nil {
+			e = *s.ErrorPages
+		}
 		on := true
-		s.ErrorPages = &ErrorPages{Enabled: &on}
+		e.Enabled = &on
+		s.ErrorPages = &e
 	}
 	return s
 }
@@ -37,6 +44,15 @@ func Default(s Spec) Spec {
 // ErrorPagesEnabled reports whether the branded pages are on, true by default.
 func (s Spec) ErrorPagesEnabled() bool {
 	return s.ErrorPages == nil || s.ErrorPages.Enabled == nil || *s.ErrorPages.Enabled
+}
+
+// ErrorPagesBrand is the brand the spec's pages are drawn in, "" for the
+// platform's default.
+func (s Spec) ErrorPagesBrand() string {
+	if s.ErrorPages == nil {
+		return ""
+	}
+	return s.ErrorPages.Brand
 }
 
 // PrimaryPort returns the port the synthesized readiness probe targets: the

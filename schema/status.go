@@ -35,6 +35,17 @@ type Status struct {
 	// Ports is each declared port as the last verdict saw it.
 	// +optional
 	Ports []PortStatus `json:"ports,omitempty"`
+	// Run is what the runs of a Job or CronJob say; unset for the other
+	// types.
+	// +optional
+	Run *RunStatus `json:"run,omitempty"`
+	// ChildrenMissingSince is when a child stackdome returns was first seen
+	// missing from the sync request (Metacontroller could not create it),
+	// without a break since; unset while every child is observed. Kept on
+	// the object so that every replica, a restarted one included, reads the
+	// same settle time.
+	// +optional
+	ChildrenMissingSince *metav1.Time `json:"childrenMissingSince,omitempty"`
 }
 
 // FailureType says what kind of failure a detail records.

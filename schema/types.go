@@ -36,8 +36,11 @@ const (
 // +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].reason`
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`
+// +kubebuilder:printcolumn:name="Last Run",type=string,JSONPath=`.status.run.last.result`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`,priority=1
+// +kubebuilder:printcolumn:name="Last Job",type=string,JSONPath=`.status.run.last.job`,priority=1
+// +kubebuilder:printcolumn:name="Scheduled",type=date,JSONPath=`.status.run.lastScheduleTime`,priority=1
 type StackResource struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -47,7 +50,7 @@ type StackResource struct {
 }
 
 // WorkloadType selects the workload a StackResource runs as.
-// +kubebuilder:validation:Enum=Service;StatefulService
+// +kubebuilder:validation:Enum=Service;StatefulService;Job;CronJob
 type WorkloadType string
 
 // The workload types: a Service runs as a Deployment, a StatefulService as a
@@ -63,6 +66,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || (has(self.resources) && has(self.resources.requests) && 'cpu' in self.resources.requests)",message="autoscaling needs resources.requests.cpu: the HorizontalPodAutoscaler measures CPU utilization against it"
 // +kubebuilder:validation:XValidation:rule="!has(self.middlewares) || (has(self.ports) && self.ports.exists(p, has(p.public) && p.public))",message="middlewares need a public port: they apply to the routes of public ports"
 // +kubebuilder:validation:XValidation:rule="!has(self.tls) || (has(self.ports) && self.ports.exists(p, has(p.public) && p.public))",message="tls needs a public port: it applies to the routes of public ports"
+// +kubebuilder:validation:XValidation:rule="!has(self.metrics) || (has(self.ports) && self.ports.exists(p, p.name == self.metrics.port))",message="metrics.port must name a declared port"
 // +kubebuilder:validation:XValidation:rule="!has(self.files) || !has(self.storage) || !self.files.exists(f, f.mountPath == self.storage.mountPath)",message="a file's mountPath cannot be storage.mountPath"
 // +kubebuilder:validation:XValidation:rule="!has(self.scratch) || !has(self.files) || !self.scratch.exists(v, self.files.exists(f, f.mountPath == v.mountPath))",message="a scratch mountPath cannot be a file's mountPath"
 // +kubebuilder:validation:XValidation:rule="!has(self.scratch) || !has(self.storage) || !self.scratch.exists(v, v.mountPath == self.storage.mountPath)",message="a scratch mountPath cannot be storage.mountPath"
@@ -73,9 +77,15 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.hosts) || !has(self.host) || !(self.host in self.hosts)",message="hosts must not repeat host: host is the first host already"
 // +kubebuilder:validation:XValidation:rule="!has(self.storage) || self.type == 'StatefulService'",message="storage is only allowed for type StatefulService"
 // +kubebuilder:validation:XValidation:rule="self.type == oldSelf.type",message="spec.type cannot change: the workload would be replaced and its pods and volumes lost. Create a new StackResource of the other type, move traffic to it, then delete this one"
+// +kubebuilder:validation:XValidation:rule="self.type in ['Job', 'CronJob'] || !has(self.job)",message="job is only for type Job or CronJob"
+// +kubebuilder:validation:XValidation:rule="(self.type == 'CronJob') == has(self.cronJob)",message="cronJob is required for type CronJob, and only for it"
+// +kubebuilder:validation:XValidation:rule="!(self.type in ['Job', 'CronJob']) || !(has(self.ports) || has(self.host) || has(self.hosts) || has(self.tls) || has(self.middlewares) || has(self.autoscaling) || has(self.replicas) || has(self.errorPages) || has(self.drainSeconds))",message="type Job and CronJob run to completion and serve nothing: ports, host, hosts, tls, middlewares, autoscaling, replicas, errorPages and drainSeconds are for type Service and StatefulService; remove them"
+// +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, !has(p.container) || p.container == 'app' || (has(self.sidecars) && self.sidecars.exists(c, c.name == p.container)))",message="a port's container must be app or the name of a sidecar"
+// +kubebuilder:validation:XValidation:rule="!has(self.sidecars) || self.sidecars.all(c, !has(c.files) || c.files.all(n, has(self.files) && self.files.exists(f, f.name == n)))",message="a sidecar's files must name entries of spec.files"
 // +kubebuilder:validation:XValidation:rule="has(self.storage) == has(oldSelf.storage)",message="spec.storage cannot be added or removed: it becomes the StatefulSet's volumeClaimTemplates, which Kubernetes never changes. Create a new StackResource with the storage you want and move the data"
 type Spec struct {
-	// Type is Service (a Deployment) or StatefulService (a StatefulSet).
+	// Type is Service (a Deployment), StatefulService (a StatefulSet), Job
+	// (a Job run once per spec revision) or CronJob (a CronJob).
 	Type WorkloadType `json:"type"`
 
 	// Image is the app container's image.
@@ -161,7 +171,20 @@ type Spec struct {
 	// +optional
 	Middlewares []MiddlewareRef `json:"middlewares,omitempty"`
 
+	// NetworkPolicy puts a NetworkPolicy around the app's pods that admits
+	// Traefik to the public ports, stackdome to every declared port and the
+	// app's own namespace, and nothing else; unset: the platform's default.
+	// +optional
+	NetworkPolicy *NetworkPolicy `json:"networkPolicy,omitempty"`
+
+	// Metrics names the declared port (and path) Prometheus scrapes: a
+	// PodMonitor when the platform has them on.
+	// +optional
+	Metrics *Metrics `json:"metrics,omitempty"`
+
 	Pod `json:",inline"`
+
+	Workloads `json:",inline"`
 }
 
 // Port is one declared TCP port.
@@ -186,6 +209,13 @@ type Port struct {
 	// +kubebuilder:validation:Pattern=`^/[-a-zA-Z0-9._~/%]*$`
 	// +optional
 	Path string `json:"path,omitempty"`
+	// Container is the container listening on the port: app (the default)
+	// or a sidecar's name, e.g. an oauth2-proxy in front of the app. Every
+	// container of a pod shares its network, so the port is served,
+	// routed and dialed like the app's; only the containerPort moves.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Container string `json:"container,omitempty"`
 }
 
 // HealthChecks are explicit probes for the app container.
@@ -218,12 +248,23 @@ type Storage struct {
 }
 
 // ErrorPages controls the branded error pages.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.brand) || !has(self.enabled) || self.enabled",message="errorPages.brand needs errorPages.enabled: a brand is drawn only on the branded pages"
 type ErrorPages struct {
 	// Enabled sends 5xx answers of this resource's public routes to the
 	// branded pages; default true.
 	// +kubebuilder:default=true
 	// +optional
 	Enabled *bool `json:"enabled,omitempty"`
+	// Brand names one of the platform's brands (the chart's
+	// errorPages.brands) to draw the pages in; the errors Middleware asks
+	// for it. Unset, or a name the platform does not have: its default
+	// brand.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	Brand string `json:"brand,omitempty"`
 }
 
 // MiddlewareRef names a Traefik Middleware of the resource's namespace.

@@ -10,17 +10,27 @@ import (
 // Validate checks a spec the way the CRD's OpenAPI and CEL rules do, and a
 // little more (what a Pod would reject later), so that a spec that slipped
 // past admission — an older CRD, a disabled webhook — is caught before it
-// reaches a child. It returns nil or one error naming every problem.
+// reaches a child. It returns nil or one error naming every problem — except
+// that a spec past one of the CRD's size limits (validateLimits) is refused
+// with those alone: the per-item checks are not run over a forged list of
+// 65,535 ports, and the message stays short.
 func Validate(s Spec) error {
+	if lim := validateLimits(s); len(lim) > 0 {
+		msgs := make([]string, len(lim))
+		for i, e := range lim {
+			msgs[i] = e.Error()
+		}
+		return fmt.Errorf("invalid spec: %s", strings.Join(msgs, "; "))
+	}
 	var errs []string
 	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
 
 	switch s.Type {
-	case TypeService, TypeStatefulService:
+	case TypeService, TypeStatefulService, TypeJob, TypeCronJob:
 	case "":
-		add("spec.type is required (Service or StatefulService)")
+		add("spec.type is required (Service, StatefulService, Job or CronJob)")
 	default:
-		add("spec.type %q is not Service or StatefulService", s.Type)
+		add("spec.type %q is not Service, StatefulService, Job or CronJob", s.Type)
 	}
 	if strings.TrimSpace(s.Image) == "" {
 		add("spec.image is required")
@@ -80,6 +90,11 @@ func Validate(s Spec) error {
 	errs = append(errs, validateRouting(s)...)
 	errs = append(errs, validateMiddlewares(s)...)
 	errs = append(errs, validatePod(s)...)
+	errs = append(errs, messages(validateBrand(s))...)
+	errs = append(errs, messages(validateMetrics(s))...)
+	for _, e := range validateWorkloads(s) {
+		errs = append(errs, e.Error())
+	}
 	if len(errs) == 0 {
 		return nil
 	}

@@ -48,7 +48,7 @@ func BenchmarkRSS10k(b *testing.B) {
 		b.Fatalf("building stackdome: %v", err)
 	}
 	for range b.N {
-		proc, hooksAddr, metricsAddr := startBinary(b, bin, "--dial-allow", "127.0.0.0/8")
+		proc, hooksAddr, metricsAddr := startBinary(b, bin, "--dial-allow", "127.0.0.0/8", "--dial-allow-loopback")
 		url, metricsURL := "http://"+hooksAddr, "http://"+metricsAddr
 		c := newClient(clients)
 		if _, err := post(c, url+"/sync", p.For(n)); err != nil { // warm up, outside the n

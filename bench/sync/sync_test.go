@@ -145,7 +145,7 @@ func serveLoopback(tb testing.TB, h http.Handler) string {
 // verifier allowed to dial loopback only.
 func stackdome(tb testing.TB) http.Handler {
 	reg := prometheus.NewRegistry()
-	v := portcheck.New(portcheck.Config{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Registerer: reg})
+	v := portcheck.New(portcheck.Config{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, AllowLoopback: true, Registerer: reg})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { v.Run(ctx); close(done) }()

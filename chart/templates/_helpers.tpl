@@ -120,6 +120,9 @@ resolve fail here, before anything is applied. Included by every template that
 depends on them.
 */}}
 {{- define "stackdome.validate" -}}
+{{- if not .Values.podCIDRs -}}
+{{- fail "podCIDRs is required: the cluster's pod network CIDR(s), the only addresses stackdome dials (--dial-allow). Find them with: kubectl get nodes -o jsonpath='{.items[*].spec.podCIDRs}' (kind, kubeadm, flannel: 10.244.0.0/16; k3s, RKE2: 10.42.0.0/16; Calico: its IPPool, kubectl get ippools -o jsonpath='{.items[*].spec.cidr}', default 192.168.0.0/16; EKS with the VPC CNI: the VPC's or pod subnets' CIDRs, aws ec2 describe-subnets; GKE: the cluster's Pod IPv4 range, gcloud container clusters describe CLUSTER --format='value(clusterIpv4Cidr)'). Then pass --set 'podCIDRs={10.244.0.0/16}' (docs/install.md, Prerequisites, item 4)" -}}
+{{- end -}}
 {{- $p := .Values.ports -}}
 {{- if or (eq (int $p.hooks) (int $p.errorPages)) (eq (int $p.hooks) (int $p.metrics)) (eq (int $p.errorPages) (int $p.metrics)) -}}
 {{- fail (printf "ports.hooks (%d), ports.errorPages (%d) and ports.metrics (%d) must all differ: each of stackdome's servers binds a port of its own, and the NetworkPolicy opens each to a different audience" (int $p.hooks) (int $p.errorPages) (int $p.metrics)) -}}
@@ -139,11 +142,21 @@ depends on them.
 {{/* Prerequisites */}}
 
 {{/*
-The oldest Metacontroller whose CompositeController CRD takes
-hooks.sync.version v2. The one place the chart names it: the messages below
-and NOTES include it, and a test holds docs/install.md to it.
+The oldest Metacontroller whose code builds v2 sync requests: v4.15.0,
+commit b6b93d6 "Handle hook versioning" (its CHANGELOG; before it the
+composite controller built every request at v1 whatever hooks.sync.version
+said). The one place the chart names it: the messages below and NOTES
+include it, and a test holds docs/install.md to it.
 */}}
-{{- define "stackdome.minMetacontroller" -}}4.17.2{{- end -}}
+{{- define "stackdome.minMetacontroller" -}}4.15.0{{- end -}}
+
+{{/*
+The oldest Metacontroller whose CompositeController CRD takes
+hooks.sync.version v2 (v4.4.0, "Add versioning to hook API"): what the
+chart's CRD check can tell. No field of the CRD tells 4.15.0 from 4.4.0 to
+4.14.x, so those pass the check and send v1 sync requests.
+*/}}
+{{- define "stackdome.minMetacontrollerCRD" -}}4.4.0{{- end -}}
 
 {{/*
 Fails, naming what to install first, when the cluster lacks what stackdome
@@ -156,6 +169,9 @@ runs on (crdCheck=false skips it):
   hooks.sync.version accepts v2. An older Metacontroller's CRD lacks the
   field, the API server prunes it, and Metacontroller calls the sync hook at
   v1, which never carries the error-page objects of the release namespace.
+  A Metacontroller from minMetacontrollerCRD to before minMetacontroller
+  passes (its CRD takes v2) and still calls at v1: its StackResources say
+  ErrorServiceNotSeen.
 */}}
 {{- define "stackdome.prerequisites" -}}
 {{- /* Unless explicitly false: a release upgraded with --reuse-values from before crdCheck existed has none. */ -}}
@@ -190,7 +206,7 @@ runs on (crdCheck=false skips it):
 {{- end -}}
 {{- end -}}
 {{- if not $ok -}}
-{{- fail (printf "the installed CompositeController CRD (compositecontrollers.metacontroller.k8s.io) has no hooks.sync.version v2: it is from a Metacontroller older than %s, whose API server would drop the chart's sync hook version and call the hook at v1, so StackResources would get no error pages. Upgrade Metacontroller and its CRDs to %s or later first" $min $min) -}}
+{{- fail (printf "the installed CompositeController CRD (compositecontrollers.metacontroller.k8s.io) has no hooks.sync.version v2: it is from a Metacontroller older than %s, whose API server would drop the chart's sync hook version and call the hook at v1, so StackResources would get no error pages. Upgrade Metacontroller and its CRDs to %s or later first (this check cannot tell %s to the release before %s from it: their CRDs take v2 too, but they send v1 sync requests whatever it says)" (include "stackdome.minMetacontrollerCRD" .) $min (include "stackdome.minMetacontrollerCRD" .) $min) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

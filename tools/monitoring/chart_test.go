@@ -43,7 +43,8 @@ func render(t *testing.T, set ...string) [][]byte {
 	// --api-versions: the prerequisites a cluster running stackdome serves.
 	args := []string{"template", "stackdome", filepath.Join(repoRoot, "chart"), "--namespace", "stackdome", "--kube-version", "v1.37.2",
 		"--api-versions", "metacontroller.k8s.io/v1alpha1/CompositeController",
-		"--api-versions", "traefik.io/v1alpha1/IngressRoute", "--api-versions", "traefik.io/v1alpha1/Middleware"}
+		"--api-versions", "traefik.io/v1alpha1/IngressRoute", "--api-versions", "traefik.io/v1alpha1/Middleware",
+		"--set", "podCIDRs={10.244.0.0/16}"} // the chart has no default
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}

@@ -14,11 +14,20 @@ import (
 // Go types of Traefik's CRDs, and a map says exactly the fields it sets.
 
 // middleware is the errors Middleware: 5xx answers of the resource's routes
-// are replaced by the page its service answers, the status code kept.
-func middleware(name string, svc observed.ServiceRef) object {
+// are replaced by the page its service answers, the status code kept. A
+// brand goes into the page's query (/_errors/{status}?brand=<name>):
+// Traefik builds the page request from "http://"+host+query with url.Parse
+// and sends its RequestURI, path and query (pkg/middlewares/customerrors),
+// so the page server learns the brand from Traefik's request alone. The
+// name is a DNS label (schema), which needs no escaping in a query.
+func middleware(name string, svc observed.ServiceRef, brand string) object {
 	s := object{"name": svc.Name, "port": svc.Port}
 	if svc.Namespace != "" {
 		s["namespace"] = svc.Namespace
+	}
+	query := "/_errors/{status}"
+	if brand != "" {
+		query += "?brand=" + brand
 	}
 	return object{
 		"apiVersion": "traefik.io/v1alpha1",
@@ -26,7 +35,7 @@ func middleware(name string, svc observed.ServiceRef) object {
 		"metadata":   crdMeta(observed.MiddlewareName(name), name),
 		"spec": object{"errors": object{
 			"status":  []any{"500-599"},
-			"query":   "/_errors/{status}",
+			"query":   query,
 			"service": s,
 		}},
 	}

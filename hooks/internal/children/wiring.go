@@ -97,7 +97,7 @@ func Routing(cfg Config, name string, spec schema.Spec, v observed.Wiring) ([]an
 		}
 	}
 	if target != nil {
-		out = append(out, middleware(name, *target))
+		out = append(out, middleware(name, *target, spec.ErrorPagesBrand()))
 	}
 	return append(out, routeChildren(cfg, name, spec, v.Routes, refer)...), nil
 }

@@ -147,9 +147,12 @@ func (r *Request) errorService(svc ErrorService) RelatedService {
 // metacontroller.k8s.io/last-applied-configuration annotation.
 type LastApplied struct {
 	Group, Key string
-	Config     string // the annotation's value
-	Found      bool   // the child carries the annotation
-	Err        error  // the child's metadata does not decode
+	// Name and Namespace are the observed child's own metadata: what
+	// Metacontroller matches the desired children against.
+	Name, Namespace string
+	Config          string // the annotation's value
+	Found           bool   // the child carries the annotation
+	Err             error  // the child's metadata does not decode
 }
 
 // AnnotationLastApplied is Metacontroller's annotation holding, on every
@@ -164,8 +167,9 @@ func (r *Request) LastApplied() []LastApplied {
 	if r.decoded != nil {
 		for _, g := range slices.Sorted(maps.Keys(r.decoded.Children)) {
 			for _, k := range slices.Sorted(maps.Keys(r.decoded.Children[g])) {
-				la, ok := r.decoded.Children[g][k].Metadata.Annotations[AnnotationLastApplied]
-				out = append(out, LastApplied{Group: g, Key: k, Config: la, Found: ok})
+				m := r.decoded.Children[g][k].Metadata
+				la, ok := m.Annotations[AnnotationLastApplied]
+				out = append(out, LastApplied{Group: g, Key: k, Name: m.Name, Namespace: m.Namespace, Config: la, Found: ok})
 			}
 		}
 		return out
@@ -174,6 +178,8 @@ func (r *Request) LastApplied() []LastApplied {
 		for _, k := range slices.Sorted(maps.Keys(r.raw.Children[g])) {
 			var obj struct {
 				Metadata struct {
+					Name        string            `json:"name"`
+					Namespace   string            `json:"namespace"`
 					Annotations map[string]string `json:"annotations"`
 				} `json:"metadata"`
 			}
@@ -181,8 +187,9 @@ func (r *Request) LastApplied() []LastApplied {
 				out = append(out, LastApplied{Group: g, Key: k, Err: err})
 				continue
 			}
-			la, ok := obj.Metadata.Annotations[AnnotationLastApplied]
-			out = append(out, LastApplied{Group: g, Key: k, Config: la, Found: ok})
+			m := obj.Metadata
+			la, ok := m.Annotations[AnnotationLastApplied]
+			out = append(out, LastApplied{Group: g, Key: k, Name: m.Name, Namespace: m.Namespace, Config: la, Found: ok})
 		}
 	}
 	return out

@@ -17,17 +17,6 @@ type health struct {
 	message   string
 }
 
-// maxMessage bounds condition and detail messages: they end up in events,
-// kubectl output and the CRD's 32 KiB limit.
-const maxMessage = 1024
-
-func clip(s string) string {
-	if len(s) <= maxMessage {
-		return s
-	}
-	return s[:maxMessage-3] + "..."
-}
-
 // conditions renders a health as the four conditions, carrying each
 // lastTransitionTime over from prev while the condition's status holds, so
 // that a status fed back gives the same status.

@@ -21,6 +21,9 @@ type Config struct {
 	// BootGrace is how long a running pod may stay not ready before it is
 	// reported failing.
 	BootGrace time.Duration
+	// ChildSettle is how long a child the answer returns may stay
+	// unobserved before status says it was not created (childrenSeen).
+	ChildSettle time.Duration
 	// ErrorService is the chart's error-page Service the ErrorPages
 	// condition names; NoErrorService says none is installed.
 	ErrorService   observed.ErrorService
@@ -57,6 +60,8 @@ type row struct {
 	evidence     *evidence           // the verdict the row was decided from, if any
 	jobs         []DialJob
 	requeue      bool // an answer can arrive: ask to be called back
+	// resyncIn asks to be called back this soon (0: no), besides requeue.
+	resyncIn time.Duration
 }
 
 // Outcome is the status of one sync, the dials it wants and the resync it
@@ -73,6 +78,9 @@ type Outcome struct {
 // replica's view of the verifier (nil: it knows nothing) and now the time
 // every new transition is stamped with. It performs no I/O.
 func Decide(cfg Config, p *observed.Parent, spec schema.Spec, rev string, obs observed.Observed, notApplied string, verdicts Verdicts, now metav1.Time) Outcome {
+	if spec.RunsToCompletion() {
+		return decideRun(cfg, p, spec, rev, obs, now)
+	}
 	if verdicts == nil {
 		verdicts = noVerdicts{}
 	}
@@ -84,12 +92,16 @@ func Decide(cfg Config, p *observed.Parent, spec schema.Spec, rev string, obs ob
 		prev: carry(p.Status, rev, wrev), notApplied: notApplied,
 	}
 	r := f.walk()
+	missingSince := childrenMissingSince(p.Status.ChildrenMissingSince, obs.Missing, now)
+	r = childrenSeen(cfg, f, r, obs.Missing, missingSince)
 	st := schema.Status{
 		ObservedGeneration: p.Metadata.Generation,
 		Revision:           rev,
 		Conditions:         conditions(r.health, p.Status.Conditions, p.Metadata.Generation, now),
 		LastFailureDetails: stamp(r.details, f.prev.details, now),
 		Ports:              portTable(spec.Ports, r.ports),
+		// Set before portCheck, which compares the whole status.
+		ChildrenMissingSince: missingSince,
 	}
 	if pv, ok := pagesCondition(cfg, p.Metadata.Name, spec, obs.Wiring); ok {
 		st.Conditions = append(st.Conditions, condition(p.Status.Conditions, schema.CondErrorPages, pv.wired, pv.reason, clip(pv.message), p.Metadata.Generation, now))
@@ -104,9 +116,12 @@ func Decide(cfg Config, p *observed.Parent, spec schema.Spec, rev string, obs ob
 		st.URL = "https://" + hosts[0]
 	}
 	st.PortCheck = f.portCheck(r, p.Status, st)
-	out := Outcome{Status: st, Jobs: r.jobs}
+	out := Outcome{Status: bound(st), Jobs: r.jobs}
 	if r.requeue {
 		out.Resync = cfg.VerdictRequeue
+	}
+	if r.resyncIn > 0 && (out.Resync == 0 || r.resyncIn < out.Resync) {
+		out.Resync = r.resyncIn
 	}
 	return out
 }

@@ -22,7 +22,9 @@ func equalStatus(a, b schema.Status) bool {
 			return x.Type == y.Type && x.Reason == y.Reason && x.Message == y.Message && x.Container == y.Container &&
 				x.Port == y.Port && x.Revision == y.Revision && equalPtr(x.ExitCode, y.ExitCode) && x.ObservedAt.Equal(y.ObservedAt)
 		}) &&
-		slices.Equal(a.Ports, b.Ports) && equalPortCheck(a.PortCheck, b.PortCheck)
+		slices.Equal(a.Ports, b.Ports) && equalPortCheck(a.PortCheck, b.PortCheck) &&
+		a.ChildrenMissingSince.Equal(b.ChildrenMissingSince) &&
+		equalRun(a.Run, b.Run)
 }
 
 func equalPortCheck(a, b *schema.PortCheck) bool {

@@ -12,7 +12,7 @@ import (
 // untouched (its children are kept as last applied), so its Available
 // condition, revision, window, details and ErrorPages, Middlewares and Config
 // conditions still
-// describe it.
+// describe it. It is held to the status bounds (bound.go).
 func Invalid(p *observed.Parent, err error, now metav1.Time) schema.Status {
 	st := p.Status
 	st.ObservedGeneration = p.Metadata.Generation
@@ -31,5 +31,6 @@ func Invalid(p *observed.Parent, err error, now metav1.Time) schema.Status {
 		}
 	}
 	st.Conditions = cs
-	return st
+	// st is the request's own status: a forged one may be of any size.
+	return bound(st)
 }
