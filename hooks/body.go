@@ -20,7 +20,7 @@ import (
 func (h *Handler) read(w http.ResponseWriter, r *http.Request) (*bytes.Buffer, int, error) {
 	limit := h.maxBody()
 	if r.ContentLength > limit {
-		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("request body exceeds --max-body=%d bytes", limit)
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("request body exceeds %d bytes (--max-body)", limit)
 	}
 	buf := buffers.Get().(*bytes.Buffer)
 	buf.Reset()
@@ -28,7 +28,7 @@ func (h *Handler) read(w http.ResponseWriter, r *http.Request) (*bytes.Buffer, i
 		release(buf)
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("request body exceeds --max-body=%d bytes", limit)
+			return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("request body exceeds %d bytes (--max-body)", limit)
 		}
 		return nil, http.StatusBadRequest, fmt.Errorf("reading request body: %w", err)
 	}

@@ -133,7 +133,7 @@ func TestBudgetCheck(t *testing.T) {
 		"pods per sync":          {body: `{"related":{"Pod.v1":{` + pods(4) + `}}}`, want: "request over budget: related Pod.v1 holds 4 pods per sync, over the budget of 3"},
 		"pods in two sections":   {body: `{"related":{"Pod.v1":{` + pods(2) + `}},"Related":{"Pod.v1":{` + pods(2) + `}}}`, want: "holds 4 pods per sync"},
 		"bytes per object":       {body: `{"children":{"Service.v1":{"a":{"x":"` + strings.Repeat("y", 64) + `"}}}}`, want: `request over budget: children Service.v1 "a" holds 72 bytes per object, over the budget of 64`},
-		"bytes of the parent":    {body: `{"parent":{"x":"` + strings.Repeat("y", 64) + `"}}`, want: "the parent holds 72 bytes per object"},
+		"the parent is not held": {body: `{"parent":{"x":"` + strings.Repeat("y", 64) + `"}}`},
 		"escaped top-level name": {body: `{"childr\u0065n":{"Service.v1":{"a":{},"b":{},"c":{}}}}`, want: "holds 3 objects per group"},
 		"braces inside strings":  {body: `{"children":{"Service.v1":{"a":{"x":"}}}{\"}"},"b":{}}}}`},
 		"a long name is clipped": {body: `{"children":{"Service.v1":{"` + strings.Repeat("n", 100) + `":"` + strings.Repeat("y", 64) + `"}}}`, want: `"` + strings.Repeat("n", 61) + `..." holds`},

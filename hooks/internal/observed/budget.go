@@ -17,7 +17,10 @@ type Budget struct {
 	// children; its related objects are the ConfigMaps, Secrets and
 	// Middlewares its spec names, which the CRD bounds).
 	ObjectsPerGroup int
-	// BytesPerObject bounds the JSON of one object, the parent included.
+	// BytesPerObject bounds the JSON of one child or related object. The
+	// parent is bounded by the body limit alone: a spec past the CRD's
+	// limits is answered as an invalid spec, in status (schema.Validate),
+	// which a 413 would not say.
 	BytesPerObject int
 	// PodsPerSync bounds the related pods of one request.
 	PodsPerSync int
@@ -77,14 +80,6 @@ func (b Budget) Check(body []byte) error {
 			return nil
 		}
 		switch {
-		case strings.EqualFold(key, "parent"):
-			start := s.i
-			if !s.skip() {
-				return nil
-			}
-			if n := s.i - start; n > b.BytesPerObject {
-				return &BudgetError{Budget: "bytes per object", Where: "the parent", Got: n, Limit: b.BytesPerObject}
-			}
 		case strings.EqualFold(key, "children"), strings.EqualFold(key, "related"):
 			if ok, err := b.groups(&s, strings.ToLower(key), counts); !ok || err != nil {
 				return err
