@@ -29,6 +29,8 @@ type config struct {
 	shutdownTimeout          time.Duration
 	drainDelay               time.Duration
 	maxBody                  int64
+	maxInFlight, maxPods     int
+	serveHooks, servePages   bool
 	http                     httpLimits
 	syncFile                 string
 	syncNow                  time.Time
@@ -102,14 +104,22 @@ func defineServerFlags(fs *flag.FlagSet, c *config, raw *rawFlags) {
 	fs.StringVar(&c.errorPagesListen, "error-pages-listen", ":8082", "address of the error pages (pages only)")
 	fs.StringVar(&c.brandsFile, "brands-file", "", "JSON file of the error pages' brands (the chart's errorPages.brands); empty: stackdome's own brand")
 	fs.StringVar(&c.metricsListen, "metrics-listen", ":8081", "address of GET /metrics (metrics only)")
+	fs.BoolVar(&c.serveHooks, "hooks", true, "serve the hooks on --listen and run the port verifier; false: --listen serves /healthz and /readyz only (the chart's error-page Deployment)")
+	fs.BoolVar(&c.servePages, "pages", true, "serve the error pages on --error-pages-listen; false: nothing is bound there (the chart's hook Deployment, whose pages another Deployment serves)")
 	fs.StringVar(&c.logFormat, "log-format", "json", "log format: json or text")
 	fs.StringVar(&raw.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 25*time.Second, "how long in-flight requests may take to finish on shutdown")
 	fs.DurationVar(&c.drainDelay, "drain-delay", 5*time.Second, "how long /readyz answers 503 before the servers stop accepting")
 	fs.Int64Var(&c.maxBody, "max-body", hooks.MaxBody, "largest hook request body in bytes")
+	fs.IntVar(&c.maxInFlight, "max-in-flight", hooks.MaxInFlight, "hook requests served at once; one more is answered 429 with Retry-After")
+	fs.IntVar(&c.maxPods, "max-pods", hooks.DefaultBudget.PodsPerSync, "related pods of one sync request; more is answered 413")
+	// Metacontroller gives up on a hook after its timeout (the chart's
+	// hookTimeout, 5s; 10s by default): a request still being read then
+	// has no reader of its answer. The write deadline runs from the end
+	// of the headers, so it also covers the sync itself.
 	fs.DurationVar(&c.http.readHeaderTimeout, "read-header-timeout", 5*time.Second, "time to read a request's headers")
-	fs.DurationVar(&c.http.readTimeout, "read-timeout", 30*time.Second, "time to read a whole request")
-	fs.DurationVar(&c.http.writeTimeout, "write-timeout", 30*time.Second, "time to write a response")
+	fs.DurationVar(&c.http.readTimeout, "read-timeout", 5*time.Second, "time to read a whole request")
+	fs.DurationVar(&c.http.writeTimeout, "write-timeout", 10*time.Second, "time from a request's headers to the end of its response")
 	fs.DurationVar(&c.http.idleTimeout, "idle-timeout", 120*time.Second, "how long an idle keep-alive connection is kept")
 	fs.IntVar(&c.http.maxHeaderBytes, "max-header-bytes", 64<<10, "largest request header block in bytes")
 }

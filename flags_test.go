@@ -47,8 +47,8 @@ func defaultConfig() config {
 		dialWorkers: 32, dialQueue: 1024,
 		logFormat: "json", logLevel: slog.LevelInfo,
 		shutdownTimeout: 25 * time.Second, drainDelay: 5 * time.Second,
-		maxBody: hooks.MaxBody,
-		http: httpLimits{readHeaderTimeout: 5 * time.Second, readTimeout: 30 * time.Second, writeTimeout: 30 * time.Second,
+		maxBody: hooks.MaxBody, maxInFlight: 4, maxPods: 10000, serveHooks: true, servePages: true,
+		http: httpLimits{readHeaderTimeout: 5 * time.Second, readTimeout: 5 * time.Second, writeTimeout: 10 * time.Second,
 			idleTimeout: 120 * time.Second, maxHeaderBytes: 64 << 10},
 	}
 }
@@ -252,6 +252,14 @@ func TestValidate(t *testing.T) {
 		"traefik labels":          {args: []string{"--network-policy-traefik-pods", "app"}, want: `--network-policy-traefik-pods: "app": want key=value`},
 		"traefik namespace":       {args: []string{"--network-policy-traefik-namespace", "Ingress"}, want: `--network-policy-traefik-namespace "Ingress": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`},
 		"request over limit":      {args: []string{"--default-requests", "memory=1Gi", "--default-limits", "memory=512Mi"}, want: "--default-requests memory=1Gi: more than --default-limits memory=512Mi; the API server would refuse every pod"},
+		"read-timeout 0":          {args: []string{"--read-timeout", "0s"}, want: "--read-timeout 0s: must be positive"},
+		"write-timeout 0":         {args: []string{"--write-timeout", "0s"}, want: "--write-timeout 0s: must be positive"},
+		"read-header 0":           {env: map[string]string{"STACKDOME_READ_HEADER_TIMEOUT": "0"}, want: "--read-header-timeout 0s: must be positive"},
+		"idle-timeout 0":          {args: []string{"--idle-timeout", "0s"}, want: "--idle-timeout 0s: must be positive"},
+		"nothing to serve":        {args: []string{"--hooks=false", "--pages=false"}, want: "--hooks=false and --pages=false: nothing to serve"},
+		"max-body 0":              {args: []string{"--max-body", "0"}, want: "--max-body 0: must be positive"},
+		"max-in-flight 0":         {args: []string{"--max-in-flight", "0"}, want: "--max-in-flight 0: must be at least 1"},
+		"max-pods 0":              {args: []string{"--max-pods", "0"}, want: "--max-pods 0: must be at least 1"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -13,13 +13,15 @@ import (
 // server fails. Then, in this order: /readyz turns 503 and, unless a server
 // already failed, the servers keep serving for drainDelay so that the
 // Service stops sending new requests before the listeners close (a server
-// failing meanwhile ends the drain at once); the servers, in a.servers'
-// order (hooks, error pages, metrics), stop accepting and finish in-flight
-// requests within the one shutdownTimeout they share (one still running then
-// is cut, an error); the verifier stops last, as an in-flight sync may still
-// schedule a dial. The metrics server serves through the drain like the
-// others: Prometheus stops scraping a pod once its endpoint is not ready. run returns after everything it started has exited: the
-// server failure and the shutdown error joined, nil after a clean stop.
+// failing meanwhile ends the drain at once); the servers stop accepting all
+// at once and each finishes its in-flight requests within a shutdownTimeout
+// of its own (one still running then is cut, an error), so that a hook
+// request that hangs never cuts the error pages' requests or a scrape; the
+// verifier stops last, as an in-flight sync may still schedule a dial. The
+// metrics server serves through the drain like the others: Prometheus stops
+// scraping a pod once its endpoint is not ready. run returns after
+// everything it started has exited: the server failure and the shutdown
+// errors joined, nil after a clean stop.
 func (a *app) run(ctx context.Context, drainDelay, shutdownTimeout time.Duration) error {
 	vctx, stopVerifier := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -72,19 +74,23 @@ func (a *app) drain(serveErr error, drainDelay time.Duration, errc <-chan error)
 	}
 }
 
-// shutdown stops the servers in order: each stops accepting and finishes
-// its in-flight requests within the one shutdownTimeout they share; a
+// shutdown stops the servers concurrently: each stops accepting and
+// finishes its in-flight requests within a shutdownTimeout of its own; a
 // server that did not finish in time is closed, cutting what remains, and
-// counted as an error.
+// counted as an error naming it.
 func (a *app) shutdown(shutdownTimeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	var err error
-	for _, s := range a.servers {
-		if serr := s.srv.Shutdown(ctx); serr != nil {
-			err = errors.Join(err, fmt.Errorf("shutting down: %w", serr))
-			s.srv.Close()
-		}
+	errs := make([]error, len(a.servers))
+	var wg sync.WaitGroup
+	for i, s := range a.servers {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+			defer cancel()
+			if err := s.srv.Shutdown(ctx); err != nil {
+				errs[i] = fmt.Errorf("shutting down %s: %w", s.name, err)
+				s.srv.Close()
+			}
+		})
 	}
-	return err
+	wg.Wait()
+	return errors.Join(errs...)
 }

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -101,11 +103,11 @@ func TestLifetime(t *testing.T) {
 		wantErr          string
 		wantElapsed      time.Duration
 	}{
-		"cancelled: drain for the delay, stop servers in order, then the verifier": {
+		"cancelled: drain for the delay, stop the servers, then the verifier": {
 			stop: func(cancel func(), _ map[string]func()) { cancel() },
 			want: []string{
 				"log serving", "log draining",
-				"close hooks (readyz 503: true)", "close errorPages (readyz 503: true)", "close metrics (readyz 503: true)",
+				"close errorPages (readyz 503: true)", "close hooks (readyz 503: true)", "close metrics (readyz 503: true)",
 				"verifier stopped", "log stopped",
 			},
 			wantElapsed: drainDelay,
@@ -123,8 +125,8 @@ func TestLifetime(t *testing.T) {
 			stop:       func(cancel func(), _ map[string]func()) { cancel() },
 			afterDrain: func(_ func(), fail map[string]func()) { fail["hooks"]() },
 			want: []string{
-				"log serving", "log draining", "close hooks (readyz 503: true)",
-				"close errorPages (readyz 503: true)", "close metrics (readyz 503: true)",
+				"log serving", "log draining", "close errorPages (readyz 503: true)",
+				"close hooks (readyz 503: true)", "close metrics (readyz 503: true)",
 				"verifier stopped", "log stopped",
 			},
 			wantErr: "accept hooks: broken",
@@ -160,7 +162,7 @@ func TestLifetime(t *testing.T) {
 				}
 				<-done
 
-				if d := cmp.Diff(tc.want, e.get()); d != "" {
+				if d := cmp.Diff(tc.want, closesSorted(e.get())); d != "" {
 					t.Errorf("events (-want +got):\n%s", d)
 				}
 				gotErr := ""
@@ -176,6 +178,127 @@ func TestLifetime(t *testing.T) {
 			})
 		})
 	}
+}
+
+// closesSorted sorts each run of consecutive "close" events: the servers
+// stop concurrently, in no order.
+func closesSorted(list []string) []string {
+	for i := 0; i < len(list); {
+		j := i
+		for j < len(list) && strings.HasPrefix(list[j], "close ") {
+			j++
+		}
+		slices.Sort(list[i:j])
+		i = max(j, i+1)
+	}
+	return list
+}
+
+// pipeListener hands out the server ends of in-memory connections.
+type pipeListener struct {
+	conns  chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+	at     *time.Time // when Close was called
+}
+
+func newPipeListener() *pipeListener {
+	return &pipeListener{conns: make(chan net.Conn), closed: make(chan struct{}), at: new(time.Time)}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error {
+	l.once.Do(func() { *l.at = time.Now(); close(l.closed) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1} }
+
+// client is an HTTP client whose every connection is a new pipe to l.
+func (l *pipeListener) client() *http.Client {
+	return &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		c, s := net.Pipe()
+		select {
+		case l.conns <- s:
+			return c, nil
+		case <-l.closed:
+			return nil, errors.New("connection refused")
+		}
+	}}}
+}
+
+// TestHungHookCutsNoPage: a hook request that never finishes holds only the
+// hook server: the page server stops accepting at once, and its in-flight
+// request, slower than anything the hooks leave of a shared budget, is
+// answered. On main the servers stopped one after another under one budget:
+// the pages were still accepting after the hooks' whole timeout, and
+// what they served then was cut.
+func TestHungHookCutsNoPage(t *testing.T) {
+	const shutdownTimeout = 5 * time.Second
+	synctest.Test(t, func(t *testing.T) {
+		hookStarted, pageStarted := make(chan struct{}), make(chan struct{})
+		hooks := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.ReadAll(r.Body) // so that the server sees its connection close
+			close(hookStarted)
+			<-r.Context().Done() // hangs until the server cuts it
+		})
+		pages := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			close(pageStarted)
+			time.Sleep(shutdownTimeout - time.Second) // the fake clock of the bubble
+			io.WriteString(w, "page")
+		})
+		hookLn, pageLn, metricsLn := newPipeListener(), newPipeListener(), newPipeListener()
+		a := &app{log: slog.New(slog.DiscardHandler), verifier: fakeVerifier{&events{}}, draining: new(atomic.Bool), servers: []served{
+			{"hooks", &http.Server{Handler: hooks}, hookLn},
+			{"errorPages", &http.Server{Handler: pages}, pageLn},
+			{"metrics", &http.Server{Handler: http.NotFoundHandler()}, metricsLn},
+		}}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- a.run(ctx, 0, shutdownTimeout) }()
+
+		go hookLn.client().Post("http://hooks/sync", "application/json", strings.NewReader("{}"))
+		type answer struct {
+			code int
+			body string
+			err  error
+		}
+		page := make(chan answer)
+		go func() {
+			resp, err := pageLn.client().Get("http://pages/")
+			if err != nil {
+				page <- answer{err: err}
+				return
+			}
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			page <- answer{resp.StatusCode, string(b), err}
+		}()
+		<-hookStarted
+		<-pageStarted
+		start := time.Now()
+		cancel()
+		got := <-page
+		err := <-done
+
+		if got.err != nil || got.code != http.StatusOK || got.body != "page" {
+			t.Errorf("page answered %d %q, %v; want 200 \"page\"", got.code, got.body, got.err)
+		}
+		if d := pageLn.at.Sub(start); d != 0 {
+			t.Errorf("the page server stopped accepting %s after the stop began, want at once", d)
+		}
+		if err == nil || !strings.Contains(err.Error(), "shutting down hooks") || strings.Contains(err.Error(), "errorPages") {
+			t.Errorf("run = %v; want the hooks' shutdown timeout alone", err)
+		}
+	})
 }
 
 // TestWireRefusesAddresses: an address that cannot be bound is an error

@@ -35,7 +35,7 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 type app struct {
 	log      *slog.Logger
 	verifier interface{ Run(context.Context) } // runs until its context is done
-	servers  []served                          // stopped in this order
+	servers  []served                          // stopped together
 	draining *atomic.Bool
 }
 
@@ -48,52 +48,58 @@ type served struct {
 }
 
 // wire builds the metrics registry, the verifier, the error pages, the hook
-// router and the three servers from c, and binds their listeners: hooks,
-// health and readiness on c.listen; pages only on c.errorPagesListen;
-// GET /metrics only on c.metricsListen, so that whoever may scrape never
-// reaches /sync (the chart opens each port to its own clients). It starts
-// nothing; on an error nothing it opened stays open.
+// router and the servers from c, and binds their listeners: hooks, health
+// and readiness on c.listen; pages only on c.errorPagesListen; GET /metrics
+// only on c.metricsListen, so that whoever may scrape never reaches /sync
+// (the chart opens each port to its own clients). Without c.serveHooks,
+// c.listen serves health and readiness only and no verifier runs; without
+// c.servePages, nothing is bound for the pages. It starts nothing; on an
+// error nothing it opened stays open.
 func wire(c config, log *slog.Logger) (*app, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-
-	verifier := portcheck.New(portcheck.Config{
-		Workers: c.dialWorkers, QueueSize: c.dialQueue, DialTimeout: c.dialTimeout,
-		Recheck: c.portRecheck, TTL: c.verdictTTL, Allow: c.dialAllow, AllowLoopback: c.dialAllowLoopback,
-		Registerer: reg,
-	})
-	switch {
-	case len(c.dialAllow) == 0:
-		// Fail closed: a wrong guess at the pod network would make the
-		// verifier dial what it must not; nothing is the safe default.
-		log.Warn("--dial-allow is empty: no port is dialed, so every app's ports read Unknown (PortsUnverified) and a dead port is never caught; set it to the cluster's pod CIDRs (the chart's podCIDRs)")
-	case c.dialAllowLoopback:
-		log.Warn("--dial-allow-loopback is set: loopback addresses inside --dial-allow are dialed; this is for tests only, never for a cluster")
-	}
-	brands, err := loadBrands(c.brandsFile)
-	if err != nil {
-		return nil, err
-	}
-	pages, err := errorpages.NewBranded(brands, newPageCounters(reg).observe)
-	if err != nil {
-		return nil, fmt.Errorf("loading error pages: %w", err)
-	}
-
 	draining := new(atomic.Bool)
-	h := &hooks.Handler{Config: c.hooks, Verifier: verifier, Log: log, Metrics: hooks.NewMetrics(reg), MaxBody: c.maxBody}
-	// No metrics handler: the hook port serves no /metrics (404).
-	router := hooks.Router(h, func() bool { return !draining.Load() }, nil)
+	ready := func() bool { return !draining.Load() }
 
-	// Stopped in this order (app.run): metrics last, so that a scrape
-	// during the stop still reads what the other two servers finished.
-	servers := []served{
-		{name: "hooks", srv: newServer(router, c.http, log)},
-		{name: "errorPages", srv: newServer(pages, c.http, log)},
-		{name: "metrics", srv: newServer(metricsHandler(reg), c.http, log)},
+	var verifier interface{ Run(context.Context) } = idle{}
+	front := healthRouter(ready)
+	if c.serveHooks {
+		v := portcheck.New(portcheck.Config{
+			Workers: c.dialWorkers, QueueSize: c.dialQueue, DialTimeout: c.dialTimeout,
+			Recheck: c.portRecheck, TTL: c.verdictTTL, Allow: c.dialAllow, AllowLoopback: c.dialAllowLoopback,
+			Registerer: reg,
+		})
+		switch {
+		case len(c.dialAllow) == 0:
+			// Fail closed: a wrong guess at the pod network would make the
+			// verifier dial what it must not; nothing is the safe default.
+			log.Warn("--dial-allow is empty: no port is dialed, so every app's ports read Unknown (PortsUnverified) and a dead port is never caught; set it to the cluster's pod CIDRs (the chart's podCIDRs)")
+		case c.dialAllowLoopback:
+			log.Warn("--dial-allow-loopback is set: loopback addresses inside --dial-allow are dialed; this is for tests only, never for a cluster")
+		}
+		h := &hooks.Handler{Config: c.hooks, Verifier: v, Log: log, Metrics: hooks.NewMetrics(reg),
+			MaxBody: c.maxBody, MaxInFlight: c.maxInFlight, Budget: hooks.Budget{PodsPerSync: c.maxPods}}
+		// No metrics handler: the hook port serves no /metrics (404).
+		verifier, front = v, hooks.Router(h, ready, nil)
 	}
-	addrs := []struct{ addr, what string }{
-		{c.listen, "hooks"}, {c.errorPagesListen, "error pages"}, {c.metricsListen, "metrics"},
+
+	// Stopped together (app.run), each within its own shutdown timeout.
+	servers := []served{{name: "hooks", srv: newServer(front, c.http, log)}}
+	addrs := []struct{ addr, what string }{{c.listen, "hooks"}}
+	if c.servePages {
+		brands, err := loadBrands(c.brandsFile)
+		if err != nil {
+			return nil, err
+		}
+		pages, err := errorpages.NewBranded(brands, newPageCounters(reg).observe)
+		if err != nil {
+			return nil, fmt.Errorf("loading error pages: %w", err)
+		}
+		servers = append(servers, served{name: "errorPages", srv: newServer(pages, c.http, log)})
+		addrs = append(addrs, struct{ addr, what string }{c.errorPagesListen, "error pages"})
 	}
+	servers = append(servers, served{name: "metrics", srv: newServer(metricsHandler(reg), c.http, log)})
+	addrs = append(addrs, struct{ addr, what string }{c.metricsListen, "metrics"})
 	for i, a := range addrs {
 		ln, err := net.Listen("tcp", a.addr)
 		if err != nil {
@@ -105,6 +111,26 @@ func wire(c config, log *slog.Logger) (*app, error) {
 		servers[i].ln = ln
 	}
 	return &app{log: log, verifier: verifier, servers: servers, draining: draining}, nil
+}
+
+// idle is the verifier of a process that serves no hooks: nothing to dial.
+type idle struct{}
+
+func (idle) Run(ctx context.Context) { <-ctx.Done() }
+
+// healthRouter is --listen without the hooks: GET /healthz, GET /readyz
+// (503 while draining), 404 for everything else, /sync included.
+func healthRouter(ready func() bool) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready() {
+			http.Error(w, "draining", http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ready\n")
+	})
+	return mux
 }
 
 // loadBrands reads the brand file at path, or gives stackdome's own brand

@@ -191,7 +191,7 @@ var binary struct {
 }
 
 // buildBinary builds stackdome once per test run.
-func buildBinary(t *testing.T) string {
+func buildBinary(t testing.TB) string {
 	binary.once.Do(func() {
 		dir, err := os.MkdirTemp("", "stackdome-test-")
 		if err != nil {

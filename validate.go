@@ -58,10 +58,28 @@ func validate(c *config, raw rawFlags) error {
 		{"dial-timeout", c.dialTimeout},
 		{"verdict-ttl", c.verdictTTL},
 		{"boot-grace", c.hooks.BootGrace},
+		// 0 would disable net/http's timeout: a client could then hold a
+		// connection, and what it declared, for ever.
+		{"read-header-timeout", c.http.readHeaderTimeout},
+		{"read-timeout", c.http.readTimeout},
+		{"write-timeout", c.http.writeTimeout},
+		{"idle-timeout", c.http.idleTimeout},
 	} {
 		if d.value <= 0 {
 			return fmt.Errorf("--%s %s: must be positive", d.flag, d.value)
 		}
+	}
+	if !c.serveHooks && !c.servePages {
+		return errors.New("--hooks=false and --pages=false: nothing to serve")
+	}
+	if c.maxBody < 1 {
+		return fmt.Errorf("--max-body %d: must be positive", c.maxBody)
+	}
+	if c.maxInFlight < 1 {
+		return fmt.Errorf("--max-in-flight %d: must be at least 1", c.maxInFlight)
+	}
+	if c.maxPods < 1 {
+		return fmt.Errorf("--max-pods %d: must be at least 1", c.maxPods)
 	}
 	if c.dialWorkers < 1 || c.dialQueue < 1 {
 		return errors.New("--dial-workers and --dial-queue must be at least 1")

@@ -66,11 +66,18 @@ func TestRenderedObjects(t *testing.T) {
 		"Service stackdome/stackdome",
 		"ServiceAccount stackdome/stackdome",
 	}
-	errorPages := []string{
-		"IngressRoute stackdome/stackdome-catch-all",
-		"Middleware stackdome/stackdome-catch-all",
+	// The page server's own Deployment, PodDisruptionBudget and
+	// NetworkPolicy come with the error-page Service.
+	pageServer := []string{
+		"Deployment stackdome/stackdome-error-pages",
+		"NetworkPolicy stackdome/stackdome-error-pages",
+		"PodDisruptionBudget stackdome/stackdome-error-pages",
 		"Service stackdome/stackdome-error-pages",
 	}
+	errorPages := append([]string{
+		"IngressRoute stackdome/stackdome-catch-all",
+		"Middleware stackdome/stackdome-catch-all",
+	}, pageServer...)
 	with := func(lists ...[]string) []string {
 		var all []string
 		for _, l := range lists {
@@ -82,11 +89,13 @@ func TestRenderedObjects(t *testing.T) {
 	want := map[string][]string{
 		"defaults":               with(base, errorPages),
 		"error pages off":        with(base),
-		"catch-all off":          with(base, []string{"Service stackdome/stackdome-error-pages"}),
+		"catch-all off":          with(base, pageServer),
 		"entry-point middleware": with(base, errorPages, []string{"Middleware stackdome/stackdome-errors"}),
 		"no policy, no pdb, no service account": with([]string{
 			crd, "CompositeController stackdome-stackdome", "Deployment stackdome/stackdome", "Service stackdome/stackdome",
-		}, errorPages),
+			"IngressRoute stackdome/stackdome-catch-all", "Middleware stackdome/stackdome-catch-all",
+			"Deployment stackdome/stackdome-error-pages", "Service stackdome/stackdome-error-pages",
+		}),
 		"service monitor": with(base, errorPages, []string{"ServiceMonitor monitoring/stackdome"}),
 		"Metacontroller and Prometheus in one namespace": with(base, errorPages, []string{"ServiceMonitor stackdome/stackdome"}),
 		"all flags": with(base, errorPages),
@@ -109,6 +118,9 @@ func TestRenderedObjects(t *testing.T) {
 			"PrometheusRule platform/edge-stackdome",
 			"Service platform/edge-stackdome",
 			"Service platform/edge-stackdome-error-pages",
+			"Deployment platform/edge-stackdome-error-pages",
+			"NetworkPolicy platform/edge-stackdome-error-pages",
+			"PodDisruptionBudget platform/edge-stackdome-error-pages",
 			"ServiceAccount platform/edge-stackdome",
 		}),
 		"other release": with([]string{
@@ -121,6 +133,9 @@ func TestRenderedObjects(t *testing.T) {
 			"PodDisruptionBudget platform/edge-stackdome",
 			"Service platform/edge-stackdome",
 			"Service platform/edge-stackdome-error-pages",
+			"Deployment platform/edge-stackdome-error-pages",
+			"NetworkPolicy platform/edge-stackdome-error-pages",
+			"PodDisruptionBudget platform/edge-stackdome-error-pages",
 			"ServiceAccount platform/edge-stackdome",
 		}),
 	}
@@ -295,11 +310,32 @@ func TestValuesSchemaRejects(t *testing.T) {
 	}
 }
 
+// TestDeploymentIsHardened holds both Deployments, the hooks' and the error
+// pages', to the same hardening, each with a PodDisruptionBudget of its own.
 func TestDeploymentIsHardened(t *testing.T) {
 	for name, in := range renderCases {
 		t.Run(name, func(t *testing.T) {
 			objs := decode(t, render(t, in))
-			d := find[*appsv1.Deployment](t, objs, "Deployment")
+			var deployments []*appsv1.Deployment
+			for _, o := range objs {
+				if d, ok := o.typed.(*appsv1.Deployment); ok {
+					deployments = append(deployments, d)
+				}
+			}
+			if len(deployments) == 0 {
+				t.Fatal("no Deployment")
+			}
+			for _, d := range deployments {
+				hardened(t, objs, d)
+			}
+		})
+	}
+}
+
+func hardened(t *testing.T, objs []object, d *appsv1.Deployment) {
+	t.Helper()
+	{
+		{
 			pod := d.Spec.Template.Spec
 			if d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
 				t.Errorf("replicas = %v, want 2", d.Spec.Replicas)
@@ -365,16 +401,16 @@ func TestDeploymentIsHardened(t *testing.T) {
 				}
 			}
 			for _, o := range objs {
-				if pdb, ok := o.typed.(*policyv1.PodDisruptionBudget); ok {
+				if pdb, ok := o.typed.(*policyv1.PodDisruptionBudget); ok && o.name == d.Name {
 					if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 {
 						t.Errorf("PodDisruptionBudget maxUnavailable = %v, want 1", pdb.Spec.MaxUnavailable)
 					}
 					if diff := cmp.Diff(d.Spec.Selector, pdb.Spec.Selector); diff != "" {
-						t.Errorf("PodDisruptionBudget selects other pods (-deployment +pdb):\n%s", diff)
+						t.Errorf("PodDisruptionBudget %s selects other pods (-deployment +pdb):\n%s", o.name, diff)
 					}
 				}
 			}
-		})
+		}
 	}
 }
 
@@ -427,7 +463,7 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 			wantPull:  "IfNotPresent",
 			wantArgs: []string{
 				"--listen=:8080",
-				"--error-pages-listen=:8082",
+				"--pages=false",
 				"--metrics-listen=:8081",
 				"--port-check-grace=3m",
 				"--verdict-requeue=10s",
@@ -455,7 +491,7 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 				"--error-service-namespace=stackdome",
 				"--error-service-port=8082",
 			},
-			wantPorts: []int32{8080, 8082, 8081},
+			wantPorts: []int32{8080, 8081},
 		},
 		"all flags": {
 			in:        renderCases["all flags"],
@@ -463,7 +499,7 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 			wantPull:  "Always",
 			wantArgs: []string{
 				"--listen=:9080",
-				"--error-pages-listen=:9082",
+				"--pages=false",
 				"--metrics-listen=:9081",
 				"--port-check-grace=4m",
 				"--verdict-requeue=15s",
@@ -495,7 +531,7 @@ func TestEveryFlagReachesTheContainer(t *testing.T) {
 				"--error-service-port=8090",
 				"--max-body=2097152",
 			},
-			wantPorts: []int32{9080, 9082, 9081},
+			wantPorts: []int32{9080, 9081},
 		},
 	}
 	for name, tc := range tests {
@@ -538,7 +574,8 @@ func chartAppVersion(t *testing.T) string {
 
 // TestReferencesResolve follows every name, namespace and port one rendered
 // object uses to reach another, so a renamed Service or port cannot leave a
-// dangling reference for Metacontroller or Traefik.
+// dangling reference for Metacontroller or Traefik, and no hook request
+// reaches the pages' pods nor a page request the hooks'.
 func TestReferencesResolve(t *testing.T) {
 	for name, in := range renderCases {
 		t.Run(name, func(t *testing.T) {
@@ -558,53 +595,95 @@ func TestReferencesResolve(t *testing.T) {
 				}
 				return "", false
 			}
-			containerPort := func(name string) int32 {
-				for _, p := range c.Ports {
+			// Ports are named per container: pods says whose ("hooks" or
+			// "pages"), so that a port of the other Deployment of the same
+			// number never counts.
+			containers := map[string]corev1.Container{"hooks": c}
+			podsOf := map[string]labels.Set{"hooks": podLabels}
+			for _, o := range objs {
+				if pd, ok := o.typed.(*appsv1.Deployment); ok && isPages(o) {
+					if !selects(t, pd.Spec.Selector, pd.Spec.Template.Labels) {
+						t.Fatal("the error-page Deployment's selector does not match its pods")
+					}
+					if selects(t, pd.Spec.Selector, podLabels) || selects(t, d.Spec.Selector, pd.Spec.Template.Labels) {
+						t.Fatal("the two Deployments' selectors take each other's pods")
+					}
+					containers["pages"] = pd.Spec.Template.Spec.Containers[0]
+					podsOf["pages"] = pd.Spec.Template.Labels
+				}
+			}
+			type port struct {
+				pods string
+				port int32
+			}
+			portOf := func(pods, name string) port {
+				t.Helper()
+				for _, p := range containers[pods].Ports {
 					if p.Name == name {
-						return p.ContainerPort
+						return port{pods, p.ContainerPort}
 					}
 				}
-				t.Fatalf("no container port named %q", name)
-				return 0
+				t.Fatalf("no container port named %q on the %s pods", name, pods)
+				return port{}
 			}
+			containerPort := func(name string) port { return portOf("hooks", name) }
 			listen, _ := arg("listen")
-			if listen != ":"+strconv.Itoa(int(containerPort("http"))) {
-				t.Errorf("--listen=%s, container port http is %d", listen, containerPort("http"))
+			if listen != ":"+strconv.Itoa(int(containerPort("http").port)) {
+				t.Errorf("--listen=%s, container port http is %d", listen, containerPort("http").port)
 			}
-			pagesListen, _ := arg("error-pages-listen")
-			if pagesListen != ":"+strconv.Itoa(int(containerPort("errors"))) {
-				t.Errorf("--error-pages-listen=%s, container port errors is %d", pagesListen, containerPort("errors"))
+			if pages, ok := arg("pages"); !ok || pages != "false" {
+				t.Error("the hooks' pods serve pages: want --pages=false")
 			}
 			metricsListen, _ := arg("metrics-listen")
-			if metricsListen != ":"+strconv.Itoa(int(containerPort("metrics"))) {
-				t.Errorf("--metrics-listen=%s, container port metrics is %d", metricsListen, containerPort("metrics"))
+			if metricsListen != ":"+strconv.Itoa(int(containerPort("metrics").port)) {
+				t.Errorf("--metrics-listen=%s, container port metrics is %d", metricsListen, containerPort("metrics").port)
+			}
+			if pc, ok := containers["pages"]; ok {
+				want := map[string]string{"hooks": "false", "listen": ":" + strconv.Itoa(int(portOf("pages", "http").port)),
+					"error-pages-listen": ":" + strconv.Itoa(int(portOf("pages", "errors").port)),
+					"metrics-listen":     ":" + strconv.Itoa(int(portOf("pages", "metrics").port))}
+				for flag, v := range want {
+					if !slices.Contains(pc.Args, "--"+flag+"="+v) {
+						t.Errorf("error-page container args %q lack --%s=%s", pc.Args, flag, v)
+					}
+				}
 			}
 
 			services := map[string]*corev1.Service{}
+			serves := map[string]string{} // Service name: "hooks" or "pages"
 			for _, o := range objs {
 				if s, ok := o.typed.(*corev1.Service); ok {
 					services[s.Name] = s
-					if !labels.SelectorFromSet(s.Spec.Selector).Matches(podLabels) || len(s.Spec.Selector) == 0 {
+					for pods, l := range podsOf {
+						if len(s.Spec.Selector) > 0 && labels.SelectorFromSet(s.Spec.Selector).Matches(l) {
+							if serves[s.Name] != "" {
+								t.Errorf("Service %s selects both Deployments' pods", s.Name)
+							}
+							serves[s.Name] = pods
+						}
+					}
+					if serves[s.Name] == "" {
 						t.Errorf("Service %s does not select stackdome's pods", s.Name)
 					}
 				}
 			}
 			// servicePort resolves name/namespace/port to the container port it reaches.
-			servicePort := func(what, name, namespace string, port int32) int32 {
+			servicePort := func(what, name, namespace string, p int32) port {
 				t.Helper()
 				s := services[name]
 				if s == nil || namespace != ns {
 					t.Errorf("%s: no Service %s/%s rendered", what, namespace, name)
-					return 0
+					return port{}
 				}
-				for _, p := range s.Spec.Ports {
-					if p.Port == port {
-						return containerPort(p.TargetPort.StrVal)
+				for _, sp := range s.Spec.Ports {
+					if sp.Port == p {
+						return portOf(serves[name], sp.TargetPort.StrVal)
 					}
 				}
-				t.Errorf("%s: Service %s has no port %d", what, name, port)
-				return 0
+				t.Errorf("%s: Service %s has no port %d", what, name, p)
+				return port{}
 			}
+			pagesPort := func() port { return portOf("pages", "errors") }
 
 			cc := find[*compositeController](t, objs, "CompositeController")
 			for hook, h := range map[string]*ccHook{"sync": cc.Spec.Hooks.Sync, "customize": cc.Spec.Hooks.Customize} {
@@ -613,7 +692,7 @@ func TestReferencesResolve(t *testing.T) {
 				}
 				w := h.Webhook.Service
 				if got := servicePort(hook+" hook", w.Name, w.Namespace, w.Port); got != containerPort("http") {
-					t.Errorf("%s hook reaches container port %d, hooks listen on %d", hook, got, containerPort("http"))
+					t.Errorf("%s hook reaches %v, hooks listen on %v", hook, got, containerPort("http"))
 				}
 			}
 
@@ -626,8 +705,8 @@ func TestReferencesResolve(t *testing.T) {
 				if err != nil {
 					t.Fatalf("--error-service-port=%q", portArg)
 				}
-				if got := servicePort("--error-service-*", name, namespace, int32(port)); got != containerPort("errors") {
-					t.Errorf("errors Middlewares would reach container port %d, pages listen on %d", got, containerPort("errors"))
+				if got := servicePort("--error-service-*", name, namespace, int32(port)); got != pagesPort() {
+					t.Errorf("errors Middlewares would reach %v, pages listen on %v", got, pagesPort())
 				}
 			}
 
@@ -636,8 +715,8 @@ func TestReferencesResolve(t *testing.T) {
 				if m, ok := o.typed.(*middleware); ok {
 					middlewares[m.Metadata.Name] = m
 					if e := m.Spec.Errors; e != nil {
-						if got := servicePort("Middleware "+m.Metadata.Name, e.Service.Name, m.Metadata.Namespace, e.Service.Port.IntVal); got != containerPort("errors") {
-							t.Errorf("Middleware %s reaches container port %d, want the pages port", m.Metadata.Name, got)
+						if got := servicePort("Middleware "+m.Metadata.Name, e.Service.Name, m.Metadata.Namespace, e.Service.Port.IntVal); got != pagesPort() {
+							t.Errorf("Middleware %s reaches %v, want the pages port", m.Metadata.Name, got)
 						}
 					}
 				}
@@ -654,8 +733,8 @@ func TestReferencesResolve(t *testing.T) {
 						}
 					}
 					for _, s := range r.Services {
-						if got := servicePort("IngressRoute "+ir.Metadata.Name, s.Name, ir.Metadata.Namespace, s.Port.IntVal); got != containerPort("errors") {
-							t.Errorf("IngressRoute %s reaches container port %d: the catch-all must hit the pages port only", ir.Metadata.Name, got)
+						if got := servicePort("IngressRoute "+ir.Metadata.Name, s.Name, ir.Metadata.Namespace, s.Port.IntVal); got != pagesPort() {
+							t.Errorf("IngressRoute %s reaches %v: the catch-all must hit the pages port only", ir.Metadata.Name, got)
 						}
 					}
 				}
@@ -664,12 +743,16 @@ func TestReferencesResolve(t *testing.T) {
 			for _, o := range objs {
 				switch v := o.typed.(type) {
 				case *networkingv1.NetworkPolicy:
-					if !selects(t, &v.Spec.PodSelector, podLabels) {
-						t.Error("the NetworkPolicy does not select stackdome's pods")
+					pods := "hooks"
+					if isPages(o) {
+						pods = "pages"
+					}
+					if !selects(t, &v.Spec.PodSelector, podsOf[pods]) {
+						t.Errorf("the NetworkPolicy %s does not select the %s pods", v.Name, pods)
 					}
 					for _, rule := range v.Spec.Ingress {
 						for _, p := range rule.Ports {
-							containerPort(p.Port.StrVal)
+							portOf(pods, p.Port.StrVal)
 						}
 					}
 				case *serviceMonitor:
@@ -683,23 +766,32 @@ func TestReferencesResolve(t *testing.T) {
 							matched = append(matched, s.Name)
 						}
 					}
-					// The hooks Service: its name is the job label the
-					// alerts select (stackdome.metricsSelector).
-					if diff := cmp.Diff([]string{cc.Spec.Hooks.Sync.Webhook.Service.Name}, matched); diff != "" {
+					// The hooks Service, whose name is the job label the
+					// alerts select (stackdome.metricsSelector), and the
+					// error pages' (the page counters).
+					want := []string{cc.Spec.Hooks.Sync.Webhook.Service.Name}
+					for name, pods := range serves {
+						if pods == "pages" {
+							want = append(want, name)
+						}
+					}
+					slices.Sort(want)
+					slices.Sort(matched)
+					if diff := cmp.Diff(want, matched); diff != "" {
 						t.Errorf("ServiceMonitor selects (-want +got):\n%s", diff)
 					}
 					// Every endpoint scrapes the metrics port, never the hooks port.
 					for _, ep := range v.Spec.Endpoints {
-						target := ""
 						for _, name := range matched {
+							target := ""
 							for _, p := range services[name].Spec.Ports {
 								if p.Name == ep.Port {
 									target = p.TargetPort.StrVal
 								}
 							}
-						}
-						if target == "" || containerPort(target) != containerPort("metrics") || ep.Path != "/metrics" {
-							t.Errorf("ServiceMonitor endpoint port %q path %q reaches container port %q, want GET /metrics on the metrics port", ep.Port, ep.Path, target)
+							if target == "" || portOf(serves[name], target) != portOf(serves[name], "metrics") || ep.Path != "/metrics" {
+								t.Errorf("ServiceMonitor endpoint port %q path %q reaches container port %q of Service %s, want GET /metrics on the metrics port", ep.Port, ep.Path, target, name)
+							}
 						}
 					}
 					if diff := cmp.Diff([]string{ns}, v.Spec.NamespaceSelector.MatchNames); diff != "" {

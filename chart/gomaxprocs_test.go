@@ -10,7 +10,8 @@ import (
 )
 
 // TestGOMAXPROCSFollowsTheCPURequest: stackdome runs one P per requested CPU,
-// rounded up, whatever the node has; extraEnv comes after it. Without it Go
+// rounded up, whatever the node has, and its soft memory limit
+// (GOMEMLIMIT) is the container's memory limit; extraEnv comes after them. Without it Go
 // runs a P per CPU of the node, and idle Ps spinning on cores shared with
 // Traefik cost Traefik's requests (docs/performance.md).
 func TestGOMAXPROCSFollowsTheCPURequest(t *testing.T) {
@@ -18,6 +19,7 @@ func TestGOMAXPROCSFollowsTheCPURequest(t *testing.T) {
 		Spec.Template.Spec.Containers[0]
 	want := []corev1.EnvVar{
 		{Name: "GOMAXPROCS", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "requests.cpu", Divisor: resource.MustParse("1")}}},
+		{Name: "GOMEMLIMIT", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.memory", Divisor: resource.MustParse("1")}}},
 		{Name: "GODEBUG", Value: "x=1"},
 	}
 	if diff := cmp.Diff(want, c.Env); diff != "" {

@@ -251,7 +251,7 @@ func find[T any](t *testing.T, objs []object, kind string) T {
 	t.Helper()
 	var found []T
 	for _, o := range objs {
-		if o.kind == kind {
+		if o.kind == kind && !isPages(o) {
 			v, ok := o.typed.(T)
 			if !ok {
 				t.Fatalf("%s decoded as %T", o.id(), o.typed)
@@ -261,6 +261,28 @@ func find[T any](t *testing.T, objs []object, kind string) T {
 	}
 	if len(found) != 1 {
 		t.Fatalf("want exactly one %s, got %d", kind, len(found))
+	}
+	return found[0]
+}
+
+// isPages: an object of the error-page Deployment (its Deployment,
+// PodDisruptionBudget and NetworkPolicy share the error-page Service's
+// name); find leaves them out, findPages finds them.
+func isPages(o object) bool {
+	return o.kind != "Service" && strings.HasSuffix(o.name, "-error-pages")
+}
+
+// findPages returns the one object of kind of the error-page Deployment.
+func findPages[T any](t *testing.T, objs []object, kind string) T {
+	t.Helper()
+	var found []T
+	for _, o := range objs {
+		if o.kind == kind && isPages(o) {
+			found = append(found, o.typed.(T))
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("want exactly one error-page %s, got %d", kind, len(found))
 	}
 	return found[0]
 }

@@ -77,7 +77,8 @@ func TestPrometheusRuleFollowsTheRelease(t *testing.T) {
 							t.Errorf("%s: for %q, want %q", r.Alert, got, tc.wantFor[r.Alert])
 						}
 					case r.Alert == "StackdomeNoReadyEndpoint":
-						want := `kube_deployment_status_replicas_available{namespace="` + tc.wantDeployNS + `",deployment="` + tc.wantDeployment + `"}`
+						// Both Deployments: the hooks' and the error pages'.
+						want := `kube_deployment_status_replicas_available{namespace="` + tc.wantDeployNS + `",deployment=~"` + tc.wantDeployment + `|` + tc.wantDeployment + `-error-pages"}`
 						if !strings.Contains(r.Expr, want) {
 							t.Errorf("%s: expr %q does not read %s", r.Alert, r.Expr, want)
 						}

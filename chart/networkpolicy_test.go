@@ -94,14 +94,16 @@ func matches(t *testing.T, sel *metav1.LabelSelector, set labels.Set) bool {
 }
 
 // TestNetworkPolicyOpensEachPortToItsOwnClients knocks on every container
-// port of stackdome from pods of several namespaces: the hooks port (/sync)
-// opens to Metacontroller only, never to Prometheus' namespace; the metrics
-// port to Prometheus' namespace only, never to Metacontroller's; the pages
-// port to everyone. Where the two share a namespace, a namespace rule cannot
-// tell them apart — every pod there reaches both ports, which NOTES warns
-// about — and the pod selectors restore the split.
+// port of stackdome's pods, the hooks' and the error pages', from pods of
+// several namespaces: the hooks port (/sync) opens to Metacontroller only,
+// never to Prometheus' namespace; the metrics ports to Prometheus' namespace
+// only, never to Metacontroller's; the pages port to everyone. Where the two
+// share a namespace, a namespace rule cannot tell them apart — every pod
+// there reaches both ports, which NOTES warns about — and the pod selectors
+// restore the split. A port is named by its pods: hooks/http, pages/errors.
 func TestNetworkPolicyOpensEachPortToItsOwnClients(t *testing.T) {
 	oneNamespace := []string{"networkPolicy.metacontrollerNamespace=platform", "networkPolicy.monitoringNamespace=platform"}
+	pages := []string{"pages/errors"}
 	tests := map[string]struct {
 		in   install
 		want map[string][]string // source → ports it reaches
@@ -109,65 +111,98 @@ func TestNetworkPolicyOpensEachPortToItsOwnClients(t *testing.T) {
 		"defaults: nobody scrapes": {
 			in: install{},
 			want: map[string][]string{
-				"metacontroller": {"errors", "http"}, "prometheus": {"errors"}, "traefik": {"errors"},
-				"platform/metacontroller": {"errors"}, "platform/prometheus": {"errors"}, "platform/shell": {"errors"},
+				"metacontroller": {"hooks/http", "pages/errors"}, "prometheus": pages, "traefik": pages,
+				"platform/metacontroller": pages, "platform/prometheus": pages, "platform/shell": pages,
 			},
 		},
 		"prometheus may scrape": {
 			in: install{set: []string{"networkPolicy.monitoringNamespace=monitoring"}},
 			want: map[string][]string{
-				"metacontroller": {"errors", "http"}, "prometheus": {"errors", "metrics"}, "traefik": {"errors"},
-				"platform/metacontroller": {"errors"}, "platform/prometheus": {"errors"}, "platform/shell": {"errors"},
+				"metacontroller": {"hooks/http", "pages/errors"}, "prometheus": {"hooks/metrics", "pages/errors", "pages/metrics"}, "traefik": pages,
+				"platform/metacontroller": pages, "platform/prometheus": pages, "platform/shell": pages,
 			},
 		},
 		"error pages off": {
 			in: install{set: []string{"networkPolicy.monitoringNamespace=monitoring", "errorPages.enabled=false"}},
 			want: map[string][]string{
-				"metacontroller": {"http"}, "prometheus": {"metrics"}, "traefik": nil,
+				"metacontroller": {"hooks/http"}, "prometheus": {"hooks/metrics"}, "traefik": nil,
 				"platform/metacontroller": nil, "platform/prometheus": nil, "platform/shell": nil,
 			},
 		},
 		"metacontroller elsewhere": {
 			in: install{set: []string{"networkPolicy.metacontrollerNamespace=platform", "networkPolicy.monitoringNamespace=monitoring"}},
 			want: map[string][]string{
-				"metacontroller": {"errors"}, "prometheus": {"errors", "metrics"}, "traefik": {"errors"},
-				"platform/metacontroller": {"errors", "http"}, "platform/prometheus": {"errors", "http"}, "platform/shell": {"errors", "http"},
+				"metacontroller": pages, "prometheus": {"hooks/metrics", "pages/errors", "pages/metrics"}, "traefik": pages,
+				"platform/metacontroller": {"hooks/http", "pages/errors"}, "platform/prometheus": {"hooks/http", "pages/errors"}, "platform/shell": {"hooks/http", "pages/errors"},
 			},
 		},
 		"one namespace, no pod selectors: the namespace reaches both": {
 			in: install{set: oneNamespace},
 			want: map[string][]string{
-				"metacontroller": {"errors"}, "prometheus": {"errors"}, "traefik": {"errors"},
-				"platform/metacontroller": {"errors", "http", "metrics"}, "platform/prometheus": {"errors", "http", "metrics"},
-				"platform/shell": {"errors", "http", "metrics"},
+				"metacontroller": pages, "prometheus": pages, "traefik": pages,
+				"platform/metacontroller": {"hooks/http", "hooks/metrics", "pages/errors", "pages/metrics"},
+				"platform/prometheus":     {"hooks/http", "hooks/metrics", "pages/errors", "pages/metrics"},
+				"platform/shell":          {"hooks/http", "hooks/metrics", "pages/errors", "pages/metrics"},
 			},
 		},
 		"one namespace, pod selectors": {
 			in: install{files: []string{"one-namespace.yaml"}},
 			want: map[string][]string{
-				"metacontroller": {"errors"}, "prometheus": {"errors"}, "traefik": {"errors"},
-				"platform/metacontroller": {"errors", "http"}, "platform/prometheus": {"errors", "metrics"},
-				"platform/shell": {"errors"},
+				"metacontroller": pages, "prometheus": pages, "traefik": pages,
+				"platform/metacontroller": {"hooks/http", "pages/errors"}, "platform/prometheus": {"hooks/metrics", "pages/errors", "pages/metrics"},
+				"platform/shell": pages,
 			},
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			objs := decode(t, render(t, tc.in))
-			np := find[*networkingv1.NetworkPolicy](t, objs, "NetworkPolicy")
-			if diff := cmp.Diff([]networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, np.Spec.PolicyTypes); diff != "" {
-				t.Errorf("policyTypes (-want +got):\n%s", diff)
+			// Each NetworkPolicy with the container ports of the pods it selects.
+			type policy struct {
+				np    *networkingv1.NetworkPolicy
+				ports map[string]int32
 			}
-			ports := map[string]int32{}
-			for _, p := range find[*appsv1.Deployment](t, objs, "Deployment").Spec.Template.Spec.Containers[0].Ports {
-				ports[p.Name] = p.ContainerPort
+			portsOf := func(d *appsv1.Deployment) map[string]int32 {
+				ports := map[string]int32{}
+				for _, p := range d.Spec.Template.Spec.Containers[0].Ports {
+					ports[p.Name] = p.ContainerPort
+				}
+				return ports
 			}
-			if diff := cmp.Diff(map[string]int32{"http": 8080, "errors": 8082, "metrics": 8081}, ports); diff != "" {
-				t.Fatalf("container ports (-want +got):\n%s", diff)
+			hooksPorts := portsOf(find[*appsv1.Deployment](t, objs, "Deployment"))
+			if diff := cmp.Diff(map[string]int32{"http": 8080, "metrics": 8081}, hooksPorts); diff != "" {
+				t.Fatalf("hooks container ports (-want +got):\n%s", diff)
+			}
+			policies := map[string]policy{"hooks": {find[*networkingv1.NetworkPolicy](t, objs, "NetworkPolicy"), hooksPorts}}
+			for _, o := range objs {
+				if d, ok := o.typed.(*appsv1.Deployment); ok && isPages(o) {
+					pagesPorts := portsOf(d)
+					if diff := cmp.Diff(map[string]int32{"http": 8080, "errors": 8082, "metrics": 8081}, pagesPorts); diff != "" {
+						t.Fatalf("error-page container ports (-want +got):\n%s", diff)
+					}
+					np := findPages[*networkingv1.NetworkPolicy](t, objs, "NetworkPolicy")
+					if !matches(t, &np.Spec.PodSelector, d.Spec.Template.Labels) {
+						t.Fatal("the error-page NetworkPolicy does not select the error-page pods")
+					}
+					policies["pages"] = policy{np, pagesPorts}
+				}
 			}
 			got := map[string][]string{}
-			for src, s := range policySources {
-				got[src] = reachable(t, np, ports, s)
+			for pods, p := range policies {
+				if diff := cmp.Diff([]networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, p.np.Spec.PolicyTypes); diff != "" {
+					t.Errorf("%s policyTypes (-want +got):\n%s", pods, diff)
+				}
+				for src, s := range policySources {
+					for _, port := range reachable(t, p.np, p.ports, s) {
+						got[src] = append(got[src], pods+"/"+port)
+					}
+				}
+			}
+			for src := range policySources {
+				slices.Sort(got[src])
+				if _, ok := got[src]; !ok {
+					got[src] = nil
+				}
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("ports each source reaches (-want +got):\n%s", diff)

@@ -370,7 +370,7 @@ func startPageServer(t *testing.T, port int, flags ...string) *proc {
 	host := suite.host
 	bin := buildStackdome(t)
 	hooksAddr := net.JoinHostPort(host.guestIP.String(), "8080")
-	args := append([]string{"serve",
+	args := append([]string{"serve", "--hooks=false",
 		"--listen", hooksAddr,
 		"--error-pages-listen", ":" + strconv.Itoa(port),
 		"--metrics-listen", net.JoinHostPort(host.guestIP.String(), "8081"),

@@ -375,8 +375,10 @@ type docStandIns struct {
 	next      netip.Addr
 	added     []netip.Addr // addresses given to the test host
 	listeners map[string][]net.Listener
-	stackdome *proc  // one `stackdome serve` for all of the chart's pods
+	stackdome *proc  // one `stackdome serve` for all of the chart's hook pods
 	hook      string // its hook base URL, once ready
+	pages     *proc  // one `stackdome serve --hooks=false` for all of its error-page pods
+	pagesURL  string // its /readyz base URL, once ready
 	errorSvc  [2]string
 	errs      map[string]int // what went wrong, how often
 }
@@ -422,6 +424,9 @@ func (s *docStandIns) stop() {
 	s.listeners = map[string][]net.Listener{}
 	if s.stackdome != nil {
 		s.stackdome.stop(10 * time.Second)
+	}
+	if s.pages != nil {
+		s.pages.stop(10 * time.Second)
 	}
 }
 
@@ -536,8 +541,8 @@ func (s *docStandIns) kubelet(ctx context.Context) {
 			s.fail("giving "+key+" an address", err)
 			continue
 		}
-		if isStackdomePod(pod) {
-			if err := s.runStackdome(ctx, pod, ip); err != nil {
+		if kind := chartPodKind(pod); kind != "" {
+			if err := s.runStackdome(ctx, kind, pod, ip); err != nil {
 				s.fail("running stackdome for "+key, err)
 				continue
 			}
@@ -551,26 +556,39 @@ func (s *docStandIns) kubelet(ctx context.Context) {
 	}
 }
 
-// isStackdomePod: a pod of the chart's Deployment.
-func isStackdomePod(pod obj) bool {
+// chartPodKind: "hooks" for a pod of the chart's hook Deployment, "pages"
+// for one of its error-page Deployment, "" for any other pod.
+func chartPodKind(pod obj) string {
 	containers, _ := dig(pod, "spec", "containers").([]any)
-	return dig(pod, "metadata", "labels", "app.kubernetes.io/component") == "controller" &&
-		len(containers) == 1 && dig(containers[0], "name") == "stackdome"
+	if len(containers) != 1 {
+		return ""
+	}
+	switch component, name := dig(pod, "metadata", "labels", "app.kubernetes.io/component"), dig(containers[0], "name"); {
+	case component == "controller" && name == "stackdome":
+		return "hooks"
+	case component == "error-pages" && name == "error-pages":
+		return "pages"
+	}
+	return ""
 }
 
-// runStackdome starts, for the first of the chart's pods, `stackdome serve`
-// on the test host with that pod's arguments — the hooks and metrics ports
-// on the pod's address, the error pages on every address of the host (the
-// pods' and the error-page Service's ClusterIP) — and waits for /readyz.
-// Later pods (the second replica, a rollout's) are served by the same
-// process.
-func (s *docStandIns) runStackdome(ctx context.Context, pod obj, ip netip.Addr) error {
+// runStackdome starts, for the first of the chart's pods of a kind (hooks
+// or pages), `stackdome serve` on the test host with that pod's arguments —
+// the hooks (or health) and metrics ports on the pod's address, the error
+// pages, where served, on every address of the host (the pods' and the
+// error-page Service's ClusterIP) — and waits for /readyz. Later pods of the
+// kind (the second replica, a rollout's) are served by the same process.
+func (s *docStandIns) runStackdome(ctx context.Context, kind string, pod obj, ip netip.Addr) error {
+	proc, url := &s.stackdome, &s.hook
+	if kind == "pages" {
+		proc, url = &s.pages, &s.pagesURL
+	}
 	s.mu.Lock()
-	started, hook := s.stackdome != nil, s.hook
+	started, hook := *proc != nil, *url
 	s.mu.Unlock()
 	if started {
 		if hook == "" {
-			return errors.New("stackdome not ready yet")
+			return errors.New("stackdome " + kind + " not ready yet")
 		}
 		return nil
 	}
@@ -597,12 +615,12 @@ func (s *docStandIns) runStackdome(ctx context.Context, pod obj, ip netip.Addr) 
 		}
 		args = append(args, arg)
 	}
-	p, err := s.host.startProc(s.dir, "stackdome-pod", s.bin, args...)
+	p, err := s.host.startProc(s.dir, "stackdome-"+kind+"-pod", s.bin, args...)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
-	s.stackdome = p
+	*proc = p
 	s.mu.Unlock()
 	base := "http://" + net.JoinHostPort(ip.String(), hookPort)
 	err = waitUntil(30*time.Second, 100*time.Millisecond, "stackdome /readyz", func() (bool, error) {
@@ -620,10 +638,10 @@ func (s *docStandIns) runStackdome(ctx context.Context, pod obj, ip netip.Addr) 
 	defer s.mu.Unlock()
 	if err != nil {
 		p.stop(5 * time.Second)
-		s.stackdome = nil // the next round starts it again
+		*proc = nil // the next round starts it again
 		return err
 	}
-	s.hook = base
+	*url = base
 	return nil
 }
 

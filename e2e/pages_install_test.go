@@ -13,11 +13,12 @@ import (
 )
 
 // pagesRelease is the chart installed with helm in a namespace of its own,
-// its error pages served on the test host: the chart's pod runs there (made
-// Running and Ready on the test host's address), the real page server
-// (`stackdome serve`) answers on every address of the host, and the
-// error-page Service's ClusterIP is one of them, standing in for the service
-// proxy of a real cluster.
+// its error pages served on the test host: the chart's pods (the hooks' and
+// the error pages' Deployments) run there (made Running and Ready on the
+// test host's address), the real page server (`stackdome serve
+// --hooks=false`, as the error-page Deployment runs it) answers on every
+// address of the host, and the error-page Service's ClusterIP is one of
+// them, standing in for the service proxy of a real cluster.
 type pagesRelease struct {
 	name, namespace string
 	errorService    string // the chart's error-page Service
@@ -56,7 +57,7 @@ func (r *pagesRelease) install(t *testing.T, chart string, set ...string) {
 	}
 	release := r.name
 	args := []string{"install", release, chart, "--namespace", r.namespace, "--timeout", "2m",
-		"--set", "replicaCount=1", "--set", "podCIDRs={" + host.prefix.String() + "}"}
+		"--set", "replicaCount=1", "--set", "errorPages.replicaCount=1", "--set", "podCIDRs={" + host.prefix.String() + "}"}
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
@@ -88,6 +89,9 @@ func (r *pagesRelease) install(t *testing.T, chart string, set ...string) {
 	guest := host.guestIP.String()
 	chartPods := waitPods(t, r.namespace, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=controller", 1)
 	runPod(t, r.namespace, chartPods[0], guest)
+	// The error-page Service selects the error-page Deployment's pods only.
+	pagePods := waitPods(t, r.namespace, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=error-pages", 1)
+	runPod(t, r.namespace, pagePods[0], guest)
 	waitReadyAddress(t, r.namespace, r.errorService, guest)
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stackdome/stackdome/hooks/internal/observed"
@@ -16,9 +17,29 @@ import (
 )
 
 // MaxBody is the default limit of a hook request body. A sync request
-// carries every related Pod with its managedFields: hundreds of KiB to a few
-// MiB for large apps.
-const MaxBody = 32 << 20
+// carries every related Pod with its managedFields: 5.3 KB a pod, so 16 MiB
+// holds an app of about 3,000 pods (docs/performance.md sizes it against the
+// chart's memory limit).
+const MaxBody = 16 << 20
+
+// MaxInFlight is the default limit of hook requests served at once; one
+// more is answered 429 with Retry-After (RetryAfter), which Metacontroller
+// honours by requeueing the parent after it, with no event.
+const MaxInFlight = 4
+
+// RetryAfter is the Retry-After of a request refused because MaxInFlight
+// are being served: a second, some hundred syncs of a typical app.
+const RetryAfter = time.Second
+
+// Budget bounds what one sync request may make the hook decode: objects per
+// group, bytes per object, pods per sync (see observed.Budget).
+type Budget = observed.Budget
+
+// DefaultBudget is the budget of a Handler whose Budget is zero.
+var DefaultBudget = observed.DefaultBudget
+
+// BudgetError is a request over its Budget, answered 413 naming the budget.
+type BudgetError = observed.BudgetError
 
 // Scheduler is the verifier as the handler uses it: Sync reads it as
 // Verdicts; the handler schedules the dials Sync asks for. Enqueue and
@@ -41,8 +62,44 @@ type Handler struct {
 	Metrics *Metrics
 	// MaxBody limits request bodies; default MaxBody.
 	MaxBody int64
+	// Budget bounds what a sync request may make the hook decode; zero
+	// fields take DefaultBudget's.
+	Budget Budget
+	// MaxInFlight limits the hook requests served at once (those reading
+	// their body included); default MaxInFlight. One more is answered 429.
+	MaxInFlight int
 
 	children childCache // built from Config, per parent name and spec
+	slots    chan struct{}
+	initOnce sync.Once
+}
+
+// enter takes one of the MaxInFlight slots, or reports that none is free;
+// it never blocks. Give the slot back with leave.
+func (h *Handler) enter() bool {
+	h.initOnce.Do(func() {
+		n := h.MaxInFlight
+		if n <= 0 {
+			n = MaxInFlight
+		}
+		h.slots = make(chan struct{}, n)
+	})
+	select {
+	case h.slots <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (h *Handler) leave() { <-h.slots }
+
+// busy answers a request refused for want of a slot: 429 with Retry-After,
+// which Metacontroller reads as "requeue after this long" (no event, no
+// failed-sync backoff).
+func (h *Handler) busy(w http.ResponseWriter, hook string) int {
+	w.Header().Set("Retry-After", strconv.Itoa(int(RetryAfter/time.Second)))
+	return h.refuse(w, hook, http.StatusTooManyRequests, fmt.Errorf("%d hook requests in flight; retry after %s", cap(h.slots), RetryAfter))
 }
 
 // ServeSync answers POST /sync: a size-limited read, the sync pipeline,
@@ -55,17 +112,31 @@ func (h *Handler) ServeSync(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) sync(w http.ResponseWriter, r *http.Request) int {
+	if !h.enter() {
+		return h.busy(w, "sync")
+	}
+	defer h.leave()
 	body, code, err := h.read(w, r)
 	if err != nil {
 		return h.refuse(w, "sync", code, err)
 	}
 	defer release(body)
+	if err := h.Budget.Check(body.Bytes()); err != nil {
+		return h.refuse(w, "sync", http.StatusRequestEntityTooLarge, err)
+	}
+	alive := r.Context().Err
 	var req observed.Request
 	if err := observed.Decode(body.Bytes(), &req); err != nil {
 		return h.refuse(w, "sync", http.StatusBadRequest, err)
 	}
-	a, err := h.Config.sync(&req, h.Verifier, h.now(), &h.children)
+	if err := alive(); err != nil {
+		return h.abandoned(w, err)
+	}
+	a, err := h.Config.sync(&req, h.Verifier, h.now(), &h.children, alive)
 	if err != nil {
+		if cerr := alive(); cerr != nil && errors.Is(err, cerr) {
+			return h.abandoned(w, err)
+		}
 		return h.refuse(w, "sync", statusOf(err), err)
 	}
 	b, err := a.encode()
@@ -104,6 +175,10 @@ func (h *Handler) ServeCustomize(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) customize(w http.ResponseWriter, r *http.Request) int {
+	if !h.enter() {
+		return h.busy(w, "customize")
+	}
+	defer h.leave()
 	body, code, err := h.read(w, r)
 	if err != nil {
 		return h.refuse(w, "customize", code, err)
@@ -126,11 +201,22 @@ func (h *Handler) customize(w http.ResponseWriter, r *http.Request) int {
 
 // refuse answers an error in one short line: Metacontroller copies the body
 // into an event, so it stays short and free of request content beyond the
-// reason.
+// reason. The log line carries the same clipped reason (at most
+// maxReason bytes), never the request's content at full length.
 func (h *Handler) refuse(w http.ResponseWriter, hook string, code int, err error) int {
-	h.logger().Warn(hook+" refused", "code", code, "err", err)
-	text(w, code, oneLine(err.Error()))
+	reason := oneLine(err.Error())
+	h.logger().Warn(hook+" refused", "code", code, "err", reason)
+	text(w, code, reason)
 	return code
+}
+
+// abandoned ends a sync whose client went away (Metacontroller's hook
+// timeout, or a closed connection) between two stages of the pipeline:
+// nothing is scheduled, and the answer, 503, reaches nobody.
+func (h *Handler) abandoned(w http.ResponseWriter, err error) int {
+	h.logger().Debug("sync abandoned", "err", err)
+	text(w, http.StatusServiceUnavailable, "request abandoned: "+oneLine(err.Error()))
+	return http.StatusServiceUnavailable
 }
 
 // statusOf is the HTTP status code of a pipeline error: 400 for a request
@@ -171,11 +257,21 @@ func (h *Handler) logger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// oneLine keeps a reason to one line of bounded length.
+// maxReason bounds the reason of a refusal, in the answer and in the log.
+const maxReason = 512
+
+// oneLine keeps a reason to one line of at most maxReason bytes. It looks at
+// no more than a few times maxReason of s, so that a reason quoting a huge
+// input costs no more than a short one.
 func oneLine(s string) string {
+	cut := len(s) > 4*maxReason
+	if cut {
+		s = s[:4*maxReason]
+	}
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 512 {
-		s = s[:509] + "..."
+	if cut || len(s) > maxReason {
+		s = s[:min(len(s), maxReason-3)]
+		s = strings.ToValidUTF8(s, "") + "..."
 	}
 	return s
 }

@@ -40,7 +40,7 @@ func Sync(req *metacontroller.SyncRequest, verdicts Verdicts, now time.Time) (*m
 // partial.
 func (c Config) Sync(req *metacontroller.SyncRequest, verdicts Verdicts, now time.Time) (*metacontroller.SyncResponse, []DialJob, error) {
 	in := observed.FromSyncRequest(req)
-	a, err := c.sync(&in, verdicts, now, build{})
+	a, err := c.sync(&in, verdicts, now, build{}, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -49,14 +49,23 @@ func (c Config) Sync(req *metacontroller.SyncRequest, verdicts Verdicts, now tim
 
 // sync is the pipeline, the only one: decode the parent, observe, build the
 // children, decide the status, answer. Sync and the handler differ only in
-// its two seams: how the request was decoded (observed.Request: object by
-// object, or in one pass) and where the children come from (src: built for
-// each sync, or the handler's cache of encoded children).
-func (c Config) sync(req *observed.Request, verdicts Verdicts, now time.Time, src childSource) (answer, error) {
+// its three seams: how the request was decoded (observed.Request: object by
+// object, or in one pass), where the children come from (src: built for
+// each sync, or the handler's cache of encoded children), and whether the
+// request is still wanted (alive, asked between stages: the handler's
+// request context, so that an abandoned request stops taking the CPU; nil
+// for Sync, whose caller owns its own time).
+func (c Config) sync(req *observed.Request, verdicts Verdicts, now time.Time, src childSource, alive func() error) (answer, error) {
 	c = c.withDefaults()
+	if alive == nil {
+		alive = func() error { return nil }
+	}
 	p, err := observed.DecodeParent(req.Parent)
 	if err != nil {
 		return answer{}, malformed(err)
+	}
+	if err := alive(); err != nil {
+		return answer{}, err
 	}
 	stamp := stampOf(now)
 	spec, err := validSpec(p)
@@ -71,18 +80,30 @@ func (c Config) sync(req *observed.Request, verdicts Verdicts, now time.Time, sr
 	if err != nil {
 		return answer{}, malformed(err)
 	}
+	if err := alive(); err != nil {
+		return answer{}, err
+	}
 	cfg := c.children()
 	cl := children.ClaimsFor(p.Metadata.Name, p.Metadata.Namespace, spec, obs.Workload)
 	rev, own, err := src.build(cfg, p.Metadata.Namespace, p.Metadata.Name, p.RawSpec, spec, cl, obs.Config.Digest)
 	if err != nil {
 		return answer{}, fmt.Errorf("building children: %w", err)
 	}
+	if err := alive(); err != nil {
+		return answer{}, err
+	}
 	routing, err := src.routing(cfg, p.Metadata.Name, p.RawSpec, spec, obs.Wiring)
 	if err != nil {
 		return answer{}, fmt.Errorf("building children: %w", err)
 	}
+	if err := alive(); err != nil {
+		return answer{}, err
+	}
 	obs.Missing = req.Missing(p.Metadata.Namespace, slices.Concat(own.refs, routing.refs))
 	out := status.Decide(c.status(), p, spec, rev, obs, cl.NotApplied, verdicts, stamp)
+	if err := alive(); err != nil {
+		return answer{}, err
+	}
 	return answer{
 		parent:  p.Key(),
 		status:  out.Status,

@@ -62,6 +62,23 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: controller
 {{- end -}}
 
+{{/*
+The error-page Deployment's labels: the same name and instance, component
+error-pages, so that neither Deployment's selector takes the other's pods.
+*/}}
+{{- define "stackdome.pagesLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "stackdome.pagesSelectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{- define "stackdome.pagesSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "stackdome.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: error-pages
+{{- end -}}
+
 {{- define "stackdome.image" -}}
 {{- if .Values.image.digest -}}
 {{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
