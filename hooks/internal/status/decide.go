@@ -113,6 +113,7 @@ func Decide(cfg Config, p *observed.Parent, spec schema.Spec, rev string, obs ob
 		st.URL = "https://" + hosts[0]
 	}
 	st.PortCheck = f.portCheck(r, p.Status, st)
+	st = keepAnchor(f, r, p.Status, st)
 	out := Outcome{Status: bound(st), Jobs: r.jobs}
 	if r.requeue {
 		out.Resync = cfg.VerdictRequeue
@@ -239,4 +240,25 @@ func stamp(ds, prev []schema.FailureDetail, now metav1.Time) []schema.FailureDet
 		out[i] = d
 	}
 	return out
+}
+
+// keepAnchor returns st with the previous status's childrenMissingSince
+// kept when every child is observed again but nothing else changed: the
+// anchor alone is not worth a status write (a new object's first sync,
+// which Metacontroller sends before creating anything, sets it, and the
+// next one sees the children), so it goes with the next write that tells
+// the user something. Meanwhile it is read only if a child goes missing
+// again, which is then timed from the first absence, as two absences
+// without a write between them are one.
+func keepAnchor(f *facts, r row, prev, st schema.Status) schema.Status {
+	if st.ChildrenMissingSince != nil || prev.ChildrenMissingSince == nil {
+		return st
+	}
+	kept := st
+	kept.ChildrenMissingSince = prev.ChildrenMissingSince
+	kept.PortCheck = f.portCheck(r, prev, kept)
+	if equalStatus(kept, prev) {
+		return kept
+	}
+	return st
 }
