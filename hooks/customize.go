@@ -29,7 +29,8 @@ import (
 //     change of it rolls the pods, and a missing one is named in status.
 //     Only named objects are related: Metacontroller's related informers
 //     are cluster-wide per kind, and a rule without names would send every
-//     Secret of the namespace to the hook.
+//     Secret of the namespace to the hook. A kind of c.Unrelated gets no
+//     rule: Metacontroller then watches no object of it at all.
 //
 // It is a function of the parent's name, namespace and spec, because
 // Metacontroller caches the answer per generation; it never answers a rule
@@ -64,7 +65,7 @@ func (c Config) Customize(req *metacontroller.CustomizeRequest) (*metacontroller
 	}
 	if spec, err := validSpec(p); err == nil {
 		for _, k := range []struct{ kind, resource string }{{schema.KindConfigMap, "configmaps"}, {schema.KindSecret, "secrets"}} {
-			if names := spec.ConfigNames(k.kind); len(names) > 0 {
+			if names := spec.ConfigNames(k.kind); len(names) > 0 && !c.Unrelated.Kind(k.kind) {
 				rules = append(rules, metacontroller.RelatedResourceRule{
 					APIVersion: "v1",
 					Resource:   k.resource,

@@ -106,8 +106,8 @@ func Decide(cfg Config, p *observed.Parent, spec schema.Spec, rev string, obs ob
 	if attached, reason, msg, ok := middlewaresCondition(p.Metadata.Namespace, spec, obs.Wiring); ok {
 		st.Conditions = append(st.Conditions, condition(p.Status.Conditions, schema.CondMiddlewares, attached, reason, clip(msg), p.Metadata.Generation, now))
 	}
-	if found, reason, msg, ok := configCondition(p.Metadata.Namespace, spec, obs.Config); ok {
-		st.Conditions = append(st.Conditions, condition(p.Status.Conditions, schema.CondConfig, found, reason, clip(msg), p.Metadata.Generation, now))
+	if found, reason, msg, ok := configCondition(p.Metadata.Namespace, p.Metadata.Name, spec, obs.Config); ok {
+		st.Conditions = append(st.Conditions, conditionOf(p.Status.Conditions, schema.CondConfig, found, reason, clip(msg), p.Metadata.Generation, now))
 	}
 	if hosts := spec.RouteHosts(); len(hosts) > 0 && len(spec.PublicPorts()) > 0 {
 		st.URL = "https://" + hosts[0]
