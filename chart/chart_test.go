@@ -761,6 +761,12 @@ func TestCompositeController(t *testing.T) {
 				child.UpdateStrategy.Method = "InPlace"
 				want.Spec.ChildResources = append(want.Spec.ChildResources, child)
 			}
+			// A Job is never updated: its name carries its revision.
+			job := ccChild{APIVersion: "batch/v1", Resource: "jobs"}
+			job.UpdateStrategy.Method = "OnDelete"
+			cron := ccChild{APIVersion: "batch/v1", Resource: "cronjobs"}
+			cron.UpdateStrategy.Method = "InPlace"
+			want.Spec.ChildResources = append(want.Spec.ChildResources, job, cron)
 			if tc.wantPodMonitors {
 				child := ccChild{APIVersion: "monitoring.coreos.com/v1", Resource: "podmonitors"}
 				child.UpdateStrategy.Method = "InPlace"

@@ -56,8 +56,8 @@ func TestAdmission(t *testing.T) {
 			want: []string{"storage is only allowed for type StatefulService"},
 		},
 		"unknown type": {
-			spec: with(obj{"type": "Job"}),
-			want: []string{"spec.type", `Unsupported value: "Job"`, `"Service"`, `"StatefulService"`},
+			spec: with(obj{"type": "Lambda"}),
+			want: []string{"spec.type", `Unsupported value: "Lambda"`, `"Service"`, `"StatefulService"`},
 		},
 		"missing image": {
 			spec: with(obj{"image": nil}),

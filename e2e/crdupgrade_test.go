@@ -49,7 +49,8 @@ func TestCRDUpgrade(t *testing.T) {
 	})
 	ns := newNamespace(t)
 	const release = "crd-upgrade"
-	if out, err := helm(ctx, "install", release, filepath.Join(suite.root, "chart"), "--namespace", ns, "--timeout", "2m"); err != nil {
+	if out, err := helm(ctx, "install", release, filepath.Join(suite.root, "chart"), "--namespace", ns, "--timeout", "2m",
+		"--set", "podCIDRs={10.244.0.0/16}"); err != nil {
 		t.Fatalf("helm install: %v\n%s", err, out)
 	}
 	t.Cleanup(func() {

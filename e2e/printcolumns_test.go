@@ -39,6 +39,9 @@ func TestPrinterColumns(t *testing.T) {
 			"ports":   []any{obj{"name": "sql", "port": 5432}},
 			"storage": obj{"size": "1Gi", "mountPath": "/data"},
 		}},
+		{"metadata": obj{"name": "nightly"}, "spec": obj{
+			"type": "CronJob", "image": "registry.example/report:2", "cronJob": obj{"schedule": "0 3 * * *"},
+		}},
 	} {
 		sr["apiVersion"], sr["kind"] = "stackdome.io/v1alpha1", "StackResource"
 		if _, err := k.create(ctx, base, sr); err != nil {
@@ -56,6 +59,14 @@ func TestPrinterColumns(t *testing.T) {
 	}}
 	if _, err := k.mergePatch(ctx, base+"/shop/status", status); err != nil {
 		t.Fatalf("writing shop's status: %v", err)
+	}
+	// A CronJob's: its last run, the Job and when it was scheduled.
+	run := obj{"status": obj{"run": obj{
+		"lastScheduleTime": "2026-01-01T03:00:00Z",
+		"last":             obj{"job": "nightly-29455380", "result": "Failed", "startTime": "2026-01-01T03:00:00Z", "finishedAt": "2026-01-01T03:02:00Z"},
+	}}}
+	if _, err := k.mergePatch(ctx, base+"/nightly/status", run); err != nil {
+		t.Fatalf("writing nightly's status: %v", err)
 	}
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.base+base+"?includeObject=None", nil)
@@ -101,7 +112,7 @@ func TestPrinterColumns(t *testing.T) {
 		}
 		columns = append(columns, name)
 	}
-	wantColumns := []string{"Name", "Type", "Available", "Reason", "URL", "Age", "Image (wide)"}
+	wantColumns := []string{"Name", "Type", "Available", "Reason", "URL", "Last Run", "Age", "Image (wide)", "Last Job (wide)", "Scheduled (wide)"}
 	if diff := cmp.Diff(wantColumns, columns); diff != "" {
 		t.Fatalf("columns (-want +got):\n%s", diff)
 	}
@@ -115,7 +126,7 @@ func TestPrinterColumns(t *testing.T) {
 			switch {
 			case cell == nil:
 				row[col] = "<none>"
-			case col == "Age":
+			case col == "Age" || col == "Scheduled (wide)":
 				row[col] = "set"
 			default:
 				row[col] = fmt.Sprint(cell)
@@ -124,8 +135,12 @@ func TestPrinterColumns(t *testing.T) {
 		rows = append(rows, row)
 	}
 	want := []map[string]string{
-		{"Name": "db", "Type": "StatefulService", "Available": "<none>", "Reason": "<none>", "URL": "<none>", "Age": "set", "Image (wide)": "registry.example/db:16"},
-		{"Name": "shop", "Type": "Service", "Available": "True", "Reason": "Serving", "URL": "https://shop.example.com", "Age": "set", "Image (wide)": "registry.example/shop:4.1"},
+		{"Name": "db", "Type": "StatefulService", "Available": "<none>", "Reason": "<none>", "URL": "<none>", "Last Run": "<none>", "Age": "set",
+			"Image (wide)": "registry.example/db:16", "Last Job (wide)": "<none>", "Scheduled (wide)": "<none>"},
+		{"Name": "nightly", "Type": "CronJob", "Available": "<none>", "Reason": "<none>", "URL": "<none>", "Last Run": "Failed", "Age": "set",
+			"Image (wide)": "registry.example/report:2", "Last Job (wide)": "nightly-29455380", "Scheduled (wide)": "set"},
+		{"Name": "shop", "Type": "Service", "Available": "True", "Reason": "Serving", "URL": "https://shop.example.com", "Last Run": "<none>", "Age": "set",
+			"Image (wide)": "registry.example/shop:4.1", "Last Job (wide)": "<none>", "Scheduled (wide)": "<none>"},
 	}
 	if diff := cmp.Diff(want, rows); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)

@@ -43,12 +43,17 @@ func TestRestrictedNamespaceAdmitsPods(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, c := range resp.Children {
-			if c["kind"] != "Deployment" && c["kind"] != "StatefulSet" {
+			tmpl := []string{"spec", "template", "spec"}
+			switch c["kind"] {
+			case "Deployment", "StatefulSet", "Job":
+			case "CronJob":
+				tmpl = []string{"spec", "jobTemplate", "spec", "template", "spec"}
+			default:
 				continue
 			}
 			name := strings.TrimSuffix(filepath.Base(path), ".response.json")
 			t.Run(name, func(t *testing.T) {
-				spec := deepCopy(dig(c, "spec", "template", "spec")).(map[string]any)
+				spec := deepCopy(dig(c, tmpl...)).(map[string]any)
 				// What the StatefulSet controller adds: a volume per claim template.
 				claims, _ := dig(c, "spec", "volumeClaimTemplates").([]any)
 				for _, ct := range claims {

@@ -26,7 +26,7 @@ LA = "metacontroller.k8s.io/last-applied-configuration"
 GROUPS = ["Service.v1", "Deployment.apps/v1", "StatefulSet.apps/v1",
           "Middleware.traefik.io/v1alpha1", "IngressRoute.traefik.io/v1alpha1",
           "HorizontalPodAutoscaler.autoscaling/v2", "EndpointSlice.discovery.k8s.io/v1",
-          "PodDisruptionBudget.policy/v1", "NetworkPolicy.networking.k8s.io/v1"]
+          "PodDisruptionBudget.policy/v1", "NetworkPolicy.networking.k8s.io/v1", "Job.batch/v1", "CronJob.batch/v1"]
 # The chart's error-page Service, as the API server stores it: the customize
 # hook relates it (by namespace and name, hook version v2) for every spec with
 # public ports and error pages on; its ClusterIP goes into the app's own
@@ -41,11 +41,11 @@ CONTROLLER = {
     "spec": {
         "parentResource": {"apiVersion": "stackdome.io/v1alpha1", "resource": "stackresources"},
         "childResources": [
-            {"apiVersion": av, "resource": r, "updateStrategy": {"method": "InPlace", "statusChecks": {}}}
-            for av, r in [("v1", "services"), ("apps/v1", "deployments"), ("apps/v1", "statefulsets"),
-                          ("traefik.io/v1alpha1", "middlewares"), ("traefik.io/v1alpha1", "ingressroutes"),
-                          ("autoscaling/v2", "horizontalpodautoscalers"), ("discovery.k8s.io/v1", "endpointslices"),
-                          ("policy/v1", "poddisruptionbudgets"), ("networking.k8s.io/v1", "networkpolicies")]],
+            {"apiVersion": av, "resource": r, "updateStrategy": {"method": m, "statusChecks": {}}}
+            for av, r, m in [("v1", "services", "InPlace"), ("apps/v1", "deployments", "InPlace"), ("apps/v1", "statefulsets", "InPlace"),
+                             ("traefik.io/v1alpha1", "middlewares", "InPlace"), ("traefik.io/v1alpha1", "ingressroutes", "InPlace"),
+                             ("autoscaling/v2", "horizontalpodautoscalers", "InPlace"), ("discovery.k8s.io/v1", "endpointslices", "InPlace"),
+                             ("policy/v1", "poddisruptionbudgets", "InPlace"), ("networking.k8s.io/v1", "networkpolicies", "InPlace"), ("batch/v1", "jobs", "OnDelete"), ("batch/v1", "cronjobs", "InPlace")]],
         "hooks": {
             "sync": {"version": "v2", "webhook": {"timeout": "5s", "service": {"name": "stackdome", "namespace": "stackdome", "port": 8080, "protocol": "http"}, "path": "/sync"}},
             "customize": {"version": "v2", "webhook": {"timeout": "5s", "service": {"name": "stackdome", "namespace": "stackdome", "port": 8080, "protocol": "http"}, "path": "/customize"}},
@@ -167,13 +167,15 @@ def config_refs(par):
                 refs.add(("ConfigMap", f["configMap"]["name"]))
             if isinstance(f.get("secret"), dict) and f["secret"].get("secretName"):
                 refs.add(("Secret", f["secret"]["secretName"]))
-    for e in lists("envFrom"):
+    sidecars = [c for c in lists("sidecars") if isinstance(c, dict)]
+    side = lambda k: [e for c in sidecars for e in (c.get(k) if isinstance(c.get(k), list) else [])]
+    for e in lists("envFrom") + side("envFrom"):
         if isinstance(e, dict):
             if isinstance(e.get("configMapRef"), dict) and e["configMapRef"].get("name"):
                 refs.add(("ConfigMap", e["configMapRef"]["name"]))
             if isinstance(e.get("secretRef"), dict) and e["secretRef"].get("name"):
                 refs.add(("Secret", e["secretRef"]["name"]))
-    for e in lists("env"):
+    for e in lists("env") + side("env"):
         v = e.get("valueFrom") if isinstance(e, dict) else None
         if isinstance(v, dict):
             if isinstance(v.get("configMapKeyRef"), dict) and v["configMapKeyRef"].get("name"):
@@ -197,7 +199,7 @@ def controller(sync_version):
     return c
 
 
-def request(par, children=None, pods=None, v2=True, errsvc=True):
+def request(par, children=None, pods=None, v2=True, errsvc=True, jobs=None):
     """The request Metacontroller v4.17.2 sends to a sync hook at version v2
     (the chart's registration): children and related keyed namespace/name.
     v2=False: to a sync hook at v1 (the chart's registration before 0.2.0):
@@ -228,6 +230,12 @@ def request(par, children=None, pods=None, v2=True, errsvc=True):
         if (kind, ns, name) in TEAM_CONFIG:
             o = copy.deepcopy(TEAM_CONFIG[(kind, ns, name)])
             g[key(o)] = o
+    if par["spec"].get("type") == "CronJob":
+        # The Jobs its CronJob made, related by the instance labels (the group is
+        # there whenever the rule is, empty when no Job exists yet).
+        for j in jobs or []:
+            j["metadata"].setdefault("namespace", ns)
+        related["Job.batch/v1"] = {key(j): j for j in jobs or []}
     return {"controller": controller("v2" if v2 else "v1"), "parent": par, "children": ch, "related": related, "finalizing": False}
 
 
@@ -271,6 +279,18 @@ def deep_merge(dst, src):
 def server_defaults(kind, o):
     """What kube-apiserver v1.37 defaults into a child we did not set."""
     s = o["spec"]
+    if kind == "CronJob":
+        s.update({"concurrencyPolicy": s.get("concurrencyPolicy", "Allow"), "failedJobsHistoryLimit": s.get("failedJobsHistoryLimit", 1),
+                  "successfulJobsHistoryLimit": s.get("successfulJobsHistoryLimit", 3)})
+        job_defaults(s["jobTemplate"]["spec"])
+        s["jobTemplate"]["metadata"].setdefault("creationTimestamp", None)
+    if kind == "Job":
+        job_defaults(s)
+        juid = o["metadata"]["uid"]
+        s["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": juid}}
+        s["template"]["metadata"]["labels"].update({"batch.kubernetes.io/controller-uid": juid, "batch.kubernetes.io/job-name": o["metadata"]["name"],
+                                                    "controller-uid": juid, "job-name": o["metadata"]["name"]})
+        s["manualSelector"] = False
     if kind in ("Deployment", "StatefulSet"):
         t = s["template"]["spec"]
         for c in t.get("initContainers", []) + t["containers"]:
@@ -301,6 +321,94 @@ def server_defaults(kind, o):
                   "ipFamilyPolicy": "SingleStack", "sessionAffinity": "None"})
         o["status"] = {"loadBalancer": {}}
     return o
+
+
+def job_defaults(s):
+    """What kube-apiserver defaults into a JobSpec and its pod template."""
+    s.setdefault("backoffLimit", 6)
+    s.update({"completionMode": "NonIndexed", "completions": 1, "parallelism": 1, "podReplacementPolicy": "TerminatingOrFailed", "suspend": False})
+    t = s["template"]["spec"]
+    for c in t.get("initContainers", []) + t["containers"]:
+        c.setdefault("imagePullPolicy", "IfNotPresent")
+        c.setdefault("terminationMessagePath", "/dev/termination-log")
+        c.setdefault("terminationMessagePolicy", "File")
+        c.setdefault("resources", {})
+    t.update({"dnsPolicy": "ClusterFirst", "schedulerName": "default-scheduler", "securityContext": t.get("securityContext", {}),
+              "terminationGracePeriodSeconds": 30})
+    s["template"]["metadata"].setdefault("creationTimestamp", None)
+
+
+def job_status(result, start="2026-11-29T11:30:00Z", end="2026-11-29T11:31:10Z", failed=0, reason="BackoffLimitExceeded",
+               message="Job has reached the specified backoff limit"):
+    """A Job's status as the Job controller of v1.37 writes it: running, Complete or Failed."""
+    st = {"startTime": start, "terminating": 0, "uncountedTerminatedPods": {}, "ready": 0}
+    if result == "Running":
+        st.update({"active": 1})
+    elif result == "Complete":
+        st.update({"succeeded": 1, "completionTime": end, "conditions": [
+            {"type": "SuccessCriteriaMet", "status": "True", "reason": "CompletionsReached", "message": "Reached expected number of succeeded pods",
+             "lastProbeTime": end, "lastTransitionTime": end},
+            {"type": "Complete", "status": "True", "reason": "CompletionsReached", "message": "Reached expected number of succeeded pods",
+             "lastProbeTime": end, "lastTransitionTime": end}]})
+    else:
+        st.update({"failed": failed, "conditions": [
+            {"type": "FailureTarget", "status": "True", "reason": reason, "message": message, "lastProbeTime": end, "lastTransitionTime": end},
+            {"type": "Failed", "status": "True", "reason": reason, "message": message, "lastProbeTime": end, "lastTransitionTime": end}]})
+    if failed and result != "Failed":
+        st["failed"] = failed
+    return st
+
+
+def cron_job_run(par, cron, name, n, result, start, end, failed=0):
+    """A Job the CronJob controller made from the CronJob's job template, as stored."""
+    tmpl = copy.deepcopy(cron["spec"]["jobTemplate"])
+    juid = uid(700 + n)
+    spec = copy.deepcopy(tmpl["spec"])
+    spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": juid}}
+    spec["manualSelector"] = False
+    spec["template"]["metadata"]["labels"].update({"batch.kubernetes.io/controller-uid": juid, "batch.kubernetes.io/job-name": name,
+                                                   "controller-uid": juid, "job-name": name})
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": par["metadata"]["namespace"], "uid": juid, "resourceVersion": str(4000 + n), "generation": 1,
+                         "creationTimestamp": start, "labels": dict(tmpl["metadata"]["labels"]),
+                         "annotations": {"batch.kubernetes.io/cronjob-scheduled-timestamp": start},
+                         "ownerReferences": [{"apiVersion": "batch/v1", "blockOwnerDeletion": True, "controller": True, "kind": "CronJob",
+                                              "name": cron["metadata"]["name"], "uid": cron["metadata"]["uid"]}],
+                         "managedFields": [{"apiVersion": "batch/v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}},
+                                            "manager": "kube-controller-manager", "operation": "Update", "time": start}]},
+            "spec": spec, "status": job_status(result, start, end, failed)}
+
+
+def job_pod(name, par, job, n, exit_code=None, reason="Error", sidecar=None):
+    """A pod of a Job as the Job controller and the kubelet leave it: Running, or Failed
+    (restartPolicy Never) with the app's exit code, or Succeeded with 0."""
+    tmpl = job["spec"]["template"]
+    c0 = tmpl["spec"]["containers"][0]
+    started, finished = "2026-11-29T11:30:05Z", "2026-11-29T11:31:00Z"
+    if exit_code is None:
+        phase, state = "Running", {"running": {"startedAt": started}}
+    else:
+        phase = "Succeeded" if exit_code == 0 else "Failed"
+        state = {"terminated": {"exitCode": exit_code, "reason": "Completed" if exit_code == 0 else reason, "startedAt": started,
+                                "finishedAt": finished, "containerID": "containerd://%04x" % (0x3a00 + n)}}
+    status = {"phase": phase, "qosClass": "BestEffort", "startTime": "2026-11-29T11:30:01Z", "hostIP": "127.0.0.1", "hostIPs": [{"ip": "127.0.0.1"}],
+              "conditions": [{"lastProbeTime": None, "lastTransitionTime": "2026-11-29T11:30:01Z", "status": "True", "type": "PodScheduled"}],
+              "containerStatuses": [{"name": "app", "image": c0["image"], "imageID": "", "lastState": {}, "ready": exit_code is None, "restartCount": 0,
+                                     "started": exit_code is None, "state": state}]}
+    if sidecar:
+        status["initContainerStatuses"] = [sidecar]
+    md = {"annotations": dict(tmpl["metadata"].get("annotations", {})), "creationTimestamp": "2026-11-29T11:30:01Z",
+          "generateName": job["metadata"]["name"] + "-", "generation": 1, "labels": dict(tmpl["metadata"]["labels"]), "name": name,
+          "namespace": par["metadata"]["namespace"], "finalizers": ["batch.kubernetes.io/job-tracking"] if exit_code is None else [],
+          "ownerReferences": [{"apiVersion": "batch/v1", "blockOwnerDeletion": True, "controller": True, "kind": "Job",
+                               "name": job["metadata"]["name"], "uid": job["metadata"]["uid"]}],
+          "resourceVersion": str(5000 + n), "uid": uid(800 + n)}
+    if not md["finalizers"]:
+        del md["finalizers"]
+    spec = copy.deepcopy(tmpl["spec"])
+    spec.update({"enableServiceLinks": True, "nodeName": "node-1", "preemptionPolicy": "PreemptLowerPriority", "priority": 0,
+                 "serviceAccount": "default", "serviceAccountName": "default"})
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec, "status": status}
 
 
 def dep_status(replicas, updated, ready, available, generation=1, progressing=("True", "NewReplicaSetAvailable", "ReplicaSet has successfully progressed.")):
@@ -424,7 +532,7 @@ def observe_all(par, desired, n, workload_status, workload_kind="Deployment", dr
         kind = d["kind"]
         st = workload_status if kind == workload_kind else None
         o = observed(d, par, n * 10 + i, status=st)
-        if kind in ("Deployment", "StatefulSet", "Service"):
+        if kind in ("Deployment", "StatefulSet", "Service", "Job", "CronJob"):
             server_defaults(kind, o)
         out.append(o)
     return out
@@ -1004,9 +1112,125 @@ def main():
                                    "metrics": {"port": "metrics", "path": "/metrics"}})
     cases["metrics-port"] = converge(request(p, observe_all(p, settled(p), 0, None)))
 
+    batch_cases(cases, new)
+
     for case, req in cases.items():
         write(case, req)
     print("wrote %d cases to %s" % (len(cases), OUT))
+
+
+def batch_cases(cases, new):
+    """Sidecars, type Job and type CronJob (after every other case, so that no
+    other case's uids move)."""
+    # 41. Sidecars: oauth2-proxy in front of the app holds the public port
+    # (spec.ports[].container), cloud-sql-proxy serves the database locally and
+    # starts before the migration; both are native sidecars. Serving.
+    team_config("Secret", "shop", "oauth2-proxy", {"cookie-secret": "bm90LWEtc2VjcmV0"}, 14)
+    p, k = new("orders", "shop", {"type": "Service", "image": "ghcr.io/acme/orders:4.0", "host": "orders.example.com",
+                                  "ports": [{"name": "http", "port": 8080}, {"name": "proxy", "port": 4180, "public": True, "container": "oauth2-proxy"}],
+                                  "migration": {"command": ["/app/orders"], "args": ["migrate"]},
+                                  "files": [{"name": "sql", "mountPath": "/etc/sql", "secret": {"secretName": "orders-sql"}}],
+                                  "sidecars": [
+                                      {"name": "cloud-sql-proxy", "image": "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.14.1",
+                                       "args": ["--port=5432", "acme:europe-west1:orders"], "files": ["sql"],
+                                       "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}}},
+                                      {"name": "oauth2-proxy", "image": "quay.io/oauth2-proxy/oauth2-proxy:v7.7.1",
+                                       "args": ["--http-address=0.0.0.0:4180", "--upstream=http://127.0.0.1:8080"],
+                                       "envFrom": [{"secretRef": {"name": "oauth2-proxy"}}],
+                                       "healthChecks": {"readiness": {"httpGet": {"path": "/ping", "port": 4180}}}}]})
+    team_config("Secret", "shop", "orders-sql", {"credentials.json": "e30="}, 15)
+    d = settled(p)
+    dep = d["Deployment/orders"]
+    h = template_hash(dep["spec"]["template"]["metadata"]["annotations"]["stackdome.io/revision"])
+    cases["sidecars"] = converge(request(p, observe_all(p, d, k, dep_status(1, 1, 1, 1)), [pod("orders-%s-s1d3c" % h, p, dep, "127.0.0.245", n=k)]))
+
+    # 42. A sidecar crash-loops (its exit 1, restarted by the kubelet: restartPolicy
+    # Always) while the app runs: CrashLooping names the sidecar.
+    p, k = new("vault-app", "secure", {"type": "Service", "image": "ghcr.io/acme/vault-app:1.0", "ports": [{"name": "http", "port": 8080}],
+                                       "sidecars": [{"name": "vault-agent", "image": "hashicorp/vault:1.18", "args": ["agent", "-config=/etc/vault/agent.hcl"]}]})
+    d = settled(p)
+    dep = d["Deployment/vault-app"]
+    h = template_hash(dep["spec"]["template"]["metadata"]["annotations"]["stackdome.io/revision"])
+    sp = pod("vault-app-%s-v4ult" % h, p, dep, "127.0.0.246", ready=False, n=k)
+    sp["status"]["initContainerStatuses"] = [{"name": "vault-agent", "image": "hashicorp/vault:1.18", "imageID": "", "ready": False, "restartCount": 4,
+                                              "started": False, "state": {"waiting": {"reason": "CrashLoopBackOff",
+                                                                                       "message": "back-off 1m20s restarting failed container=vault-agent pod=vault-app-%s-v4ult_secure" % h}},
+                                              "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "startedAt": "2026-11-29T11:58:01Z",
+                                                                           "finishedAt": "2026-11-29T11:58:02Z", "containerID": "containerd://7a11"}}}]
+    cases["sidecar-crash-looping"] = converge(request(p, observe_all(p, d, k, dep_status(1, 1, 0, 0, progressing=("True", "ReplicaSetUpdated", "ReplicaSet is progressing."))), [sp]))
+
+    # 43. type Job, first sync: the Job <name>-<revision> is created.
+    backfill = {"type": "Job", "image": "ghcr.io/acme/backfill:2.1", "args": ["--since", "2026-01-01"],
+                "job": {"backoffLimit": 2, "activeDeadlineSeconds": 3600}, "envFrom": [{"secretRef": {"name": "warehouse-db"}}]}
+    team_config("Secret", "data", "warehouse-db", {"url": "cG9zdGdyZXM6Ly8="}, 16)
+    p, _ = new("backfill", "data", copy.deepcopy(backfill))
+    cases["job-created"] = converge(request(p))
+
+    # 44. type Job, complete: the Job is kept as it is (returned unchanged), never rerun.
+    p, k = new("backfill", "data", copy.deepcopy(backfill))
+    d = desired_of(request(p))
+    (jk, j), = [(k2, v) for k2, v in d.items() if k2.startswith("Job/")]
+    jo = observe_all(p, d, k, job_status("Complete"), workload_kind="Job")
+    jobj = [o for o in jo if o["kind"] == "Job"][0]
+    cases["job-complete"] = converge(request(p, jo, [job_pod(jobj["metadata"]["name"] + "-x7k2p", p, jobj, k, exit_code=0)]))
+
+    # 45. type Job, failed: backoffLimit reached; status names the Job, the reason and the
+    # pod's exit code; Stalled until the spec changes.
+    p, k = new("backfill", "data", copy.deepcopy(backfill))
+    d = desired_of(request(p))
+    jo = observe_all(p, d, k, job_status("Failed", failed=3), workload_kind="Job")
+    jobj = [o for o in jo if o["kind"] == "Job"][0]
+    jn = jobj["metadata"]["name"]
+    pods = [job_pod(jn + "-a1b2c", p, jobj, k, exit_code=3), job_pod(jn + "-d3e4f", p, jobj, k + 1, exit_code=3),
+            job_pod(jn + "-g5h6i", p, jobj, k + 2, exit_code=3)]
+    pods[2]["metadata"]["creationTimestamp"] = "2026-11-29T11:30:40Z"
+    cases["job-failed"] = converge(request(p, jo, pods))
+
+    # 46. type Job with ports slipped past admission (a CRD without the rule): InvalidSpec,
+    # the Job kept as last applied.
+    p, k = new("backfill", "data", copy.deepcopy(backfill))
+    d = desired_of(request(p))
+    jo = observe_all(p, d, k, job_status("Running"), workload_kind="Job")
+    req = converge(request(p, jo))
+    req["parent"]["spec"]["ports"] = [{"name": "http", "port": 8080}]
+    req["parent"]["metadata"]["generation"] = 2
+    cases["invalid-spec-job-ports"] = converge(req)
+
+    # 47. type CronJob, the CronJob made, no run yet: Available NotYetRun.
+    nightly = {"type": "CronJob", "image": "ghcr.io/acme/reports:3.2", "args": ["nightly"],
+               "cronJob": {"schedule": "0 3 * * *", "timeZone": "Europe/Berlin", "concurrencyPolicy": "Forbid", "startingDeadlineSeconds": 600,
+                           "successfulJobsHistoryLimit": 3, "failedJobsHistoryLimit": 2},
+               "job": {"backoffLimit": 1, "activeDeadlineSeconds": 1800},
+               "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}}}
+    p, k = new("nightly-report", "finance", copy.deepcopy(nightly))
+    d = desired_of(request(p))
+    cases["cronjob-not-yet-run"] = converge(request(p, observe_all(p, d, k, {}, workload_kind="CronJob")))
+
+    # 48. type CronJob, the last finished run failed (exit 2): Available False names the Job
+    # and the crash of its pod; the run before succeeded.
+    p, k = new("nightly-report", "finance", copy.deepcopy(nightly))
+    d = desired_of(request(p))
+    cst = {"lastScheduleTime": "2026-11-29T02:00:00Z", "lastSuccessfulTime": "2026-11-28T02:01:40Z"}
+    co = observe_all(p, d, k, cst, workload_kind="CronJob")
+    cron = [o for o in co if o["kind"] == "CronJob"][0]
+    ok = cron_job_run(p, cron, "nightly-report-29405940", k, "Complete", "2026-11-28T02:00:00Z", "2026-11-28T02:01:40Z")
+    bad = cron_job_run(p, cron, "nightly-report-29407380", k + 1, "Failed", "2026-11-29T02:00:00Z", "2026-11-29T02:03:12Z", failed=2)
+    pods = [job_pod("nightly-report-29407380-q8w7e", p, bad, k, exit_code=2), job_pod("nightly-report-29407380-r5t4y", p, bad, k + 1, exit_code=2)]
+    pods[0]["metadata"]["creationTimestamp"] = "2026-11-29T02:00:01Z"
+    pods[1]["metadata"]["creationTimestamp"] = "2026-11-29T02:01:30Z"
+    cases["cronjob-last-run-failed"] = converge(request(p, co, pods, jobs=[ok, bad]))
+
+    # 49. type CronJob, suspended, its last run succeeded: Stalled Suspended, Available True.
+    susp = copy.deepcopy(nightly)
+    susp["cronJob"]["suspend"] = True
+    p, k = new("nightly-report", "finance", susp)
+    d = desired_of(request(p))
+    co = observe_all(p, d, k, {"lastScheduleTime": "2026-11-28T02:00:00Z", "lastSuccessfulTime": "2026-11-28T02:01:40Z"}, workload_kind="CronJob")
+    cron = [o for o in co if o["kind"] == "CronJob"][0]
+    ok = cron_job_run(p, cron, "nightly-report-29405940", k, "Complete", "2026-11-28T02:00:00Z", "2026-11-28T02:01:40Z")
+    zp = job_pod("nightly-report-29405940-z9x8c", p, ok, k, exit_code=0)
+    zp["metadata"]["creationTimestamp"] = "2026-11-28T02:00:01Z"
+    cases["cronjob-suspended"] = converge(request(p, co, [zp], jobs=[ok]))
 
 
 if __name__ == "__main__":

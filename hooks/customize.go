@@ -10,19 +10,23 @@ import (
 // Customize answers the customize hook, which the chart registers at hook
 // version v2 so that a namespaced parent may relate an object of another
 // namespace:
+//
 //   - the app's pods, by the labels its workload selects them with, in the
 //     parent's namespace (named: under v2 a rule without a namespace selects
 //     from every namespace);
+//
 //   - when the spec has public ports with error pages and the wiring mirrors
 //     the chart's error-page Service (not CrossNamespace), that Service, by
 //     namespace and name: its ClusterIP goes into the resource's own
 //     EndpointSlice (children/wiring.go). A Service is written when its spec or labels
 //     change, not when stackdome's pods roll out, so this relation resyncs
 //     no parent on a rollout;
+//
 //   - when the spec has public ports and names its own Traefik Middlewares
 //     (spec.middlewares), those, by name in the parent's namespace: a route
 //     refers to each only once it is related, i.e. exists, because Traefik
 //     disables a route referring to a Middleware it cannot find;
+//
 //   - when the spec is valid and uses ConfigMaps or Secrets (files, envFrom,
 //     env[].valueFrom), those, by name in the parent's namespace, one rule
 //     per kind: their content's digest goes into the pod template, so a
@@ -31,6 +35,12 @@ import (
 //     are cluster-wide per kind, and a rule without names would send every
 //     Secret of the namespace to the hook. A kind of c.Unrelated gets no
 //     rule: Metacontroller then watches no object of it at all.
+//
+//   - for a type CronJob, the Jobs its CronJob creates, by the same labels
+//     in the parent's namespace (their job template carries them): status
+//     reads the last schedule and the last successful and failed run from
+//     them, and the crash from their pods, already related by the first
+//     rule (customize_batch.go says what it costs).
 //
 // It is a function of the parent's name, namespace and spec, because
 // Metacontroller caches the answer per generation; it never answers a rule
@@ -74,6 +84,9 @@ func (c Config) Customize(req *metacontroller.CustomizeRequest) (*metacontroller
 				})
 			}
 		}
+	}
+	if p.SpecErr == nil && p.Spec.Type == schema.TypeCronJob {
+		rules = append(rules, cronJobRuns(p))
 	}
 	return &metacontroller.CustomizeResponse{RelatedResources: rules}, nil
 }

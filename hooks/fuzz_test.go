@@ -182,6 +182,12 @@ func checkAnswer(tb testing.TB, path string, w *httptest.ResponseRecorder) {
 						tb.Fatalf("customize answer relates %s without a name: %s", s.Resource, body)
 					}
 				}
+			case s.APIVersion == "batch/v1" && s.Resource == "jobs":
+				// A CronJob's runs: by the pods' selector, in the parent's
+				// namespace, never by names.
+				if s.Namespace != r.Namespace || s.LabelSelector == nil || len(s.Names) > 0 || !maps.Equal(s.LabelSelector.MatchLabels, r.LabelSelector.MatchLabels) {
+					tb.Fatalf("customize answer relates Jobs beyond the CronJob's runs: %s", body)
+				}
 			default:
 				tb.Fatalf("customize answer relates an unexpected kind: %s", body)
 			}
@@ -214,35 +220,37 @@ func badInputs(tb testing.TB) map[string]badInput {
 	}
 	in := func(body string, code int, answer string) badInput { return badInput{[]byte(body), code, answer} }
 	out := map[string]badInput{
-		"malformed json":           in(`{"parent":`, 400, "decoding request: unexpected end of JSON input"),
-		"not an object":            in(`[1,2]`, 400, "decoding request: field : cannot use a JSON array"),
-		"empty body":               in(``, 400, "decoding request: unexpected end of JSON input"),
-		"null body":                in(`null`, 400, "request has no parent"),
-		"trailing garbage":         {append(append([]byte{}, serving...), "}{"...), 400, "after top-level value"},
-		"missing parent":           in(`{"children":{}}`, 400, "request has no parent"),
-		"parent wrong type":        in(`{"parent":"checkout"}`, 400, "decoding parent: field : cannot use a JSON string"),
-		"parent without name":      in(`{"parent":{"kind":"StackResource","spec":{}}}`, 400, "parent has no metadata.name"),
-		"parent of another kind":   in(`{"parent":{"kind":"Toy","metadata":{"name":"t"}}}`, 400, "parent is a Toy, not a StackResource"),
-		"children wrong type":      in(minimal(valid)+`,"children":[]}`, 400, "field children: cannot use a JSON array"),
-		"group wrong type":         in(minimal(valid)+`,"children":{"Deployment.apps/v1":[]}}`, 400, "field children: cannot use a JSON array"),
-		"pod wrong type":           {bytes.Replace(serving, []byte(`"podIP": "127.0.0.81"`), []byte(`"podIP": 81`), 1), 400, `decoding related pod "shop/checkout-5d9c7b8f6-abcde"`},
-		"workload wrong type":      {bytes.Replace(serving, []byte(`"readyReplicas": 2`), []byte(`"readyReplicas": "2"`), 1), 400, `decoding observed Deployment.apps/v1 "checkout"`},
-		"finalizing wrong type":    in(minimal(valid)+`,"finalizing":"yes"}`, 400, "field finalizing: cannot use a JSON string as bool"),
-		"generation out of range":  in(`{"parent":{"kind":"StackResource","metadata":{"name":"t","generation":1e400},"spec":`+valid+`}}`, 400, "metadata.generation: cannot use a JSON number 1e400"),
-		"invalid utf-8":            in("{\"parent\":{\"kind\":\"StackResource\",\"metadata\":{\"name\":\"t\xff\"},\"spec\":{\"type\":\"Service\",\"image\":\"i\xfe\"}}}", 200, "t\ufffd"),
-		"deep nesting 10000":       {deep(10000), 400, "exceeded max depth"},
-		"deep nesting 9990":        {deep(9990), 200, `"children":[{`},
-		"duplicate parent":         in(minimal(valid)+`,"parent":{"kind":"StackResource"}}`, 400, "parent has no metadata.name"),
-		"duplicate spec key":       in(minimal(`{"type":"Service","image":"i","type":"Bogus"}`)+`}`, 200, `spec.type \"Bogus\" is not Service`),
-		"unknown group key":        in(minimal(valid)+`,"children":{"Foo.example.io/v1":{"t":{"apiVersion":"example.io/v1","kind":"Foo","metadata":{"name":"t"}}}}}`, 200, `"kind":"Deployment"`),
-		"negative replicas":        in(minimal(`{"type":"Service","image":"i","replicas":-1}`)+`}`, 200, "spec.replicas -1 must not be negative"),
-		"replicas overflow":        in(minimal(`{"type":"Service","image":"i","replicas":4294967296}`)+`}`, 200, "field replicas: cannot use a JSON number 4294967296 as int32"),
-		"spec wrong type":          in(minimal(`"Service"`)+`}`, 200, "cannot use a JSON string as schema.Spec"),
-		"name not a DNS label":     in(`{"parent":{"kind":"StackResource","metadata":{"name":"my.app"},"spec":`+valid+`}}`, 200, `invalid name \"my.app\"`),
-		"spec missing":             in(`{"parent":{"kind":"StackResource","metadata":{"name":"t"}}}`, 200, "spec is missing"),
-		"bad quantity":             in(minimal(`{"type":"StatefulService","image":"i","storage":{"size":"lots","mountPath":"/d"}}`)+`}`, 200, "quantities must match"),
-		"every spec rule broken":   in(minimal(`{"type":"Job","image":" ","ports":[{"name":"HTTP_1","port":0,"public":true},{"name":"HTTP_1","port":0}],"host":"-x-","storage":{"size":"0","mountPath":"d"}}`)+`}`, 200, "spec.image is required"),
-		"invalid spec, unkeepable": in(minimal(`{"type":"Service"}`)+`,"children":{"Deployment.apps/v1":{"t":{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"t"}}}}}`, 422, "cannot be kept"),
+		"malformed json":            in(`{"parent":`, 400, "decoding request: unexpected end of JSON input"),
+		"not an object":             in(`[1,2]`, 400, "decoding request: field : cannot use a JSON array"),
+		"empty body":                in(``, 400, "decoding request: unexpected end of JSON input"),
+		"null body":                 in(`null`, 400, "request has no parent"),
+		"trailing garbage":          {append(append([]byte{}, serving...), "}{"...), 400, "after top-level value"},
+		"missing parent":            in(`{"children":{}}`, 400, "request has no parent"),
+		"parent wrong type":         in(`{"parent":"checkout"}`, 400, "decoding parent: field : cannot use a JSON string"),
+		"parent without name":       in(`{"parent":{"kind":"StackResource","spec":{}}}`, 400, "parent has no metadata.name"),
+		"parent of another kind":    in(`{"parent":{"kind":"Toy","metadata":{"name":"t"}}}`, 400, "parent is a Toy, not a StackResource"),
+		"children wrong type":       in(minimal(valid)+`,"children":[]}`, 400, "field children: cannot use a JSON array"),
+		"group wrong type":          in(minimal(valid)+`,"children":{"Deployment.apps/v1":[]}}`, 400, "field children: cannot use a JSON array"),
+		"pod wrong type":            {bytes.Replace(serving, []byte(`"podIP": "127.0.0.81"`), []byte(`"podIP": 81`), 1), 400, `decoding related pod "shop/checkout-5d9c7b8f6-abcde"`},
+		"workload wrong type":       {bytes.Replace(serving, []byte(`"readyReplicas": 2`), []byte(`"readyReplicas": "2"`), 1), 400, `decoding observed Deployment.apps/v1 "checkout"`},
+		"finalizing wrong type":     in(minimal(valid)+`,"finalizing":"yes"}`, 400, "field finalizing: cannot use a JSON string as bool"),
+		"generation out of range":   in(`{"parent":{"kind":"StackResource","metadata":{"name":"t","generation":1e400},"spec":`+valid+`}}`, 400, "metadata.generation: cannot use a JSON number 1e400"),
+		"invalid utf-8":             in("{\"parent\":{\"kind\":\"StackResource\",\"metadata\":{\"name\":\"t\xff\"},\"spec\":{\"type\":\"Service\",\"image\":\"i\xfe\"}}}", 200, "t\ufffd"),
+		"deep nesting 10000":        {deep(10000), 400, "exceeded max depth"},
+		"deep nesting 9990":         {deep(9990), 200, `"children":[{`},
+		"duplicate parent":          in(minimal(valid)+`,"parent":{"kind":"StackResource"}}`, 400, "parent has no metadata.name"),
+		"duplicate spec key":        in(minimal(`{"type":"Service","image":"i","type":"Bogus"}`)+`}`, 200, `spec.type \"Bogus\" is not Service`),
+		"unknown group key":         in(minimal(valid)+`,"children":{"Foo.example.io/v1":{"t":{"apiVersion":"example.io/v1","kind":"Foo","metadata":{"name":"t"}}}}}`, 200, `"kind":"Deployment"`),
+		"negative replicas":         in(minimal(`{"type":"Service","image":"i","replicas":-1}`)+`}`, 200, "spec.replicas -1 must not be negative"),
+		"replicas overflow":         in(minimal(`{"type":"Service","image":"i","replicas":4294967296}`)+`}`, 200, "field replicas: cannot use a JSON number 4294967296 as int32"),
+		"spec wrong type":           in(minimal(`"Service"`)+`}`, 200, "cannot use a JSON string as schema.Spec"),
+		"name not a DNS label":      in(`{"parent":{"kind":"StackResource","metadata":{"name":"my.app"},"spec":`+valid+`}}`, 200, `invalid name \"my.app\"`),
+		"spec missing":              in(`{"parent":{"kind":"StackResource","metadata":{"name":"t"}}}`, 200, "spec is missing"),
+		"bad quantity":              in(minimal(`{"type":"StatefulService","image":"i","storage":{"size":"lots","mountPath":"/d"}}`)+`}`, 200, "quantities must match"),
+		"every spec rule broken":    in(minimal(`{"type":"Lambda","image":" ","ports":[{"name":"HTTP_1","port":0,"public":true},{"name":"HTTP_1","port":0}],"host":"-x-","storage":{"size":"0","mountPath":"d"}}`)+`}`, 200, "spec.image is required"),
+		"port-only fields on a Job": in(minimal(`{"type":"Job","image":"i","ports":[{"name":"http","port":80}],"host":"a.example.com"}`)+`}`, 200, "spec.ports: Forbidden: type Job runs to completion and serves nothing"),
+		"unparsable schedule":       in(minimal(`{"type":"CronJob","image":"i","cronJob":{"schedule":"0 26 * * *"}}`)+`}`, 200, "the CronJob controller cannot parse it: end of range (26) above maximum (23)"),
+		"invalid spec, unkeepable":  in(minimal(`{"type":"Service"}`)+`,"children":{"Deployment.apps/v1":{"t":{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"t"}}}}}`, 422, "cannot be kept"),
 	}
 	maps.Copy(out, keptInputs(tb))
 	return out
@@ -542,7 +550,7 @@ func TestBadInputClasses(t *testing.T) {
 		"missing parent":    {`{}`, 400, "request has no parent"},
 		"parent wrong type": {`{"parent":[]}`, 400, "decoding parent"},
 		"another kind":      {`{"parent":{"kind":"Toy","metadata":{"name":"t"}}}`, 400, "not a StackResource"},
-		"invalid spec":      {minimal(`{"type":"Job"}`) + `}`, 200, `"matchLabels":{"app.kubernetes.io/instance":"t"`},
+		"invalid spec":      {minimal(`{"type":"Lambda"}`) + `}`, 200, `"matchLabels":{"app.kubernetes.io/instance":"t"`},
 	} {
 		t.Run("customize "+name, func(t *testing.T) {
 			w := post(t, router, "/customize", []byte(tc.body))

@@ -19,6 +19,8 @@ var ChildResources = []ChildResource{
 	{APIVersion: "discovery.k8s.io/v1", Resource: "endpointslices", Kind: "EndpointSlice"},
 	{APIVersion: "policy/v1", Resource: "poddisruptionbudgets", Kind: "PodDisruptionBudget"},
 	{APIVersion: "networking.k8s.io/v1", Resource: "networkpolicies", Kind: "NetworkPolicy"},
+	{APIVersion: "batch/v1", Resource: "jobs", Kind: "Job"},
+	{APIVersion: "batch/v1", Resource: "cronjobs", Kind: "CronJob"},
 }
 
 // OptionalChildResources are the kinds Sync returns only when the platform

@@ -52,7 +52,8 @@ type ConfigRef struct {
 	Roll     bool
 }
 
-// ConfigRefs are the ConfigMaps and Secrets the spec uses, each once,
+// ConfigRefs are the ConfigMaps and Secrets the spec uses (the sidecars'
+// env and envFrom included), each once,
 // sorted by kind then name. References without a name are left out
 // (Validate refuses them).
 func (s Spec) ConfigRefs() []ConfigRef {
@@ -79,7 +80,8 @@ func (s Spec) ConfigRefs() []ConfigRef {
 			add(KindSecret, f.Secret.SecretName, f.Secret.Optional, f.RollOnChange)
 		}
 	}
-	for _, e := range s.EnvFrom {
+	sidecarEnv, sidecarEnvFrom := s.sidecarEnv()
+	for _, e := range append(slices.Clone(s.EnvFrom), sidecarEnvFrom...) {
 		if e.ConfigMapRef != nil {
 			add(KindConfigMap, e.ConfigMapRef.Name, e.ConfigMapRef.Optional, e.RollOnChange)
 		}
@@ -87,7 +89,7 @@ func (s Spec) ConfigRefs() []ConfigRef {
 			add(KindSecret, e.SecretRef.Name, e.SecretRef.Optional, e.RollOnChange)
 		}
 	}
-	for _, e := range s.Env {
+	for _, e := range append(slices.Clone(s.Env), sidecarEnv...) {
 		if e.ValueFrom == nil {
 			continue
 		}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/robfig/cron/v3"
 )
 
 // FuzzValidate decodes any bytes as a Spec, the way the hook does, and
@@ -68,6 +70,12 @@ func FuzzValidate(f *testing.F) {
 		`{"type":"Service","image":"i","files":[{"name":"a","mountPath":"/a","configMap":{"name":"c"},"rollOnChange":1}],"envFrom":[{"configMapRef":{"name":"c"},"rollOnChange":true},{"configMapRef":{"name":"c"},"rollOnChange":false}]}`,
 		`{"type":"Service","image":"i","envFrom":{"configMapRef":{"name":"c"}}}`, `{"type":"Service","image":"i","podAnnotations":{"stackdome.io/config-digest":"x"}}`,
 		`{"type":"Service","image":"i","env":[{"name":"A","valueFrom":{"configMapKeyRef":{"name":"c","key":"k","optional":true}},"rollOnChange":false}]}`,
+		// Sidecars, Jobs and CronJobs, each wrong.
+		`{"type":"Service","image":"i","ports":[{"name":"a","port":1,"container":"proxy"}],"sidecars":[{"name":"app","image":"x"},{"name":"p","image":" "},{"name":"p","image":"y","files":["nope"]}]}`,
+		`{"type":"Job","image":"i","ports":[{"name":"a","port":1}],"host":"h","cronJob":{"schedule":"0 3 * * *"}}`,
+		`{"type":"CronJob","image":"i","cronJob":{"schedule":"61 * * * *","timeZone":"Mars/Olympus","concurrencyPolicy":"Sometimes"}}`,
+		`{"type":"CronJob","image":"i","cronJob":{"schedule":"TZ=UTC 0 3 * * *"}}`, `{"type":"CronJob","image":"i"}`,
+		`{"type":"Service","image":"i","job":{"backoffLimit":-1}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -84,8 +92,37 @@ func FuzzValidate(f *testing.F) {
 			}
 			return
 		}
-		if d.Type != TypeService && d.Type != TypeStatefulService {
+		switch d.Type {
+		case TypeService, TypeStatefulService:
+			if d.Job != nil || d.CronJob != nil {
+				t.Fatalf("accepted job %+v or cronJob %+v for %s", d.Job, d.CronJob, d.Type)
+			}
+		case TypeJob, TypeCronJob:
+			if len(d.Ports) > 0 || d.Host != "" || len(d.Hosts) > 0 || d.TLS != nil || len(d.Middlewares) > 0 || d.Autoscaling != nil || d.DrainSeconds != nil {
+				t.Fatalf("accepted a port-only field for %s: %s", d.Type, data)
+			}
+			if (d.Type == TypeCronJob) != (d.CronJob != nil) {
+				t.Fatalf("accepted cronJob %+v for %s", d.CronJob, d.Type)
+			}
+			if c := d.CronJob; c != nil {
+				if _, err := cron.ParseStandard(c.Schedule); err != nil || strings.Contains(c.Schedule, "TZ") {
+					t.Fatalf("accepted schedule %q the CronJob controller cannot take (%v)", c.Schedule, err)
+				}
+			}
+		default:
 			t.Fatalf("accepted type %q", d.Type)
+		}
+		containers := map[string]bool{ContainerName: true}
+		for _, c := range d.Sidecars {
+			if c.Name == ContainerName || c.Name == MigrationContainerName || containers[c.Name] || c.Name == "" || len(c.Name) > 63 || strings.TrimSpace(c.Image) == "" {
+				t.Fatalf("accepted sidecar %+v among %+v", c, d.Sidecars)
+			}
+			containers[c.Name] = true
+		}
+		for _, p := range d.Ports {
+			if p.Container != "" && !containers[p.Container] {
+				t.Fatalf("accepted port %+v of no container", p)
+			}
 		}
 		if strings.TrimSpace(d.Image) == "" || (d.Replicas == nil) == (d.Autoscaling == nil) || (d.Replicas != nil && *d.Replicas < 0) {
 			t.Fatalf("accepted image %q replicas %v autoscaling %+v", d.Image, d.Replicas, d.Autoscaling)

@@ -33,10 +33,16 @@ const (
 )
 
 // WorkloadKind is the kind of the workload the spec runs as: a StatefulSet
-// for a StatefulService, else a Deployment.
+// for a StatefulService, a Job or CronJob for those types, else a
+// Deployment.
 func (s Spec) WorkloadKind() string {
-	if s.Type == TypeStatefulService {
+	switch s.Type {
+	case TypeStatefulService:
 		return KindStatefulSet
+	case TypeJob:
+		return KindJob
+	case TypeCronJob:
+		return KindCronJob
 	}
 	return KindDeployment
 }

@@ -113,6 +113,11 @@ func publicSpec() Spec {
 	return s
 }
 
+// cronSpec is a valid type CronJob with c.
+func cronSpec(c CronJobSettings) Spec {
+	return Spec{Type: TypeCronJob, Image: "report", Workloads: Workloads{CronJob: &c}}
+}
+
 func i32(v int32) *int32 { return &v }
 func i64(v int64) *int64 { return &v }
 
@@ -296,6 +301,95 @@ var limitCases = map[string]limitCase{
 		s.Type = TypeStatefulService
 		s.Storage = &Storage{Size: resource.MustParse("1Gi"), MountPath: mountPath(n, "data")}
 		return s, "spec.storage.mountPath"
+	},
+	"spec.cronJob.failedJobsHistoryLimit minimum": func(n int) (Spec, string) {
+		return cronSpec(CronJobSettings{Schedule: "@daily", FailedJobsHistoryLimit: i32(int32(n))}), "spec.cronJob.failedJobsHistoryLimit"
+	},
+	"spec.cronJob.failedJobsHistoryLimit maximum": func(n int) (Spec, string) {
+		return cronSpec(CronJobSettings{Schedule: "@daily", FailedJobsHistoryLimit: i32(int32(n))}), "spec.cronJob.failedJobsHistoryLimit"
+	},
+	"spec.cronJob.successfulJobsHistoryLimit minimum": func(n int) (Spec, string) {
+		return cronSpec(CronJobSettings{Schedule: "@daily", SuccessfulJobsHistoryLimit: i32(int32(n))}), "spec.cronJob.successfulJobsHistoryLimit"
+	},
+	"spec.cronJob.successfulJobsHistoryLimit maximum": func(n int) (Spec, string) {
+		return cronSpec(CronJobSettings{Schedule: "@daily", SuccessfulJobsHistoryLimit: i32(int32(n))}), "spec.cronJob.successfulJobsHistoryLimit"
+	},
+	"spec.cronJob.startingDeadlineSeconds minimum": func(n int) (Spec, string) {
+		return cronSpec(CronJobSettings{Schedule: "@daily", StartingDeadlineSeconds: i64(int64(n))}), "spec.cronJob.startingDeadlineSeconds"
+	},
+	"spec.cronJob.schedule maxLength": func(n int) (Spec, string) {
+		// A parsable schedule of exactly n characters: a day of week
+		// repeated ("1,1,…"), "01" for an even length.
+		head := "0 3 * * 1"
+		if n%2 == 0 {
+			head = "0 3 * * 01"
+		}
+		return cronSpec(CronJobSettings{Schedule: head + strings.Repeat(",1", (n-len(head))/2)}), "spec.cronJob.schedule"
+	},
+	"spec.cronJob.timeZone maxLength": func(n int) (Spec, string) {
+		tz := "America/Argentina/ComodRivadavia" // the longest IANA name, 32
+		tz += strings.Repeat("x", n-len(tz))
+		return cronSpec(CronJobSettings{Schedule: "@daily", TimeZone: &tz}), "spec.cronJob.timeZone"
+	},
+	"spec.job.activeDeadlineSeconds minimum": func(n int) (Spec, string) {
+		s := cronSpec(CronJobSettings{Schedule: "@daily"})
+		s.Job = &JobSettings{ActiveDeadlineSeconds: i64(int64(n))}
+		return s, "spec.job.activeDeadlineSeconds"
+	},
+	"spec.job.backoffLimit minimum": func(n int) (Spec, string) {
+		s := cronSpec(CronJobSettings{Schedule: "@daily"})
+		s.Job = &JobSettings{BackoffLimit: i32(int32(n))}
+		return s, "spec.job.backoffLimit"
+	},
+	"spec.job.backoffLimit maximum": func(n int) (Spec, string) {
+		s := cronSpec(CronJobSettings{Schedule: "@daily"})
+		s.Job = &JobSettings{BackoffLimit: i32(int32(n))}
+		return s, "spec.job.backoffLimit"
+	},
+	"spec.ports[*].container maxLength": func(n int) (Spec, string) {
+		s := base()
+		name := strings.Repeat("c", n)
+		s.Sidecars = []Sidecar{{Name: strings.Repeat("c", min(n, 63)), Image: "proxy"}}
+		s.Ports = []Port{{Name: "proxy", Port: 4180, Container: name}}
+		return s, "spec.ports[0].container"
+	},
+	"spec.sidecars maxItems": func(n int) (Spec, string) {
+		s := base()
+		for i := range n {
+			s.Sidecars = append(s.Sidecars, Sidecar{Name: "s" + strconv.Itoa(i), Image: "x"})
+		}
+		return s, "spec.sidecars"
+	},
+	"spec.sidecars[*].files maxItems": func(n int) (Spec, string) {
+		s := base()
+		c := Sidecar{Name: "s", Image: "x"}
+		for i := range n {
+			f := "f" + strconv.Itoa(i)
+			s.Files = append(s.Files, File{Name: f, MountPath: "/etc/" + f,
+				ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}}})
+			c.Files = append(c.Files, f)
+		}
+		s.Files = s.Files[:min(n, 16)]
+		s.Sidecars = []Sidecar{c}
+		return s, "spec.sidecars[0].files"
+	},
+	"spec.sidecars[*].files[*] maxLength": func(n int) (Spec, string) {
+		s := base()
+		f := strings.Repeat("f", n)
+		s.Files = []File{{Name: f[:min(n, 57)], MountPath: "/etc/f",
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}}}}
+		s.Sidecars = []Sidecar{{Name: "s", Image: "x", Files: []string{f}}}
+		return s, "spec.sidecars[0].files[0]"
+	},
+	"spec.sidecars[*].image maxLength": func(n int) (Spec, string) {
+		s := base()
+		s.Sidecars = []Sidecar{{Name: "s", Image: strings.Repeat("i", n)}}
+		return s, "spec.sidecars[0].image"
+	},
+	"spec.sidecars[*].name maxLength": func(n int) (Spec, string) {
+		s := base()
+		s.Sidecars = []Sidecar{{Name: strings.Repeat("s", n), Image: "x"}}
+		return s, "spec.sidecars[0].name"
 	},
 	"spec.terminationGracePeriodSeconds minimum": func(n int) (Spec, string) {
 		s := base()

@@ -51,8 +51,8 @@ func TestValidate(t *testing.T) {
 				Ports:   []Port{{Name: "pg", Port: 5432}, {Name: "http", Port: 80, Public: true}},
 				Storage: &Storage{Size: size, MountPath: "/data"}},
 		},
-		"no type":      {spec: Spec{Image: "x"}, want: "invalid spec: spec.type is required (Service or StatefulService)"},
-		"bad type":     {spec: Spec{Type: "Job", Image: "x"}, want: `invalid spec: spec.type "Job" is not Service or StatefulService`},
+		"no type":      {spec: Spec{Image: "x"}, want: "invalid spec: spec.type is required (Service, StatefulService, Job or CronJob)"},
+		"bad type":     {spec: Spec{Type: "Lambda", Image: "x"}, want: `invalid spec: spec.type "Lambda" is not Service, StatefulService, Job or CronJob`},
 		"no image":     {spec: Spec{Type: TypeService, Image: " "}, want: "invalid spec: spec.image is required"},
 		"neg replicas": {spec: Spec{Type: TypeService, Image: "x", Replicas: &zero}, want: "invalid spec: spec.replicas -1 must not be negative"},
 		"dup names": {spec: Spec{Type: TypeService, Image: "x", Ports: []Port{{Name: "a", Port: 1}, {Name: "a", Port: 2}}},
@@ -109,7 +109,7 @@ func TestValidate(t *testing.T) {
 		"every problem at once": {
 			reason: "one error names every problem, in spec order",
 			spec:   Spec{Type: "", Image: "", Ports: []Port{{Name: "a", Port: 80, Public: true}, {Name: "a", Port: 80}}},
-			want: "invalid spec: spec.type is required (Service or StatefulService); spec.image is required; " +
+			want: "invalid spec: spec.type is required (Service, StatefulService, Job or CronJob); spec.image is required; " +
 				`spec.ports[1].name "a": port names must be unique; spec.ports[1].port 80: port numbers must be unique; spec.host is required when a port is public, or spec.hosts`,
 		},
 	}

@@ -35,6 +35,10 @@ type Status struct {
 	// Ports is each declared port as the last verdict saw it.
 	// +optional
 	Ports []PortStatus `json:"ports,omitempty"`
+	// Run is what the runs of a Job or CronJob say; unset for the other
+	// types.
+	// +optional
+	Run *RunStatus `json:"run,omitempty"`
 	// ChildrenMissingSince is when a child stackdome returns was first seen
 	// missing from the sync request (Metacontroller could not create it),
 	// without a break since; unset once every child is observed again,

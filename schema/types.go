@@ -36,8 +36,11 @@ const (
 // +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Available")].reason`
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`
+// +kubebuilder:printcolumn:name="Last Run",type=string,JSONPath=`.status.run.last.result`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image`,priority=1
+// +kubebuilder:printcolumn:name="Last Job",type=string,JSONPath=`.status.run.last.job`,priority=1
+// +kubebuilder:printcolumn:name="Scheduled",type=date,JSONPath=`.status.run.lastScheduleTime`,priority=1
 type StackResource struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -47,7 +50,7 @@ type StackResource struct {
 }
 
 // WorkloadType selects the workload a StackResource runs as.
-// +kubebuilder:validation:Enum=Service;StatefulService
+// +kubebuilder:validation:Enum=Service;StatefulService;Job;CronJob
 type WorkloadType string
 
 // The workload types: a Service runs as a Deployment, a StatefulService as a
@@ -74,9 +77,15 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.hosts) || !has(self.host) || !(self.host in self.hosts)",message="hosts must not repeat host: host is the first host already"
 // +kubebuilder:validation:XValidation:rule="!has(self.storage) || self.type == 'StatefulService'",message="storage is only allowed for type StatefulService"
 // +kubebuilder:validation:XValidation:rule="self.type == oldSelf.type",message="spec.type cannot change: the workload would be replaced and its pods and volumes lost. Create a new StackResource of the other type, move traffic to it, then delete this one"
+// +kubebuilder:validation:XValidation:rule="self.type in ['Job', 'CronJob'] || !has(self.job)",message="job is only for type Job or CronJob"
+// +kubebuilder:validation:XValidation:rule="(self.type == 'CronJob') == has(self.cronJob)",message="cronJob is required for type CronJob, and only for it"
+// +kubebuilder:validation:XValidation:rule="!(self.type in ['Job', 'CronJob']) || !(has(self.ports) || has(self.host) || has(self.hosts) || has(self.tls) || has(self.middlewares) || has(self.autoscaling) || has(self.replicas) || has(self.errorPages) || has(self.drainSeconds))",message="type Job and CronJob run to completion and serve nothing: ports, host, hosts, tls, middlewares, autoscaling, replicas, errorPages and drainSeconds are for type Service and StatefulService; remove them"
+// +kubebuilder:validation:XValidation:rule="!has(self.ports) || self.ports.all(p, !has(p.container) || p.container == 'app' || (has(self.sidecars) && self.sidecars.exists(c, c.name == p.container)))",message="a port's container must be app or the name of a sidecar"
+// +kubebuilder:validation:XValidation:rule="!has(self.sidecars) || self.sidecars.all(c, !has(c.files) || c.files.all(n, has(self.files) && self.files.exists(f, f.name == n)))",message="a sidecar's files must name entries of spec.files"
 // +kubebuilder:validation:XValidation:rule="has(self.storage) == has(oldSelf.storage)",message="spec.storage cannot be added or removed: it becomes the StatefulSet's volumeClaimTemplates, which Kubernetes never changes. Create a new StackResource with the storage you want and move the data"
 type Spec struct {
-	// Type is Service (a Deployment) or StatefulService (a StatefulSet).
+	// Type is Service (a Deployment), StatefulService (a StatefulSet), Job
+	// (a Job run once per spec revision) or CronJob (a CronJob).
 	Type WorkloadType `json:"type"`
 
 	// Image is the app container's image.
@@ -177,6 +186,8 @@ type Spec struct {
 	Metrics *Metrics `json:"metrics,omitempty"`
 
 	Pod `json:",inline"`
+
+	Workloads `json:",inline"`
 }
 
 // Port is one declared TCP port.
@@ -201,6 +212,13 @@ type Port struct {
 	// +kubebuilder:validation:Pattern=`^/[-a-zA-Z0-9._~/%]*$`
 	// +optional
 	Path string `json:"path,omitempty"`
+	// Container is the container listening on the port: app (the default)
+	// or a sidecar's name, e.g. an oauth2-proxy in front of the app. Every
+	// container of a pod shares its network, so the port is served,
+	// routed and dialed like the app's; only the containerPort moves.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Container string `json:"container,omitempty"`
 }
 
 // HealthChecks are explicit probes for the app container.

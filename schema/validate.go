@@ -26,11 +26,11 @@ func Validate(s Spec) error {
 	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
 
 	switch s.Type {
-	case TypeService, TypeStatefulService:
+	case TypeService, TypeStatefulService, TypeJob, TypeCronJob:
 	case "":
-		add("spec.type is required (Service or StatefulService)")
+		add("spec.type is required (Service, StatefulService, Job or CronJob)")
 	default:
-		add("spec.type %q is not Service or StatefulService", s.Type)
+		add("spec.type %q is not Service, StatefulService, Job or CronJob", s.Type)
 	}
 	if strings.TrimSpace(s.Image) == "" {
 		add("spec.image is required")
@@ -92,6 +92,9 @@ func Validate(s Spec) error {
 	errs = append(errs, validatePod(s)...)
 	errs = append(errs, messages(validateBrand(s))...)
 	errs = append(errs, messages(validateMetrics(s))...)
+	for _, e := range validateWorkloads(s) {
+		errs = append(errs, e.Error())
+	}
 	if len(errs) == 0 {
 		return nil
 	}

@@ -68,8 +68,8 @@ type Desired struct {
 }
 
 // Build computes the children of a valid, defaulted spec that depend on the
-// spec alone — the Services, the workload, the autoscaler, the disruption
-// budget — with the
+// spec alone — the Services, the workload (a Deployment, StatefulSet, Job
+// or CronJob), the autoscaler, the disruption budget — with the
 // StatefulSet's claim templates as cl decides (the zero Claims: the spec's).
 // The routing children, which also depend on what the request observed,
 // follow them (Routing). Core kinds are built typed and made canonical.
@@ -83,22 +83,34 @@ func Build(cfg Config, name string, spec schema.Spec, cl Claims, digest string) 
 		mount = cl.Mount
 	}
 	tmpl := podTemplate(cfg, name, spec, mount)
-	if digest != "" {
+	if digest != "" && spec.Type != schema.TypeJob {
+		// Not a Job's: a new content of its ConfigMaps would rerun a
+		// one-off run; the spec alone decides when it runs again.
 		tmpl.Annotations = withAnnotation(tmpl.Annotations, schema.AnnotationConfigDigest, digest)
 	}
 	rev, err := revision(tmpl)
+	if spec.Type == schema.TypeJob {
+		rev, err = jobRevision(spec, tmpl)
+	}
 	if err != nil {
 		return Desired{}, err
 	}
 	tmpl.Annotations = withRevision(tmpl.Annotations, rev)
 
 	var typed []any
+	switch spec.Type {
+	case schema.TypeJob:
+		typed = append(typed, job(name, rev, spec, tmpl))
+	case schema.TypeCronJob:
+		typed = append(typed, cronJob(name, spec, tmpl))
+	}
 	if len(spec.Ports) > 0 {
 		typed = append(typed, service(name, name, spec, false))
 	}
-	if spec.Type == schema.TypeStatefulService {
+	switch spec.Type {
+	case schema.TypeStatefulService:
 		typed = append(typed, service(observed.HeadlessName(name), name, spec, true), statefulSet(name, spec, tmpl))
-	} else {
+	case schema.TypeService:
 		typed = append(typed, deployment(name, spec, tmpl))
 	}
 	if spec.Autoscaling != nil {
@@ -124,8 +136,9 @@ func Build(cfg Config, name string, spec schema.Spec, cl Claims, digest string) 
 	return out, nil
 }
 
-// revision is a short stable hash of the canonical pod template.
-func revision(tmpl corev1.PodTemplateSpec) (string, error) {
+// revision is a short stable hash of a canonical object: the pod template
+// (a Job: its whole JobSpec).
+func revision(tmpl any) (string, error) {
 	m, err := canonical(tmpl)
 	if err != nil {
 		return "", err

@@ -47,7 +47,12 @@ func podTemplate(cfg Config, name string, spec schema.Spec, mount bool) corev1.P
 		pod.TopologySpreadConstraints = append(pod.TopologySpreadConstraints, t)
 	}
 	pod.Containers = []corev1.Container{c}
-	pod.InitContainers = migration(spec, c)
+	pod.InitContainers = append(sidecars(cfg, spec), migration(spec, c)...)
+	if spec.RunsToCompletion() {
+		// Every failed run is a pod of its own, kept with its exit code
+		// for status to read; backoffLimit counts them.
+		pod.RestartPolicy = corev1.RestartPolicyNever
+	}
 	l := maps.Clone(spec.PodLabels)
 	if l == nil {
 		l = map[string]string{}
@@ -84,16 +89,14 @@ func container(cfg Config, spec schema.Spec, mount bool) corev1.Container {
 		SecurityContext: containerSecurity(cfg, spec.SecurityContext),
 	}
 	c.Resources = resources(cfg, spec)
-	for _, p := range spec.Ports {
-		c.Ports = append(c.Ports, corev1.ContainerPort{Name: p.Name, ContainerPort: p.Port, Protocol: corev1.ProtocolTCP})
-	}
+	c.Ports = containerPorts(spec, schema.ContainerName)
 	if hc := spec.HealthChecks; hc != nil {
 		c.ReadinessProbe, c.LivenessProbe, c.StartupProbe = hc.Readiness, hc.Liveness, hc.Startup
 	}
 	// An explicit readiness probe always wins. Otherwise a TCP probe on the
 	// primary port with the kubelet's default timing; never a synthesized
 	// liveness or startup probe, which would restart-loop a slow starter.
-	if primary, ok := spec.PrimaryPort(); ok && c.ReadinessProbe == nil {
+	if primary, ok := appProbePort(spec); ok && c.ReadinessProbe == nil {
 		c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
 			TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(primary.Port)},
 		}}

@@ -29,6 +29,16 @@ type Child struct {
 				Annotations map[string]string `json:"annotations"`
 			} `json:"metadata"`
 		} `json:"template"`
+		// CronJob only: the pod template of its Jobs.
+		JobTemplate struct {
+			Spec struct {
+				Template struct {
+					Metadata struct {
+						Annotations map[string]string `json:"annotations"`
+					} `json:"metadata"`
+				} `json:"template"`
+			} `json:"spec"`
+		} `json:"jobTemplate"`
 		// StatefulSet only.
 		PodManagementPolicy  string            `json:"podManagementPolicy"`
 		VolumeClaimTemplates []json.RawMessage `json:"volumeClaimTemplates"`
@@ -66,7 +76,13 @@ type Child struct {
 			Status  string `json:"status"`
 			Reason  string `json:"reason"`
 			Message string `json:"message"`
+			// Job only.
+			LastTransitionTime metav1.Time `json:"lastTransitionTime"`
 		} `json:"conditions"`
+		jobStatus
+		// CronJob only.
+		LastScheduleTime   *metav1.Time `json:"lastScheduleTime"`
+		LastSuccessfulTime *metav1.Time `json:"lastSuccessfulTime"`
 	} `json:"status"`
 }
 
@@ -86,8 +102,12 @@ type Related struct {
 		StartTime         *metav1.Time             `json:"startTime"`
 		Conditions        []corev1.PodCondition    `json:"conditions"`
 		ContainerStatuses []corev1.ContainerStatus `json:"containerStatuses"`
-		// InitContainerStatuses: spec.migration's container migrate.
+		// InitContainerStatuses: spec.migration's container migrate and
+		// the sidecars.
 		InitContainerStatuses []corev1.ContainerStatus `json:"initContainerStatuses"`
+		// A related Job's (a CronJob's run) only; its conditions are
+		// Conditions.
+		jobStatus
 	} `json:"status"`
 }
 

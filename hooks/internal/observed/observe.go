@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/stackdome/stackdome/metacontroller"
+	"github.com/stackdome/stackdome/schema"
 )
 
 // Observed is everything of a sync request the hook decides from besides
@@ -14,6 +15,9 @@ type Observed struct {
 	Pods     []Related // related pods, sorted by name, terminating ones left out
 	Wiring   Wiring
 	Config   Config // the ConfigMaps and Secrets the spec uses
+	// Runs are the Jobs of a type Job (its children) or CronJob (related),
+	// oldest first; nil for the serving types.
+	Runs []Run
 	// Missing are the children the answer returns that the request does
 	// not observe (Request.Missing), in answer order. Observe leaves it
 	// empty: the pipeline fills it once the children are built.
@@ -51,7 +55,11 @@ var (
 func Observe(req *Request, p *Parent, svc ErrorService, unrelated Unrelated) (Observed, error) {
 	var o Observed
 	name, namespace := p.Metadata.Name, p.Metadata.Namespace
-	group := metacontroller.GroupKey(p.Spec.WorkloadKind(), "apps/v1")
+	apiVersion := "apps/v1"
+	if p.Spec.RunsToCompletion() {
+		apiVersion = "batch/v1"
+	}
+	group := metacontroller.GroupKey(p.Spec.WorkloadKind(), apiVersion)
 	w, _, err := req.child(group, namespace, name)
 	if err != nil {
 		return o, fmt.Errorf("decoding observed %s %q: %w", group, name, err)
@@ -65,7 +73,13 @@ func Observe(req *Request, p *Parent, svc ErrorService, unrelated Unrelated) (Ob
 	o.Wiring = viewWiring(name, namespace, req.lookup(namespace), req.errorService(svc))
 	o.Wiring.Routes.Middlewares = req.relatedMiddlewares(namespace, p.Spec.MiddlewareNames())
 	o.Config = req.config(namespace, p.Spec, unrelated)
-	return o, nil
+	switch p.Spec.Type {
+	case schema.TypeJob:
+		o.Runs, err = req.jobChildren()
+	case schema.TypeCronJob:
+		o.Runs, err = req.relatedJobs(namespace)
+	}
+	return o, err
 }
 
 // livePods are the pods that say something about the app's future, sorted

@@ -48,9 +48,13 @@ func configCondition(namespace, name string, spec schema.Spec, c observed.Config
 				}
 			}
 		}
-		return metav1.ConditionUnknown, schema.ReasonNotWatched, fmt.Sprintf(
-			"not watched on this install (%s): %s. Whether each exists is not checked, and a change of its content does not roll the pods: after changing it, run kubectl rollout restart %s/%s -n %s",
-			strings.Join(values, ", "), refList(namespace, c.Unwatched), strings.ToLower(spec.WorkloadKind()), name, namespace), true
+		then := fmt.Sprintf("a change of its content does not roll the pods: after changing it, run kubectl rollout restart %s/%s -n %s",
+			strings.ToLower(spec.WorkloadKind()), name, namespace)
+		if spec.RunsToCompletion() {
+			then = "a change of its content is not tracked: only pods started after it read it"
+		}
+		return metav1.ConditionUnknown, schema.ReasonNotWatched, fmt.Sprintf("not watched on this install (%s): %s. Whether each exists is not checked, and %s",
+			strings.Join(values, ", "), refList(namespace, c.Unwatched), then), true
 	}
 	return metav1.ConditionTrue, schema.ReasonConfigFound, fmt.Sprintf(
 		"every ConfigMap and Secret the pods use exists in namespace %s (%d)", namespace, len(refs)), true

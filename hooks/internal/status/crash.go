@@ -17,8 +17,8 @@ var (
 
 // crashDetails returns one runtime_crash detail per container of the
 // current-revision pods that is not ready because it crashes, was OOMKilled,
-// exits, or cannot start — the init containers (spec.migration's migrate)
-// first, read alike: a migration exiting non-zero keeps the pod from
+// exits, or cannot start — the init containers (spec.migration's migrate
+// and the sidecars) first, read alike: a migration exiting non-zero keeps the pod from
 // starting the way a crashing app does. The first pod (by name) that shows
 // a container's failure speaks for it.
 func crashDetails(pods []*observed.Related, rev string) []schema.FailureDetail {
@@ -35,7 +35,13 @@ func crashDetails(pods []*observed.Related, rev string) []schema.FailureDetail {
 			if !ok {
 				continue
 			}
-			d.Revision, d.Message = rev, "init "+d.Message
+			// The init containers are the migration and the native
+			// sidecars (restartPolicy Always), which crash-loop like the app.
+			kind := "sidecar "
+			if cs.Name == schema.MigrationContainerName {
+				kind = "init "
+			}
+			d.Revision, d.Message = rev, kind+d.Message
 			seen[cs.Name] = true
 			out = append(out, d)
 		}

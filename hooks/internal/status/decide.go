@@ -78,6 +78,9 @@ type Outcome struct {
 // replica's view of the verifier (nil: it knows nothing) and now the time
 // every new transition is stamped with. It performs no I/O.
 func Decide(cfg Config, p *observed.Parent, spec schema.Spec, rev string, obs observed.Observed, notApplied string, verdicts Verdicts, now metav1.Time) Outcome {
+	if spec.RunsToCompletion() {
+		return decideRun(cfg, p, spec, rev, obs, now)
+	}
 	if verdicts == nil {
 		verdicts = noVerdicts{}
 	}

@@ -23,7 +23,8 @@ func equalStatus(a, b schema.Status) bool {
 				x.Port == y.Port && x.Revision == y.Revision && equalPtr(x.ExitCode, y.ExitCode) && x.ObservedAt.Equal(y.ObservedAt)
 		}) &&
 		slices.Equal(a.Ports, b.Ports) && equalPortCheck(a.PortCheck, b.PortCheck) &&
-		a.ChildrenMissingSince.Equal(b.ChildrenMissingSince)
+		a.ChildrenMissingSince.Equal(b.ChildrenMissingSince) &&
+		equalRun(a.Run, b.Run)
 }
 
 func equalPortCheck(a, b *schema.PortCheck) bool {

@@ -1,0 +1,208 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestAdmissionWorkloads proves the CRD's rules for sidecars and the
+// run-to-completion types on a real API server: a Job or CronJob refuses
+// every port-only field with one message saying why, a CronJob needs its
+// schedule and the schedule its shape, and a port names an existing
+// container. The schedule's full grammar is the CronJob controller's parser
+// (schema.Validate); CEL checks its shape.
+func TestAdmissionWorkloads(t *testing.T) {
+	requireStackResourceCRD(t)
+	ns := newNamespace(t)
+	path := "/apis/stackdome.io/v1alpha1/namespaces/" + ns + "/stackresources?dryRun=All"
+	job := func(edits obj) obj {
+		s := obj{"type": "Job", "image": "example.invalid/backfill:1", "job": obj{"backoffLimit": 2, "activeDeadlineSeconds": 600}}
+		for k, v := range edits {
+			s[k] = v
+		}
+		return s
+	}
+	cron := func(edits obj) obj {
+		s := obj{"type": "CronJob", "image": "example.invalid/report:1",
+			"cronJob": obj{"schedule": "0 3 * * *", "timeZone": "Europe/Berlin", "concurrencyPolicy": "Forbid", "startingDeadlineSeconds": 300,
+				"successfulJobsHistoryLimit": 3, "failedJobsHistoryLimit": 1, "suspend": false}}
+		for k, v := range edits {
+			s[k] = v
+		}
+		return s
+	}
+	portOnly := "type Job and CronJob run to completion and serve nothing"
+	tryAdmission(t, path, map[string]admissionCase{
+		"a Job":               {spec: job(nil)},
+		"a CronJob":           {spec: cron(nil)},
+		"a CronJob @daily":    {spec: cron(obj{"cronJob": obj{"schedule": "@daily"}})},
+		"a Job with ports":    {spec: job(obj{"ports": []any{obj{"name": "http", "port": 8080}}}), want: []string{portOnly, "ports, host, hosts, tls"}},
+		"a Job with a host":   {spec: job(obj{"host": "a.example.com"}), want: []string{portOnly}},
+		"a CronJob with tls":  {spec: cron(obj{"tls": obj{}}), want: []string{portOnly}},
+		"a CronJob autoscale": {spec: cron(obj{"autoscaling": obj{"maxReplicas": 3}, "resources": obj{"requests": obj{"cpu": "100m"}}}), want: []string{portOnly}},
+		"a Job with replicas": {spec: job(obj{"replicas": 2}), want: []string{portOnly}},
+		"a Job with errorPages and middlewares": {spec: job(obj{"errorPages": obj{"enabled": false}, "middlewares": []any{obj{"name": "sso"}}}),
+			want: []string{portOnly}},
+		"a CronJob without cronJob": {spec: obj{"type": "CronJob", "image": "example.invalid/report:1"}, want: []string{"cronJob is required for type CronJob"}},
+		"cronJob on a Service":      {spec: specWith(obj{"cronJob": obj{"schedule": "@daily"}}), want: []string{"cronJob is required for type CronJob, and only for it"}},
+		"job on a Service":          {spec: specWith(obj{"job": obj{"backoffLimit": 1}}), want: []string{"job is only for type Job or CronJob"}},
+		"a schedule of four fields": {spec: cron(obj{"cronJob": obj{"schedule": "0 3 * *"}}), want: []string{"cronJob.schedule must be five fields"}},
+		"TZ in the schedule with a timeZone": {spec: cron(obj{"cronJob": obj{"schedule": "CRON_TZ=UTC 0 3 * * *", "timeZone": "UTC"}}),
+			want: []string{"set cronJob.timeZone instead"}},
+		"an unknown concurrencyPolicy": {spec: cron(obj{"cronJob": obj{"schedule": "@daily", "concurrencyPolicy": "Sometimes"}}),
+			want: []string{"spec.cronJob.concurrencyPolicy", `Unsupported value: "Sometimes"`}},
+		"a sidecar": {spec: specWith(obj{"ports": []any{obj{"name": "http", "port": 8080}, obj{"name": "proxy", "port": 4180, "container": "oauth2-proxy"}},
+			"files":    []any{obj{"name": "cfg", "mountPath": "/etc/cfg", "configMap": obj{"name": "cfg"}}},
+			"sidecars": []any{obj{"name": "oauth2-proxy", "image": "example.invalid/proxy:1", "files": []any{"cfg"}, "env": []any{obj{"name": "A", "value": "b"}}}}})},
+		"a sidecar named app": {spec: specWith(obj{"sidecars": []any{obj{"name": "app", "image": "example.invalid/proxy:1"}}}),
+			want: []string{"a sidecar cannot be named app or migrate"}},
+		"two sidecars of one name": {spec: specWith(obj{"sidecars": []any{obj{"name": "p", "image": "x"}, obj{"name": "p", "image": "y"}}}),
+			want: []string{"sidecar names must be unique"}},
+		"a port of no container": {spec: specWith(obj{"ports": []any{obj{"name": "http", "port": 8080, "container": "proxy"}}}),
+			want: []string{"a port's container must be app or the name of a sidecar"}},
+		"a sidecar file not in spec.files": {spec: specWith(obj{"sidecars": []any{obj{"name": "p", "image": "x", "files": []any{"cfg"}}}}),
+			want: []string{"a sidecar's files must name entries of spec.files"}},
+	})
+}
+
+// TestCronJobRuns runs a type CronJob on the real control plane:
+// kube-controller-manager's CronJob controller takes the CronJob stackdome
+// returned and creates a Job from it on schedule, the Job controller makes
+// its pod, and stackdome reads the run back through the Jobs the customize
+// hook relates. The schedule is every minute, so the wait for the
+// controller's own Job is bounded at 100 s; the second run is made from the
+// CronJob's job template the way `kubectl create job --from=cronjob/...`
+// does, which tests the same reading without a second minute. There is no
+// kubelet: the test ends each run's pod as one would (phase, exit code).
+func TestCronJobRuns(t *testing.T) {
+	requireStackResourceCRD(t)
+	mc := &metacontroller{kube: suite.cluster.kube, hook: startStackdome(t)}
+	ns := newNamespace(t)
+	k := suite.cluster.kube
+	ctx := t.Context()
+	base := "/apis/stackdome.io/v1alpha1/namespaces/" + ns + "/stackresources"
+	spec := obj{"type": "CronJob", "image": "example.invalid/report:1", "args": []any{"nightly"},
+		"cronJob": obj{"schedule": "* * * * *", "concurrencyPolicy": "Forbid", "failedJobsHistoryLimit": 2},
+		"job":     obj{"backoffLimit": 0}}
+	if _, err := k.create(ctx, base, obj{"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
+		"metadata": obj{"name": "nightly"}, "spec": spec}); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := mc.settle(t, ns, "nightly", "created")
+	if got := conditionReason(res.response, "Available"); got != "NotYetRun" {
+		t.Fatalf("before any run: Available reason %q, want NotYetRun; status %s", got, mustJSON(dig(res.response, "status")))
+	}
+
+	// The CronJob controller's own run.
+	jobs := "/apis/batch/v1/namespaces/" + ns + "/jobs"
+	var first obj
+	err := waitUntil(100*time.Second, time.Second, "a Job made by the CronJob controller", func() (bool, error) {
+		items, err := listItems(ctx, jobs, "app.kubernetes.io/instance=nightly")
+		if len(items) > 0 {
+			first = items[0]
+		}
+		return len(items) > 0, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owners, _ := dig(first, "metadata", "ownerReferences").([]any)
+	if len(owners) != 1 || dig(owners[0], "kind") != "CronJob" || dig(owners[0], "name") != "nightly" {
+		t.Fatalf("Job %s is not the CronJob's: owners %s", dig(first, "metadata", "name"), mustJSON(owners))
+	}
+	firstName := dig(first, "metadata", "name").(string)
+	endRun(t, ns, firstName, 3)
+	waitJobCondition(t, ns, firstName, "Failed")
+	res, _ = mc.settle(t, ns, "nightly", "the first run failed")
+	if got := conditionReason(res.response, "Available"); got != "JobFailed" {
+		t.Fatalf("after a failed run: Available reason %q, want JobFailed; status %s", got, mustJSON(dig(res.response, "status")))
+	}
+	msg, _ := condition(res.response, "Available")["message"].(string)
+	if !strings.Contains(msg, "Job "+firstName+" failed") || !strings.Contains(msg, "exited with code 3") {
+		t.Fatalf("Available's message %q names neither the Job %s nor the exit code 3", msg, firstName)
+	}
+
+	// Suspend, so that the controller starts no more runs, then run once
+	// by hand from the job template.
+	spec["cronJob"].(obj)["suspend"] = true
+	if _, err := k.mergePatch(ctx, base+"/nightly", obj{"spec": spec}); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = mc.settle(t, ns, "nightly", "suspended")
+	if c := condition(res.response, "Stalled"); c["status"] != "True" || c["reason"] != "Suspended" {
+		t.Fatalf("suspended: Stalled %v, want True Suspended", c)
+	}
+	cron, err := k.get(ctx, "/apis/batch/v1/namespaces/"+ns+"/cronjobs/nightly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := dig(cron, "spec", "jobTemplate").(map[string]any)
+	manual := "nightly-manual"
+	md, _ := tmpl["metadata"].(map[string]any)
+	if _, err := k.create(ctx, jobs, obj{"apiVersion": "batch/v1", "kind": "Job",
+		"metadata": obj{"name": manual, "labels": md["labels"], "annotations": obj{"cronjob.kubernetes.io/instantiate": "manual"},
+			"ownerReferences": []any{obj{"apiVersion": "batch/v1", "kind": "CronJob", "name": "nightly", "uid": dig(cron, "metadata", "uid"), "controller": true}}},
+		"spec": tmpl["spec"]}); err != nil {
+		t.Fatalf("creating a Job from the CronJob's template: %v", err)
+	}
+	endRun(t, ns, manual, 0)
+	waitJobCondition(t, ns, manual, "Complete")
+	res, _ = mc.settle(t, ns, "nightly", "a run succeeded")
+	if c := condition(res.response, "Available"); c["status"] != "True" {
+		t.Fatalf("after a successful run: Available %v, want True", c)
+	}
+	if got := dig(res.response, "status", "run", "lastSucceeded", "job"); got != manual {
+		t.Fatalf("status.run.lastSucceeded.job %v, want %s; run %s", got, manual, mustJSON(dig(res.response, "status", "run")))
+	}
+	if got := dig(res.response, "status", "run", "lastFailed", "job"); got != firstName {
+		t.Fatalf("status.run.lastFailed.job %v, want %s", got, firstName)
+	}
+}
+
+// endRun waits for the one pod of Job job and ends it as a kubelet would
+// with restartPolicy Never: the app container terminated with exit, the pod
+// Succeeded (0) or Failed.
+func endRun(t *testing.T, ns, job string, exit int) {
+	t.Helper()
+	pods := waitPods(t, ns, "batch.kubernetes.io/job-name="+job, 1)
+	name := dig(pods[0], "metadata", "name").(string)
+	now := time.Now().UTC().Format(time.RFC3339)
+	phase, reason := "Failed", "Error"
+	if exit == 0 {
+		phase, reason = "Succeeded", "Completed"
+	}
+	patch := obj{"status": obj{"phase": phase, "startTime": now, "containerStatuses": []any{obj{
+		"name": "app", "image": "example.invalid/report:1", "imageID": "", "ready": false, "restartCount": 0, "started": false,
+		"state": obj{"terminated": obj{"exitCode": exit, "reason": reason, "startedAt": now, "finishedAt": now}},
+	}}}}
+	if _, err := suite.cluster.kube.mergePatch(t.Context(), "/api/v1/namespaces/"+ns+"/pods/"+name+"/status", patch); err != nil {
+		t.Fatalf("ending pod %s of Job %s: %v", name, job, err)
+	}
+}
+
+// waitJobCondition waits for the Job controller to mark job with the
+// condition typ (Complete, Failed).
+func waitJobCondition(t *testing.T, ns, job, typ string) {
+	t.Helper()
+	err := waitUntil(60*time.Second, 250*time.Millisecond, fmt.Sprintf("Job %s %s", job, typ), func() (bool, error) {
+		j, err := suite.cluster.kube.get(context.Background(), "/apis/batch/v1/namespaces/"+ns+"/jobs/"+job)
+		if err != nil {
+			return false, err
+		}
+		conds, _ := dig(j, "status", "conditions").([]any)
+		for _, c := range conds {
+			if dig(c, "type") == typ && dig(c, "status") == "True" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

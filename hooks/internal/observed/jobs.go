@@ -1,0 +1,168 @@
+package observed
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stackdome/stackdome/metacontroller"
+)
+
+// Group keys of the batch kinds: the Job of a type Job and the CronJob of a
+// type CronJob are children; the Jobs a CronJob creates are related (the
+// customize hook asks for them by the instance label).
+var (
+	groupJob     = metacontroller.GroupKey("Job", "batch/v1")
+	groupCronJob = metacontroller.GroupKey("CronJob", "batch/v1")
+)
+
+// jobStatus is what a Job's status says beyond its conditions. A
+// Deployment's or Pod's status has none of these fields, a CronJob's
+// "active" is a list and is not read.
+type jobStatus struct {
+	StartTime      *metav1.Time    `json:"startTime"`
+	CompletionTime *metav1.Time    `json:"completionTime"`
+	Active         json.RawMessage `json:"active"`
+	Succeeded      int32           `json:"succeeded"`
+	Failed         int32           `json:"failed"`
+}
+
+// Run is one observed Job: the parent's own child (type Job) or one its
+// CronJob created (related).
+type Run struct {
+	Name           string
+	Created        metav1.Time
+	StartTime      *metav1.Time
+	CompletionTime *metav1.Time
+	// Complete and Failed are the Job's terminal conditions; FinishedAt is
+	// the completion time, or when Failed became True.
+	Complete, Failed bool
+	FinishedAt       *metav1.Time
+	// FailedReason and FailedMessage are the Failed condition's
+	// (BackoffLimitExceeded, DeadlineExceeded ...).
+	FailedReason, FailedMessage string
+}
+
+// Finished says the run ended, either way.
+func (r Run) Finished() bool { return r.Complete || r.Failed }
+
+// Started is when the run started: its startTime, else its creation.
+func (r Run) Started() metav1.Time {
+	if r.StartTime != nil {
+		return *r.StartTime
+	}
+	return r.Created
+}
+
+type jobCondition struct {
+	Type, Status, Reason, Message string
+	LastTransitionTime            metav1.Time
+}
+
+func runOf(md Meta, st jobStatus, conds []jobCondition) Run {
+	r := Run{Name: md.Name, Created: md.CreationTimestamp, StartTime: st.StartTime, CompletionTime: st.CompletionTime}
+	for _, c := range conds {
+		if c.Status != "True" {
+			continue
+		}
+		switch c.Type {
+		case "Complete":
+			r.Complete = true
+			r.FinishedAt = st.CompletionTime
+			if r.FinishedAt == nil {
+				r.FinishedAt = &c.LastTransitionTime
+			}
+		case "Failed":
+			r.Failed, r.FailedReason, r.FailedMessage = true, c.Reason, c.Message
+			t := c.LastTransitionTime
+			r.FinishedAt = &t
+		}
+	}
+	return r
+}
+
+// jobChildren are the observed Job children, by name.
+func (r *Request) jobChildren() ([]Run, error) {
+	var out []Run
+	add := func(key string, c Child) {
+		if c.Metadata.DeletionTimestamp != nil {
+			return
+		}
+		if c.Metadata.Name == "" {
+			c.Metadata.Name = metacontroller.ParseKey(key).Name
+		}
+		conds := make([]jobCondition, len(c.Status.Conditions))
+		for i, k := range c.Status.Conditions {
+			conds[i] = jobCondition{k.Type, k.Status, k.Reason, k.Message, k.LastTransitionTime}
+		}
+		out = append(out, runOf(c.Metadata, c.Status.jobStatus, conds))
+	}
+	if r.decoded != nil {
+		for k, c := range r.decoded.Children[groupJob] {
+			add(k, c)
+		}
+	} else {
+		g := r.raw.Children[groupJob]
+		for _, k := range slices.Sorted(maps.Keys(g)) {
+			var c Child
+			if err := json.Unmarshal(g[k], &c); err != nil {
+				return nil, fmt.Errorf("decoding observed %s %q: %w", groupJob, k, err)
+			}
+			add(k, c)
+		}
+	}
+	return sortRuns(out), nil
+}
+
+// relatedJobs are the related Jobs of the parent's namespace (a CronJob's
+// runs), by start.
+func (r *Request) relatedJobs(namespace string) ([]Run, error) {
+	var out []Run
+	add := func(key string, o Related) {
+		k := metacontroller.ParseKey(key)
+		if o.Metadata.DeletionTimestamp != nil || (k.Namespace != "" && k.Namespace != namespace) {
+			return
+		}
+		if o.Metadata.Name == "" {
+			o.Metadata.Name = k.Name
+		}
+		conds := make([]jobCondition, len(o.Status.Conditions))
+		for i, c := range o.Status.Conditions {
+			conds[i] = jobCondition{string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime}
+		}
+		st := o.Status.jobStatus
+		st.StartTime = o.Status.StartTime // a Pod's field too: decoded there
+		out = append(out, runOf(o.Metadata, st, conds))
+	}
+	if r.decoded != nil {
+		for k, o := range r.decoded.Related[groupJob] {
+			add(k, o)
+		}
+	} else {
+		g := r.raw.Related[groupJob]
+		for _, k := range slices.Sorted(maps.Keys(g)) {
+			var o Related
+			if err := json.Unmarshal(g[k], &o); err != nil {
+				return nil, fmt.Errorf("decoding related %s %q: %w", groupJob, k, err)
+			}
+			add(k, o)
+		}
+	}
+	return sortRuns(out), nil
+}
+
+// sortRuns orders runs oldest first: by start, then name.
+func sortRuns(runs []Run) []Run {
+	sort.Slice(runs, func(i, j int) bool {
+		a, b := runs[i].Started(), runs[j].Started()
+		if !a.Equal(&b) {
+			return a.Before(&b)
+		}
+		return runs[i].Name < runs[j].Name
+	})
+	return runs
+}

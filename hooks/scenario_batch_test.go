@@ -1,0 +1,279 @@
+package hooks
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/stackdome/stackdome/metacontroller"
+	"github.com/stackdome/stackdome/schema"
+)
+
+// A batch scenario is a type Job or CronJob over time, as data
+// (testdata/scenarios/*.batch.json): each step is one sync with the Job or
+// CronJob Metacontroller would send (the one the step's spec asks for, or
+// the one of the revision before), the Jobs a CronJob made with the exit of
+// their pods, and the status expected. The status each step returns is fed
+// to the next as the parent's, as Metacontroller writes it.
+type batchScenario struct {
+	About string          `json:"about"`
+	Name  string          `json:"name"`
+	Spec  json.RawMessage `json:"spec"`
+	Steps []batchStep     `json:"steps"`
+}
+
+type batchStep struct {
+	At   duration        `json:"at"`
+	Note string          `json:"note"`
+	Spec json.RawMessage `json:"spec"` // a new spec from this step on
+	// Labels are the parent's metadata labels from this step on: a
+	// metadata-only change, which the API server does not count as a
+	// new generation.
+	Labels map[string]string `json:"labels"`
+	// Workload is the observed Job (type Job) or CronJob: missing, current
+	// (the one this step's spec asks for), previous (type Job: the Job of
+	// the revision before, not yet replaced).
+	Workload string `json:"workload"`
+	// Job is the observed Job's run (type Job).
+	Job *batchRun `json:"job"`
+	// Runs are the Jobs the CronJob made (type CronJob), related.
+	Runs []batchRun `json:"runs"`
+	// LastScheduleTime is the CronJob's status.lastScheduleTime, an offset.
+	LastScheduleTime string    `json:"lastScheduleTime"`
+	Want             batchWant `json:"want"`
+}
+
+// batchRun is one Job and its one pod.
+type batchRun struct {
+	Name     string   `json:"name"`   // a CronJob's run; a Job's is its child's name
+	Result   string   `json:"result"` // Running | Complete | Failed
+	Start    duration `json:"start"`
+	End      duration `json:"end"`
+	ExitCode *int32   `json:"exitCode"` // the app container's; none: still running
+}
+
+// batchWant is what a step asserts of the answer. In Children, <rev>
+// stands for the step's spec revision.
+type batchWant struct {
+	Available string   `json:"available"` // "True Complete"
+	Stalled   string   `json:"stalled"`   // "False", or "True <reason>"
+	Children  []string `json:"children"`  // "Job/<name>-<rev>"
+	Details   []string `json:"details"`   // "<container> <reason> <exit code>"
+	Run       string   `json:"run"`       // "last=<job>:<result> succeeded=<job> failed=<job>"
+}
+
+func TestBatchScenarios(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "testdata", "scenarios", "*.batch.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	for _, path := range paths {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".batch.json"), func(t *testing.T) {
+			var sc batchScenario
+			require.NoError(t, json.Unmarshal(readFile(t, path), &sc))
+			steps := runBatchScenario(t, sc)
+			got := indent(t, map[string]any{"about": sc.About, "steps": steps})
+			golden := strings.TrimSuffix(path, ".json") + ".golden.json"
+			if *update {
+				require.NoError(t, os.WriteFile(golden, got, 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err, "run go test ./hooks -update")
+			if diff := cmp.Diff(string(want), string(got)); diff != "" {
+				t.Errorf("answers differ from %s (-want +got):\n%s", golden, diff)
+			}
+		})
+	}
+}
+
+func runBatchScenario(t *testing.T, sc batchScenario) []goldenStep {
+	cfg := DefaultConfig()
+	cfg.NoErrorService = true
+	spec, labels, generation := sc.Spec, map[string]string{}, int64(1)
+	var status any = map[string]any{}
+	var prevWorkload, curWorkload map[string]any
+	var steps []goldenStep
+	for i, st := range sc.Steps {
+		name := fmt.Sprintf("step %d at %s (%s)", i, time.Duration(st.At), st.Note)
+		now := testNow.Add(time.Duration(st.At))
+		if st.Spec != nil {
+			spec = st.Spec
+			generation++
+		}
+		if st.Labels != nil {
+			labels = st.Labels
+		}
+		rawParent := mustJSON(t, map[string]any{
+			"apiVersion": schema.APIVersion, "kind": schema.Kind,
+			"metadata": map[string]any{"name": sc.Name, "namespace": "scenario", "uid": "6d1c0f4e-0000-4000-8000-000000000002",
+				"generation": generation, "labels": labels},
+			"spec": spec, "status": status,
+		})
+		desired, _, err := cfg.Sync(&metacontroller.SyncRequest{Parent: rawParent}, nil, now)
+		require.NoError(t, err, name)
+		var w map[string]any
+		for _, c := range desired.Children {
+			if m := c.(object); m["kind"] == schema.KindJob || m["kind"] == schema.KindCronJob {
+				w = roundTrip(t, m)
+			}
+		}
+		require.NotNil(t, w, name)
+		kind := w["kind"].(string)
+		rev := batchRevision(w)
+		if rev != batchRevision(curWorkload) {
+			prevWorkload, curWorkload = curWorkload, w
+		}
+
+		req := &metacontroller.SyncRequest{Parent: rawParent, Children: metacontroller.Objects{
+			metacontroller.GroupKey(schema.KindJob, "batch/v1"): {}, metacontroller.GroupKey(schema.KindCronJob, "batch/v1"): {},
+		}, Related: metacontroller.Objects{groupPod: {}}}
+		var observed map[string]any
+		switch st.Workload {
+		case "current":
+			observed = roundTrip(t, w)
+		case "previous":
+			require.NotNil(t, prevWorkload, "%s: workload previous needs an earlier revision", name)
+			observed = roundTrip(t, prevWorkload)
+		}
+		if observed != nil {
+			jobName := observed["metadata"].(map[string]any)["name"].(string)
+			if kind == schema.KindCronJob {
+				observed["status"] = map[string]any{}
+				if st.LastScheduleTime != "" {
+					d, err := time.ParseDuration(st.LastScheduleTime)
+					require.NoError(t, err)
+					observed["status"] = map[string]any{"lastScheduleTime": testNow.Add(d).Format(time.RFC3339)}
+				}
+			} else if st.Job != nil {
+				observed["status"] = batchJobStatus(*st.Job)
+				addBatchPod(t, req, jobName, *st.Job)
+			}
+			req.Children[metacontroller.GroupKey(kind, "batch/v1")]["scenario/"+jobName] = mustJSON(t, observed)
+		}
+		if kind == schema.KindCronJob {
+			jobs := map[string]json.RawMessage{}
+			for _, r := range st.Runs {
+				jobs["scenario/"+r.Name] = mustJSON(t, map[string]any{
+					"apiVersion": "batch/v1", "kind": "Job",
+					"metadata": map[string]any{"name": r.Name, "namespace": "scenario", "labels": map[string]any{schema.LabelInstance: sc.Name},
+						"creationTimestamp": testNow.Add(time.Duration(r.Start)).Format(time.RFC3339)},
+					"status": batchJobStatus(r),
+				})
+				addBatchPod(t, req, r.Name, r)
+			}
+			req.Related[metacontroller.GroupKey(schema.KindJob, "batch/v1")] = jobs
+		}
+
+		resp, _, err := cfg.Sync(req, nil, now)
+		require.NoError(t, err, name)
+		got := summarizeBatch(t, resp, rev)
+		if diff := cmp.Diff(st.Want, got); diff != "" {
+			t.Fatalf("%s: answer differs (-want +got):\n%s\nstatus: %s", name, diff, indent(t, resp.Status))
+		}
+		requireFixpointWith(t, cfg, req, resp, nil, now)
+		status = roundTrip(t, resp.Status)
+		steps = append(steps, goldenStep{At: time.Duration(st.At).String(), Note: st.Note,
+			Request: map[string]any{"parent": roundTrip(t, json.RawMessage(rawParent))}, Response: resp})
+	}
+	return steps
+}
+
+// batchRevision is the stackdome revision of a desired Job's or CronJob's
+// pod template; "" for none.
+func batchRevision(w map[string]any) string {
+	if w == nil {
+		return ""
+	}
+	spec := w["spec"].(map[string]any)
+	if jt, ok := spec["jobTemplate"].(map[string]any); ok {
+		spec = jt["spec"].(map[string]any)
+	}
+	return spec["template"].(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)[schema.AnnotationRevision].(string)
+}
+
+// batchJobStatus is a Job's status as the Job controller writes it.
+func batchJobStatus(r batchRun) map[string]any {
+	start := testNow.Add(time.Duration(r.Start)).Format(time.RFC3339)
+	end := testNow.Add(time.Duration(r.End)).Format(time.RFC3339)
+	st := map[string]any{"startTime": start}
+	switch r.Result {
+	case "Complete":
+		st["succeeded"], st["completionTime"] = 1, end
+		st["conditions"] = []any{map[string]any{"type": "Complete", "status": "True", "reason": "CompletionsReached", "lastTransitionTime": end}}
+	case "Failed":
+		st["failed"] = 1
+		st["conditions"] = []any{map[string]any{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
+			"message": "Job has reached the specified backoff limit", "lastTransitionTime": end}}
+	default:
+		st["active"] = 1
+	}
+	return st
+}
+
+// addBatchPod relates the one pod of job r, labelled as the Job controller
+// labels it, with the app container's exit.
+func addBatchPod(t *testing.T, req *metacontroller.SyncRequest, job string, r batchRun) {
+	state, phase := map[string]any{"running": map[string]any{"startedAt": testNow.Format(time.RFC3339)}}, "Running"
+	if r.ExitCode != nil {
+		phase = "Succeeded"
+		reason := "Completed"
+		if *r.ExitCode != 0 {
+			phase, reason = "Failed", "Error"
+		}
+		state = map[string]any{"terminated": map[string]any{"exitCode": *r.ExitCode, "reason": reason}}
+	}
+	name := job + "-p0d00"
+	req.Related[groupPod]["scenario/"+name] = mustJSON(t, map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": name, "namespace": "scenario", "labels": map[string]any{schema.LabelJobName: job},
+			"creationTimestamp": testNow.Add(time.Duration(r.Start)).Format(time.RFC3339)},
+		"status": map[string]any{"phase": phase, "containerStatuses": []any{map[string]any{"name": "app", "ready": false, "state": state}}},
+	})
+}
+
+func summarizeBatch(t *testing.T, resp *metacontroller.SyncResponse, rev string) batchWant {
+	st := resp.Status.(schema.Status)
+	var s batchWant
+	for _, c := range st.Conditions {
+		switch schema.ConditionType(c.Type) {
+		case schema.CondAvailable:
+			s.Available = string(c.Status) + " " + c.Reason
+		case schema.CondStalled:
+			s.Stalled = string(c.Status)
+			if c.Status == "True" {
+				s.Stalled += " " + c.Reason
+			}
+		}
+	}
+	for _, c := range resp.Children {
+		m := roundTrip(t, c)
+		s.Children = append(s.Children, m["kind"].(string)+"/"+strings.ReplaceAll(m["metadata"].(map[string]any)["name"].(string), rev, "<rev>"))
+	}
+	for _, d := range st.LastFailureDetails {
+		e := d.Container + " " + d.Reason
+		if d.ExitCode != nil {
+			e += fmt.Sprintf(" %d", *d.ExitCode)
+		}
+		s.Details = append(s.Details, e)
+	}
+	if r := st.Run; r != nil {
+		var parts []string
+		if r.Last != nil {
+			parts = append(parts, "last="+strings.ReplaceAll(r.Last.Job, rev, "<rev>")+":"+string(r.Last.Result))
+		}
+		if r.LastSucceeded != nil {
+			parts = append(parts, "succeeded="+strings.ReplaceAll(r.LastSucceeded.Job, rev, "<rev>"))
+		}
+		if r.LastFailed != nil {
+			parts = append(parts, "failed="+strings.ReplaceAll(r.LastFailed.Job, rev, "<rev>"))
+		}
+		s.Run = strings.Join(parts, " ")
+	}
+	return s
+}
