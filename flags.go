@@ -50,6 +50,7 @@ type rawFlags struct {
 	stackdomePods, traefikPods            string
 	errorServicePort                      int
 	podSecurityDefaults                   bool
+	relateSecrets, relateConfigMaps       bool
 }
 
 // parseFlags reads flags, then STACKDOME_* variables for the flags not given,
@@ -144,6 +145,8 @@ func defineHookFlags(fs *flag.FlagSet, c *config, raw *rawFlags, defaults hooks.
 	fs.StringVar(&raw.stackdomePods, "network-policy-stackdome-pods", labelString(defaults.NetworkPolicy.StackdomePods), "labels of stackdome's pods (k=v, comma separated)")
 	fs.StringVar(&c.hooks.NetworkPolicy.TraefikNamespace, "network-policy-traefik-namespace", defaults.NetworkPolicy.TraefikNamespace, "Traefik's namespace, which an app's NetworkPolicy admits to its public ports")
 	fs.StringVar(&raw.traefikPods, "network-policy-traefik-pods", "", "labels of Traefik's pods (k=v, comma separated); empty: any pod of Traefik's namespace")
+	fs.BoolVar(&raw.relateSecrets, "relate-secrets", true, "relate the Secrets a spec uses (customize hook), so that a change of their content rolls the pods and a missing one is named in status; Metacontroller then caches every Secret of the cluster (docs/install.md, Metacontroller's memory)")
+	fs.BoolVar(&raw.relateConfigMaps, "relate-configmaps", true, "relate the ConfigMaps a spec uses, likewise; Metacontroller then caches every ConfigMap of the cluster")
 	fs.BoolVar(&c.hooks.PodMonitors, "pod-monitors", false, "make a Prometheus Operator PodMonitor of every spec naming metrics (the CompositeController must list podmonitors)")
 	fs.StringVar(&c.hooks.HTTPEntryPoint, "http-entry-point", defaults.HTTPEntryPoint, "plain-HTTP Traefik entry point on which requests to a TLS route's host are redirected to HTTPS, and an app without tls is routed as it is")
 }

@@ -80,13 +80,17 @@ func TestParseFlags(t *testing.T) {
 				c.http.maxHeaderBytes = 100
 			},
 		},
+		"no ConfigMaps related": {cmd: "serve", args: []string{"--relate-configmaps=false"}, want: func(c *config) {
+			c.hooks.Unrelated.ConfigMaps = true
+		}},
 		"no error service": {cmd: "serve", args: []string{"--error-service-name="}, want: func(c *config) {
 			c.hooks.ErrorService.Name = ""
 			c.hooks.NoErrorService = true
 		}},
-		"pods and routes": {cmd: "serve", args: []string{"--pod-security-defaults=false", "--tls-cert-resolver", "letsencrypt", "--http-entry-point", "http", "--error-service-cross-namespace"},
+		"pods and routes": {cmd: "serve", args: []string{"--pod-security-defaults=false", "--tls-cert-resolver", "letsencrypt", "--http-entry-point", "http", "--error-service-cross-namespace", "--relate-secrets=false"},
 			want: func(c *config) {
 				c.hooks.NoPodSecurityDefaults = true
+				c.hooks.Unrelated.Secrets = true
 				c.hooks.DefaultCertResolver = "letsencrypt"
 				c.hooks.HTTPEntryPoint = "http"
 				c.hooks.ErrorService.CrossNamespace = true

@@ -36,6 +36,7 @@ func validate(c *config, raw rawFlags) error {
 	}
 	c.hooks.ErrorService.Port = int32(raw.errorServicePort)
 	c.hooks.NoPodSecurityDefaults = !raw.podSecurityDefaults
+	c.hooks.Unrelated.Secrets, c.hooks.Unrelated.ConfigMaps = !raw.relateSecrets, !raw.relateConfigMaps
 	if strings.TrimSpace(c.hooks.HTTPEntryPoint) == "" {
 		return errors.New("--http-entry-point: an entry point is required")
 	}

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stackdome/stackdome/hooks/internal/children"
+	"github.com/stackdome/stackdome/hooks/internal/observed"
 	"github.com/stackdome/stackdome/hooks/internal/status"
 )
 
@@ -61,7 +62,18 @@ type Config struct {
 	// CompositeController lists it (the chart's appDefaults.podMonitor):
 	// Metacontroller refuses a child kind it cannot watch.
 	PodMonitors bool
+	// Unrelated are the kinds of config (ConfigMaps, Secrets) the customize
+	// hook does not relate, the chart's relate.configMaps and
+	// relate.secrets false: Metacontroller's related informers are
+	// cluster-wide per kind, so relating one Secret makes it cache every
+	// Secret of the cluster (docs/install.md). An unrelated kind's content
+	// does not roll the pods and its existence is not checked; status says
+	// so (Config NotWatched). Zero: both related.
+	Unrelated Unrelated
 }
+
+// Unrelated says which kinds of config the install does not relate.
+type Unrelated = observed.Unrelated
 
 // NetworkPolicy is where the peers of a per-app NetworkPolicy live, as the
 // platform configures them (flags the chart renders from its release and

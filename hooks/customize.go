@@ -33,7 +33,8 @@ import (
 //     change of it rolls the pods, and a missing one is named in status.
 //     Only named objects are related: Metacontroller's related informers
 //     are cluster-wide per kind, and a rule without names would send every
-//     Secret of the namespace to the hook.
+//     Secret of the namespace to the hook. A kind of c.Unrelated gets no
+//     rule: Metacontroller then watches no object of it at all.
 //
 //   - for a type CronJob, the Jobs its CronJob creates, by the same labels
 //     in the parent's namespace (their job template carries them): status
@@ -74,7 +75,7 @@ func (c Config) Customize(req *metacontroller.CustomizeRequest) (*metacontroller
 	}
 	if spec, err := validSpec(p); err == nil {
 		for _, k := range []struct{ kind, resource string }{{schema.KindConfigMap, "configmaps"}, {schema.KindSecret, "secrets"}} {
-			if names := spec.ConfigNames(k.kind); len(names) > 0 {
+			if names := spec.ConfigNames(k.kind); len(names) > 0 && !c.Unrelated.Kind(k.kind) {
 				rules = append(rules, metacontroller.RelatedResourceRule{
 					APIVersion: "v1",
 					Resource:   k.resource,

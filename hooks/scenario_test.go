@@ -34,6 +34,11 @@ type scenario struct {
 		PortCheckGrace string `json:"portCheckGrace"`
 	} `json:"config"`
 	Steps []step `json:"steps"`
+	// Writes lists the facts a user can tell apart from creation to the
+	// last step, one entry a fact; when set, the answers may differ from
+	// the status each was given (a Metacontroller status write) at most
+	// that many times (TestScenarioWrites).
+	Writes []string `json:"writes"`
 }
 
 type step struct {

@@ -76,7 +76,7 @@ func (c Config) sync(req *observed.Request, verdicts Verdicts, now time.Time, sr
 		}
 		return answer{parent: p.Key(), status: status.Invalid(p, err, stamp), own: childList{objects: kept}}, nil
 	}
-	obs, err := observed.Observe(req, p, c.ErrorService)
+	obs, err := observed.Observe(req, p, c.ErrorService, c.Unrelated)
 	if err != nil {
 		return answer{}, malformed(err)
 	}

@@ -64,4 +64,5 @@ const (
 const (
 	ReasonConfigFound    Reason = "Found"          // every ConfigMap and Secret the spec uses (and does not mark optional) exists
 	ReasonConfigNotFound Reason = "ConfigNotFound" // one the spec uses does not exist; the pods cannot start until it does
+	ReasonNotWatched     Reason = "NotWatched"     // the install relates no Secrets (ConfigMaps): whether one exists is not checked, and a change of its content does not roll the pods
 )

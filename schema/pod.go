@@ -21,7 +21,10 @@ type Pod struct {
 
 	// EnvFrom adds every key of ConfigMaps or Secrets to the app container's
 	// environment. The pods roll when the content of one changes, unless
-	// its rollOnChange is false.
+	// its rollOnChange is false. On an install that does not relate
+	// Secrets (ConfigMaps) — chart relate.secrets (relate.configMaps)
+	// false — a change of one never rolls the pods (status: Config
+	// Unknown NotWatched): kubectl rollout restart applies it.
 	// +listType=atomic
 	// +optional
 	EnvFrom []EnvFromSource `json:"envFrom,omitempty"`
@@ -29,7 +32,10 @@ type Pod struct {
 	// Files mounts keys of ConfigMaps or Secrets into the app container,
 	// read-only. The pods roll when the names they refer to change, and
 	// when the content of a ConfigMap or Secret changes unless the file's
-	// rollOnChange is false.
+	// rollOnChange is false. On an install that does not relate
+	// Secrets (ConfigMaps) — chart relate.secrets (relate.configMaps)
+	// false — a change of one never rolls the pods (status: Config
+	// Unknown NotWatched): kubectl rollout restart applies it.
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:XValidation:rule="self.all(f, self.exists_one(g, g.name == f.name))",message="file names must be unique"
 	// +kubebuilder:validation:XValidation:rule="self.all(f, self.exists_one(g, g.mountPath == f.mountPath))",message="file mountPaths must be unique"

@@ -41,7 +41,8 @@ type Status struct {
 	Run *RunStatus `json:"run,omitempty"`
 	// ChildrenMissingSince is when a child stackdome returns was first seen
 	// missing from the sync request (Metacontroller could not create it),
-	// without a break since; unset while every child is observed. Kept on
+	// without a break since; unset once every child is observed again,
+	// with the next status change besides it (no write of its own). Kept on
 	// the object so that every replica, a restarted one included, reads the
 	// same settle time.
 	// +optional

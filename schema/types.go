@@ -101,7 +101,10 @@ type Spec struct {
 	Args []string `json:"args,omitempty"`
 	// Env is the app container's environment. The pods roll when the
 	// content of a ConfigMap or Secret a valueFrom names changes, unless
-	// the variable's rollOnChange is false.
+	// the variable's rollOnChange is false. On an install that does not relate
+	// Secrets (ConfigMaps) — chart relate.secrets (relate.configMaps)
+	// false — a change of one never rolls the pods (status: Config
+	// Unknown NotWatched): kubectl rollout restart applies it.
 	// +optional
 	Env []EnvVar `json:"env,omitempty"`
 	// Resources are the app container's requests and limits.

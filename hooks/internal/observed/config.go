@@ -31,6 +31,25 @@ type Config struct {
 	// Missing are the references, neither optional nor related, in
 	// ConfigRefs' order: the pods cannot start without them.
 	Missing []schema.ConfigRef
+	// Unwatched are the references of a kind the install does not relate
+	// (Unrelated), in ConfigRefs' order: never Missing, never in Digest.
+	Unwatched []schema.ConfigRef
+}
+
+// Unrelated says which kinds of config the install does not relate (the
+// chart's relate.secrets and relate.configMaps false): the customize hook
+// asks Metacontroller for none of them, so a sync request never shows one,
+// and their content cannot roll the pods. The zero value relates both.
+type Unrelated struct {
+	ConfigMaps, Secrets bool
+}
+
+// Kind reports whether objects of kind (ConfigMap or Secret) are not related.
+func (u Unrelated) Kind(kind string) bool {
+	if kind == schema.KindSecret {
+		return u.Secrets
+	}
+	return u.ConfigMaps
 }
 
 // contentSum is the SHA-256 of a data or binaryData map, computed while it
@@ -86,8 +105,9 @@ type content struct {
 	BinaryData contentSum `json:"binaryData"`
 }
 
-// config observes the references of spec in namespace.
-func (r *Request) config(namespace string, spec schema.Spec) Config {
+// config observes the references of spec in namespace; those of a kind
+// unrelated are Unwatched.
+func (r *Request) config(namespace string, spec schema.Spec, unrelated Unrelated) Config {
 	refs := spec.ConfigRefs()
 	if len(refs) == 0 {
 		return Config{}
@@ -99,6 +119,10 @@ func (r *Request) config(namespace string, spec schema.Spec) Config {
 		group := groupConfigMap
 		if ref.Kind == schema.KindSecret {
 			group = groupSecret
+		}
+		if unrelated.Kind(ref.Kind) {
+			out.Unwatched = append(out.Unwatched, ref)
+			continue
 		}
 		c, ok := r.content(group, namespace, ref.Name)
 		if !ok && !ref.Optional {

@@ -49,10 +49,10 @@ var (
 )
 
 // Observe reads the workload the parent's spec asks for, the related pods,
-// which of the spec's own Middlewares exist, and the error wiring (svc names the chart's error-page Service). An
-// error is a workload or pod that does not decode: the status cannot be
+// which of the spec's own Middlewares exist, and the error wiring (svc names the chart's error-page Service), and the ConfigMaps and Secrets the spec
+// uses, of the kinds not unrelated. An error is a workload or pod that does not decode: the status cannot be
 // decided without them.
-func Observe(req *Request, p *Parent, svc ErrorService) (Observed, error) {
+func Observe(req *Request, p *Parent, svc ErrorService, unrelated Unrelated) (Observed, error) {
 	var o Observed
 	name, namespace := p.Metadata.Name, p.Metadata.Namespace
 	apiVersion := "apps/v1"
@@ -72,7 +72,7 @@ func Observe(req *Request, p *Parent, svc ErrorService) (Observed, error) {
 	o.Pods = livePods(pods)
 	o.Wiring = viewWiring(name, namespace, req.lookup(namespace), req.errorService(svc))
 	o.Wiring.Routes.Middlewares = req.relatedMiddlewares(namespace, p.Spec.MiddlewareNames())
-	o.Config = req.config(namespace, p.Spec)
+	o.Config = req.config(namespace, p.Spec, unrelated)
 	switch p.Spec.Type {
 	case schema.TypeJob:
 		o.Runs, err = req.jobChildren()

@@ -36,6 +36,11 @@ func condition(prev []metav1.Condition, typ schema.ConditionType, ok bool, reaso
 	if ok {
 		status = metav1.ConditionTrue
 	}
+	return conditionOf(prev, typ, status, reason, msg, generation, now)
+}
+
+// conditionOf is condition with its status given, Unknown included.
+func conditionOf(prev []metav1.Condition, typ schema.ConditionType, status metav1.ConditionStatus, reason schema.Reason, msg string, generation int64, now metav1.Time) metav1.Condition {
 	c := metav1.Condition{Type: string(typ), Status: status, Reason: string(reason), Message: msg, ObservedGeneration: generation, LastTransitionTime: now}
 	if p := find(prev, typ); p != nil && p.Status == status && !p.LastTransitionTime.IsZero() {
 		c.LastTransitionTime = p.LastTransitionTime

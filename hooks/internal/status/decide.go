@@ -109,13 +109,14 @@ func Decide(cfg Config, p *observed.Parent, spec schema.Spec, rev string, obs ob
 	if attached, reason, msg, ok := middlewaresCondition(p.Metadata.Namespace, spec, obs.Wiring); ok {
 		st.Conditions = append(st.Conditions, condition(p.Status.Conditions, schema.CondMiddlewares, attached, reason, clip(msg), p.Metadata.Generation, now))
 	}
-	if found, reason, msg, ok := configCondition(p.Metadata.Namespace, spec, obs.Config); ok {
-		st.Conditions = append(st.Conditions, condition(p.Status.Conditions, schema.CondConfig, found, reason, clip(msg), p.Metadata.Generation, now))
+	if found, reason, msg, ok := configCondition(p.Metadata.Namespace, p.Metadata.Name, spec, obs.Config); ok {
+		st.Conditions = append(st.Conditions, conditionOf(p.Status.Conditions, schema.CondConfig, found, reason, clip(msg), p.Metadata.Generation, now))
 	}
 	if hosts := spec.RouteHosts(); len(hosts) > 0 && len(spec.PublicPorts()) > 0 {
 		st.URL = "https://" + hosts[0]
 	}
 	st.PortCheck = f.portCheck(r, p.Status, st)
+	st = keepAnchor(f, r, p.Status, st)
 	out := Outcome{Status: bound(st), Jobs: r.jobs}
 	if r.requeue {
 		out.Resync = cfg.VerdictRequeue
@@ -242,4 +243,25 @@ func stamp(ds, prev []schema.FailureDetail, now metav1.Time) []schema.FailureDet
 		out[i] = d
 	}
 	return out
+}
+
+// keepAnchor returns st with the previous status's childrenMissingSince
+// kept when every child is observed again but nothing else changed: the
+// anchor alone is not worth a status write (a new object's first sync,
+// which Metacontroller sends before creating anything, sets it, and the
+// next one sees the children), so it goes with the next write that tells
+// the user something. Meanwhile it is read only if a child goes missing
+// again, which is then timed from the first absence, as two absences
+// without a write between them are one.
+func keepAnchor(f *facts, r row, prev, st schema.Status) schema.Status {
+	if st.ChildrenMissingSince != nil || prev.ChildrenMissingSince == nil {
+		return st
+	}
+	kept := st
+	kept.ChildrenMissingSince = prev.ChildrenMissingSince
+	kept.PortCheck = f.portCheck(r, prev, kept)
+	if equalStatus(kept, prev) {
+		return kept
+	}
+	return st
 }

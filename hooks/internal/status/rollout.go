@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,7 +24,8 @@ type probe struct {
 
 // probeNotServing dials a running pod of the revision, not-ready first,
 // whenever no verdict names it open and fresh: "my app listens on the wrong
-// port" is then seen within one requeue.
+// port" is then seen within one requeue. A refusal is written at once; an
+// all-open verdict only over one the status already holds.
 func (f *facts) probeNotServing() probe {
 	pr := probe{rep: representative(f.pods, false), ports: f.prev.ports}
 	if pr.rep == nil || len(f.spec.Ports) == 0 {
@@ -37,6 +39,15 @@ func (f *facts) probeNotServing() probe {
 		}
 	}
 	pr.jobs, pr.requeue = f.dialsFor(pr.rep, pr.ev, want)
+	if ev := pr.ev; ev != nil && !ev.fromStatus && ev.res.AllOpen() && f.prev.verdict == nil {
+		// Every port open on a pod not serving yet, and the status holds
+		// no verdict of the revision: not written. The app is still
+		// progressing; written now, the verdict would be one status write
+		// more per new app, and it is written with the serving row it
+		// decides. Not written either past the boot grace (NotReady): a
+		// replica that has no verdict must answer the same rows.
+		pr.ev, pr.ports = nil, f.prev.ports
+	}
 	return pr
 }
 
@@ -96,25 +107,27 @@ func notReady(f *facts, pr probe, since metav1.Time) row {
 	return r
 }
 
-// progressing is the row "workload missing / rolling out": what the
-// workload is waiting for.
+// progressing is the row "workload missing / rolling out": the revision
+// the workload rolls out, to how many replicas.
 func progressing(f *facts, pr probe) row {
-	return f.base(pr, health{reason: schema.ReasonProgressing, message: rollout(f.workload, f.name, f.rev, f.replicas())})
+	return f.base(pr, health{reason: schema.ReasonProgressing, message: rollout(f.spec.WorkloadKind(), f.name, f.namespace, f.rev, f.replicas())})
 }
 
-// rollout says what the workload is waiting for.
-func rollout(w *observed.Child, name, rev string, replicas int32) string {
-	if w == nil {
-		return "waiting for the workload " + name + " to be created"
+// rollout says what the app is waiting for: its workload to roll out the
+// revision. It names no count and no sub-step (created, generation
+// observed, n of m replicas updated or ready): each of those changes within
+// seconds of a normal rollout, and every change of the message is a status
+// write Metacontroller makes at its client rate, for a fact the workload's
+// own status already shows (kubectl rollout status). A workload that does
+// not come, or does not progress, has its own rows (ChildNotCreated,
+// ProgressDeadlineExceeded, NotReady, Unschedulable, crashes).
+func rollout(kind, name, namespace, rev string, replicas int32) string {
+	unit := "replicas"
+	if replicas == 1 {
+		unit = "replica"
 	}
-	if w.Spec.Template.Metadata.Annotations[schema.AnnotationRevision] != rev {
-		return fmt.Sprintf("waiting for %s %s to take revision %s", w.Kind, name, rev)
-	}
-	st := w.Status
-	if st.ObservedGeneration < w.Metadata.Generation {
-		return fmt.Sprintf("waiting for %s %s to observe generation %d", w.Kind, name, w.Metadata.Generation)
-	}
-	return fmt.Sprintf("%s %s rolling out revision %s: %d of %d replicas updated, %d ready", w.Kind, name, rev, st.UpdatedReplicas, replicas, st.ReadyReplicas)
+	return fmt.Sprintf("%s %s rolling out revision %s to %d %s (kubectl rollout status %s/%s -n %s shows its progress)",
+		kind, name, rev, replicas, unit, strings.ToLower(kind), name, namespace)
 }
 
 // representative picks the pod whose ports are dialed: a Running pod of the

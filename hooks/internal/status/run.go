@@ -42,8 +42,8 @@ func decideRun(cfg Config, p *observed.Parent, spec schema.Spec, rev string, obs
 		ChildrenMissingSince: missingSince,
 		Run:                  run,
 	}
-	if found, reason, msg, ok := configCondition(p.Metadata.Namespace, spec, obs.Config); ok {
-		st.Conditions = append(st.Conditions, condition(p.Status.Conditions, schema.CondConfig, found, reason, clip(msg), p.Metadata.Generation, now))
+	if found, reason, msg, ok := configCondition(p.Metadata.Namespace, p.Metadata.Name, spec, obs.Config); ok {
+		st.Conditions = append(st.Conditions, conditionOf(p.Status.Conditions, schema.CondConfig, found, reason, clip(msg), p.Metadata.Generation, now))
 	}
 	return Outcome{Status: bound(st), Resync: r.resyncIn}
 }
