@@ -41,8 +41,14 @@ func TestBrandsReachThePageServer(t *testing.T) {
 		t.Errorf("brands in the ConfigMap (-values +rendered):\n%s", diff)
 	}
 
-	dep := find[*appsv1.Deployment](t, objs, "Deployment")
+	// The page server is the error-page Deployment (the hooks run
+	// --pages=false and read no brand file).
+	dep := findNamed[*appsv1.Deployment](t, objs, "Deployment", "stackdome-error-pages")
 	pod := dep.Spec.Template
+	hooksPod := findNamed[*appsv1.Deployment](t, objs, "Deployment", "stackdome").Spec.Template
+	if _, ok := hooksPod.Annotations["stackdome.io/brands-digest"]; ok || len(hooksPod.Spec.Volumes) > 0 || strings.Contains(strings.Join(hooksPod.Spec.Containers[0].Args, " "), "brands") {
+		t.Errorf("the hooks' Deployment carries the brands; only the page server reads them")
+	}
 	sum := sha256.Sum256([]byte(data))
 	if got, want := pod.Annotations["stackdome.io/brands-digest"], hex.EncodeToString(sum[:]); got != want {
 		t.Errorf("brands digest annotation %q, want sha256 of brands.json %q", got, want)
@@ -74,7 +80,7 @@ func TestBrandsReachThePageServer(t *testing.T) {
 
 	// A brand change rolls the pods: another colour, another digest.
 	other := decode(t, render(t, install{files: []string{"brands.yaml"}, set: []string{"errorPages.brands[1].colors.light.accent=#111111"}}))
-	if a, b := pod.Annotations["stackdome.io/brands-digest"], find[*appsv1.Deployment](t, other, "Deployment").Spec.Template.Annotations["stackdome.io/brands-digest"]; a == b {
+	if a, b := pod.Annotations["stackdome.io/brands-digest"], findNamed[*appsv1.Deployment](t, other, "Deployment", "stackdome-error-pages").Spec.Template.Annotations["stackdome.io/brands-digest"]; a == b {
 		t.Errorf("a brand's colour changed and the digest stayed %s", a)
 	}
 
@@ -86,9 +92,15 @@ func TestBrandsReachThePageServer(t *testing.T) {
 				t.Errorf("%v renders %s", in.set, o.id())
 			}
 		}
-		pod := find[*appsv1.Deployment](t, objs, "Deployment").Spec.Template
-		if _, ok := pod.Annotations["stackdome.io/brands-digest"]; ok || len(pod.Spec.Volumes) > 0 || strings.Contains(strings.Join(pod.Spec.Containers[0].Args, " "), "brands") {
-			t.Errorf("%v: the pod template holds brand wiring: %v %v", in.set, pod.Annotations, pod.Spec.Volumes)
+		for _, o := range objs {
+			dep, ok := o.typed.(*appsv1.Deployment)
+			if !ok {
+				continue
+			}
+			pod := dep.Spec.Template
+			if _, ok := pod.Annotations["stackdome.io/brands-digest"]; ok || len(pod.Spec.Volumes) > 0 || strings.Contains(strings.Join(pod.Spec.Containers[0].Args, " "), "brands") {
+				t.Errorf("%v: %s's pod template holds brand wiring: %v %v", in.set, o.id(), pod.Annotations, pod.Spec.Volumes)
+			}
 		}
 	}
 }
