@@ -4,8 +4,6 @@ package e2e
 
 import (
 	"fmt"
-	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -19,10 +17,7 @@ import (
 // unknown host the default brand's 404 from the catch-all.
 func TestBrandsThroughTraefik(t *testing.T) {
 	requireStackResourceCRD(t)
-	if suite.hostErr != nil {
-		t.Fatalf("no test host: %v", suite.hostErr)
-	}
-	host := suite.host
+	host := requireHost(t)
 	ctx := t.Context()
 	k := suite.cluster.kube
 	tr := startTraefik(t)
@@ -34,14 +29,7 @@ func TestBrandsThroughTraefik(t *testing.T) {
 	w := watchNamespace(t, appNS)
 	guest := host.guestIP.String()
 
-	appLn, err := host.listen(net.JoinHostPort(guest, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	appPort := appLn.Addr().(*net.TCPAddr).Port
-	appSrv := &http.Server{Handler: http.HandlerFunc(appHandler), ReadHeaderTimeout: 5 * time.Second}
-	go appSrv.Serve(appLn)
-	t.Cleanup(func() { appSrv.Close() })
+	appPort, _ := host.serve(t, guest, 0, appHandler)
 
 	rel.install(t, "", "config.entryPoints={web}",
 		"errorPages.defaultBrand=northwind",

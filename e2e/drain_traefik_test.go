@@ -31,9 +31,7 @@ import (
 // endpoint before the listener closes.
 func TestDrainThroughTraefik(t *testing.T) {
 	requireStackResourceCRD(t)
-	if suite.hostErr != nil {
-		t.Fatalf("no test host: %v", suite.hostErr)
-	}
+	requireHost(t)
 	tr := startTraefik(t)
 	rel := newPagesRelease(t, "stackdome")
 	rel.serveFlags = []string{"--entry-points", "web"}

@@ -41,10 +41,7 @@ import (
 // test host answers on, standing in for the service proxy (kube-proxy).
 func TestErrorPagesThroughTraefik(t *testing.T) {
 	requireStackResourceCRD(t)
-	if suite.hostErr != nil {
-		t.Fatalf("no test host: %v", suite.hostErr)
-	}
-	host := suite.host
+	host := requireHost(t)
 	ctx := t.Context()
 	k := suite.cluster.kube
 	tr := startTraefik(t)
@@ -62,14 +59,7 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 
 	// The app: answers 200 on /, its own 404 on /missing, and the status
 	// /status/<code> names with a body of its own.
-	appLn, err := host.listen(net.JoinHostPort(guest, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	appPort := appLn.Addr().(*net.TCPAddr).Port
-	appSrv := &http.Server{Handler: http.HandlerFunc(appHandler), ReadHeaderTimeout: 5 * time.Second}
-	go appSrv.Serve(appLn)
-	t.Cleanup(func() { appSrv.Close() })
+	appPort, _ := host.serve(t, guest, 0, appHandler)
 
 	rel.install(t, "", "config.entryPoints={web}")
 	release, releaseNS, errorSvc, clusterIP := rel.name, rel.namespace, rel.errorService, rel.clusterIP

@@ -23,10 +23,7 @@ import (
 // not exist, and every router Traefik builds is enabled.
 func TestPlainHTTPNeverLandsOnTheCatchAll(t *testing.T) {
 	requireStackResourceCRD(t)
-	if suite.hostErr != nil {
-		t.Fatalf("no test host: %v", suite.hostErr)
-	}
-	host := suite.host
+	host := requireHost(t)
 	ctx := t.Context()
 	k := suite.cluster.kube
 	tr := startTraefik(t)

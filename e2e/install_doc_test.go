@@ -49,9 +49,7 @@ func TestInstallDoc(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
-	if suite.hostErr != nil {
-		t.Fatalf("no test host: %v", suite.hostErr)
-	}
+	requireHost(t)
 	helmBin := filepath.Join(suite.root, "bin", "helm")
 	if _, err := os.Stat(helmBin); err != nil {
 		t.Fatalf("bin/helm (make tools): %v", err)

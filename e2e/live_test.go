@@ -26,10 +26,7 @@ import (
 // from a watch of the namespace, every event).
 func TestLivePortGate(t *testing.T) {
 	requireStackResourceCRD(t)
-	if suite.hostErr != nil {
-		t.Fatalf("no test host: %v", suite.hostErr)
-	}
-	host := suite.host
+	host := requireHost(t)
 	const grace = 2 * time.Second
 	rel := newPagesRelease(t, "stackdome")
 	rel.serveFlags = []string{"--port-check-grace", grace.String(), "--verdict-requeue", "1s"}

@@ -24,10 +24,7 @@ import (
 // router Traefik builds is enabled.
 func TestTeamMiddlewaresThroughTraefik(t *testing.T) {
 	requireStackResourceCRD(t)
-	if suite.hostErr != nil {
-		t.Fatalf("no test host: %v", suite.hostErr)
-	}
-	host := suite.host
+	host := requireHost(t)
 	ctx := t.Context()
 	k := suite.cluster.kube
 	tr := startTraefik(t)

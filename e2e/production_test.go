@@ -92,9 +92,7 @@ func TestRestrictedNamespaceAdmitsPods(t *testing.T) {
 // event of the namespace read from a watch).
 func TestAutoscalerOwnsReplicas(t *testing.T) {
 	requireStackResourceCRD(t)
-	if suite.hostErr != nil {
-		t.Fatalf("no test host: %v", suite.hostErr)
-	}
+	requireHost(t)
 	rel := newPagesRelease(t, "stackdome")
 	// resyncPeriodSeconds 2, not the chart's 60: a resync is what would undo
 	// the autoscaler's count, and the test waits for one after each change.

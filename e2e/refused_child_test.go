@@ -27,10 +27,7 @@ import (
 // settle time is tens of seconds long; the resync keeps the steps to seconds.
 func TestRefusedServiceReadsNotCreated(t *testing.T) {
 	requireStackResourceCRD(t)
-	if suite.hostErr != nil {
-		t.Fatalf("no test host: %v", suite.hostErr)
-	}
-	host := suite.host
+	host := requireHost(t)
 	const settle = 30 * time.Second // hooks.Config.ChildSettle's default
 	rel := newPagesRelease(t, "stackdome")
 	// Without error pages the app has one Service, the one the quota

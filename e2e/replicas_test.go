@@ -29,10 +29,7 @@ import (
 // other to stackdome.
 func TestReplicasAnswerAlike(t *testing.T) {
 	requireStackResourceCRD(t)
-	if suite.hostErr != nil {
-		t.Fatalf("no test host: %v", suite.hostErr)
-	}
-	host := suite.host
+	host := requireHost(t)
 	ctx := t.Context()
 	k := suite.cluster.kube
 	relNS := newNamespace(t)

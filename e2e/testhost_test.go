@@ -204,6 +204,16 @@ func (h *testHost) startProc(dir, name, bin string, args ...string) (*proc, erro
 	return startProc(dir, name, argv[0], argv[1:]...)
 }
 
+// requireHost is the suite's test host; without one (no root, no ip or
+// nsenter) it fails t, saying why: a test that needs the host never skips.
+func requireHost(t *testing.T) *testHost {
+	t.Helper()
+	if suite.hostErr != nil {
+		t.Fatalf("no test host: %v", suite.hostErr)
+	}
+	return suite.host
+}
+
 // serve answers HTTP with handler on the test host at address ip, on port
 // (0: one the kernel picks), until the test ends: an app's container as the
 // pod's address reaches it. It returns the port and the server.

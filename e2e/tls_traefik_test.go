@@ -28,10 +28,7 @@ import (
 // status kept.
 func TestRoutesThroughTraefik(t *testing.T) {
 	requireStackResourceCRD(t)
-	if suite.hostErr != nil {
-		t.Fatalf("no test host: %v", suite.hostErr)
-	}
-	host := suite.host
+	host := requireHost(t)
 	ctx := t.Context()
 	k := suite.cluster.kube
 	tr := startTraefik(t)

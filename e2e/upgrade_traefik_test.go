@@ -38,10 +38,7 @@ import (
 // not one answer may be anything but the app's 200.
 func TestSyncHookVersionUpgrade(t *testing.T) {
 	requireStackResourceCRD(t)
-	if suite.hostErr != nil {
-		t.Fatalf("no test host: %v", suite.hostErr)
-	}
-	host := suite.host
+	host := requireHost(t)
 	ctx := t.Context()
 	k := suite.cluster.kube
 	tr := startTraefik(t)
