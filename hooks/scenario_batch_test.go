@@ -3,7 +3,6 @@ package hooks
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -77,17 +76,7 @@ func TestBatchScenarios(t *testing.T) {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".batch.json"), func(t *testing.T) {
 			var sc batchScenario
 			require.NoError(t, json.Unmarshal(readFile(t, path), &sc))
-			steps := runBatchScenario(t, sc)
-			got := indent(t, map[string]any{"about": sc.About, "steps": steps})
-			golden := strings.TrimSuffix(path, ".json") + ".golden.json"
-			if *update {
-				require.NoError(t, os.WriteFile(golden, got, 0o644))
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "run go test ./hooks -update")
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("answers differ from %s (-want +got):\n%s", golden, diff)
-			}
+			requireScenarioGolden(t, path, sc.About, runBatchScenario(t, sc))
 		})
 	}
 }

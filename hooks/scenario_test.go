@@ -134,22 +134,27 @@ func TestScenarios(t *testing.T) {
 			require.NoError(t, err)
 			var sc scenario
 			require.NoError(t, json.Unmarshal(b, &sc))
-			steps := runScenario(t, sc)
-			// The answers of every step, as the wire carries them: the e2e
-			// suite applies each to a real API server.
-			got := indent(t, map[string]any{"about": sc.About, "steps": steps})
-			golden := strings.TrimSuffix(path, ".json") + ".golden.json"
-			if *update {
-				require.NoError(t, os.WriteFile(golden, got, 0o644))
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "run go test ./hooks -update")
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("answers differ from %s (-want +got):\n%s", golden, diff)
-			}
+			requireScenarioGolden(t, path, sc.About, runScenario(t, sc))
 		})
 	}
 	require.GreaterOrEqual(t, n, 8)
+}
+
+// requireScenarioGolden holds the answers of every step of the scenario at
+// path, as the wire carries them (the e2e suite applies each to a real API
+// server), against <path less .json>.golden.json; -update rewrites it.
+func requireScenarioGolden(t *testing.T, path, about string, steps []goldenStep) {
+	t.Helper()
+	got := indent(t, map[string]any{"about": about, "steps": steps})
+	golden := strings.TrimSuffix(path, ".json") + ".golden.json"
+	if *update {
+		require.NoError(t, os.WriteFile(golden, got, 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err, "run go test ./hooks -update")
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("answers differ from %s (-want +got):\n%s", golden, diff)
+	}
 }
 
 // goldenStep is one scenario step on the wire: the parent Metacontroller
