@@ -32,16 +32,7 @@ func TestCustomizeRelatesTheTeamsMiddlewares(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			req := metacontroller.CustomizeRequest{Parent: json.RawMessage(`{"apiVersion":"stackdome.io/v1alpha1","kind":"StackResource",` +
-				`"metadata":{"name":"web","namespace":"shop","generation":1},"spec":` + tc.spec + `}`)}
-			resp, err := cfg.Customize(&req)
-			require.NoError(t, err)
-			require.Equal(t, "pods", resp.RelatedResources[0].Resource)
-			got := resp.RelatedResources[1:]
-			if len(got) == 0 {
-				got = nil
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, rulesAfterPods(t, cfg, tc.spec)); diff != "" {
 				t.Errorf("rules after the pods rule (-want +got):\n%s", diff)
 			}
 		})
@@ -88,4 +79,19 @@ func TestCustomizeRelatesTheConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rulesAfterPods is cfg's customize answer for the StackResource shop/web of
+// spec, less the pods rule every answer starts with (nil when none follow).
+func rulesAfterPods(t *testing.T, cfg Config, spec string) []metacontroller.RelatedResourceRule {
+	t.Helper()
+	req := metacontroller.CustomizeRequest{Parent: json.RawMessage(`{"apiVersion":"stackdome.io/v1alpha1","kind":"StackResource",` +
+		`"metadata":{"name":"web","namespace":"shop","generation":1},"spec":` + spec + `}`)}
+	resp, err := cfg.Customize(&req)
+	require.NoError(t, err)
+	require.Equal(t, "pods", resp.RelatedResources[0].Resource)
+	if len(resp.RelatedResources) == 1 {
+		return nil
+	}
+	return resp.RelatedResources[1:]
 }

@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"testing"
 
@@ -32,16 +31,7 @@ func TestCustomizeUnrelatedKinds(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := Config{NoErrorService: true, Unrelated: tc.unrelated}
-			req := metacontroller.CustomizeRequest{Parent: json.RawMessage(`{"apiVersion":"stackdome.io/v1alpha1","kind":"StackResource",` +
-				`"metadata":{"name":"web","namespace":"shop","generation":1},"spec":` + spec + `}`)}
-			resp, err := cfg.Customize(&req)
-			require.NoError(t, err)
-			require.Equal(t, "pods", resp.RelatedResources[0].Resource)
-			got := resp.RelatedResources[1:]
-			if len(got) == 0 {
-				got = nil
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, rulesAfterPods(t, cfg, spec)); diff != "" {
 				t.Errorf("rules after the pods rule (-want +got):\n%s", diff)
 			}
 		})
