@@ -14,7 +14,8 @@ import (
 )
 
 // TestErrorPagesThroughTraefik proves the error-page guarantee
-// (DESIGN.md "Error pages through Traefik") on a real Traefik v3.7.13 with its
+// (docs/errorpages.md: every 5xx of an app and every unclaimed host answered
+// with a branded page, the original status kept) on a real Traefik v3.7.13 with its
 // default provider flags, with stackdome's real answers applied through the
 // Metacontroller emulation to a live StackResource, the chart installed with
 // helm, and stackdome's real page server:
@@ -244,7 +245,8 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 }
 
 // routable is what Traefik with its default provider flags needs to route
-// every IngressRoute of ns (reference/traefik-errorpages.md §2.3): each
+// every IngressRoute of ns (traefik/traefik@v3.7.13 pkg/provider/kubernetes/crd/kubernetes.go
+// and pkg/server/middleware/middlewares.go): each
 // middleware a route uses exists in ns; an errors Middleware's service is in
 // ns and exists; and that Service has an EndpointSlice with a serving
 // endpoint on a port of the Service's port name. Any of these missing, for

@@ -19,7 +19,8 @@ import (
 // applies them, kube-controller-manager rolling them out, pods made Running
 // and Ready on 127.0.0.x addresses, real listeners on some declared ports and
 // none on others. Synced until past the grace window, each status must name
-// exactly the dead ports (DESIGN.md, "serving, a port closed past grace"), and
+// exactly the dead ports (docs/design.md, the row "serving, a port `Closed`
+// by a dial made after `failingSince`…"), and
 // a further sync must write nothing: no status, no child.
 func TestLivePortGate(t *testing.T) {
 	requireStackResourceCRD(t)

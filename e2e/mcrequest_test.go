@@ -106,8 +106,8 @@ func (r requestMap) initGroup(group string) {
 //   - v1 (composite/api/v1 builder, UniformObjectMap.Convert to a
 //     RelativeObjectMap): for a namespaced parent only objects of its own
 //     namespace, keyed by name — a related object of another namespace or a
-//     cluster-scoped one is left out, its group kept (reference/
-//     metacontroller.md §17); for a cluster-scoped parent every object,
+//     cluster-scoped one is left out, its group kept (metacontroller/metacontroller@v4.17.2
+//     pkg/controller/common/api/v2/common.go); for a cluster-scoped parent every object,
 //     keyed namespace/name when namespaced (relativeName).
 func (r requestMap) insert(syncVersion, parentNS, group string, o obj) {
 	r.initGroup(group)

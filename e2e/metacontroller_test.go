@@ -15,7 +15,8 @@ import (
 )
 
 // metacontroller does, for one parent, what Metacontroller v4.17.2 does in one
-// sync (reference/metacontroller.md §4; docs/e2e.md lists what it reproduces
+// sync (metacontroller/metacontroller@v4.17.2 pkg/controller/composite/controller.go,
+// syncParentObject; docs/e2e.md lists what it reproduces
 // and what it does not, with the source file of each): read the
 // CompositeController, ask customize for related rules, gather owned
 // children and the related objects those rules select from the live cluster

@@ -139,7 +139,9 @@ func TestRefusedServiceReadsNotCreated(t *testing.T) {
 
 // syncRefusingChildren is one sync of ns/name by the emulation, ended as
 // Metacontroller v4.17.2 ends a sync whose children the API server refuses
-// (reference/metacontroller.md §4 step 9): the hook's status is written
+// (metacontroller/metacontroller@v4.17.2 pkg/controller/composite/controller.go,
+// syncParentObject: updateParentStatus runs after manageChildren whatever it
+// returned): the hook's status is written
 // anyway, and the refusal is returned (Metacontroller's SyncError event).
 // The emulation stops at the first refused apply before writing status,
 // so this writes it. resp is the hook's answer; the request the hook was

@@ -12,7 +12,8 @@ import (
 )
 
 // relatedRule is a customize answer's rule, as Metacontroller v4.17.2 reads it
-// (RelatedResourceRule; reference/metacontroller.md §3.3).
+// (RelatedResourceRule, metacontroller/metacontroller@v4.17.2
+// pkg/apis/metacontroller/v1alpha1/types.go).
 type relatedRule struct {
 	APIVersion    string   `json:"apiVersion"`
 	Resource      string   `json:"resource"`
