@@ -86,7 +86,7 @@ run:
 ## and the two tests that need promtool (make test-monitoring): vet, gofmt,
 ## tidy modules, go test -race ./..., tools/monitoring's other tests (the
 ## kube-state-metrics config against the CRD, every query against what is
-## exported, the dashboard) and tools/image. Times: docs/operations.md,
+## exported, the dashboard) and tools/image. Times: docs/performance.md,
 ## "How long make test takes".
 test: vet fmt-check mod-check tools
 	$(GO) test -race -count=1 $(PKGS)
