@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stackdome/stackdome/hooks"
+	"github.com/stackdome/stackdome/portcheck"
 )
 
 // config is every setting of the binary.
@@ -151,13 +152,15 @@ func defineHookFlags(fs *flag.FlagSet, c *config, raw *rawFlags, defaults hooks.
 	fs.StringVar(&c.hooks.HTTPEntryPoint, "http-entry-point", defaults.HTTPEntryPoint, "plain-HTTP Traefik entry point on which requests to a TLS route's host are redirected to HTTPS, and an app without tls is routed as it is")
 }
 
-// defineVerifierFlags: the port verifier's pool, timing and allow list.
+// defineVerifierFlags: the port verifier's pool, timing and allow list;
+// the defaults are portcheck.DefaultConfig's.
 func defineVerifierFlags(fs *flag.FlagSet, c *config, raw *rawFlags) {
-	fs.DurationVar(&c.portRecheck, "port-recheck", 5*time.Minute, "age at which a verdict is redialed while it still counts")
-	fs.DurationVar(&c.dialTimeout, "dial-timeout", 2*time.Second, "timeout of one port dial")
-	fs.IntVar(&c.dialWorkers, "dial-workers", 32, "dials in flight at most")
-	fs.IntVar(&c.dialQueue, "dial-queue", 1024, "dial jobs waiting at most")
+	d := portcheck.DefaultConfig()
+	fs.DurationVar(&c.portRecheck, "port-recheck", d.Recheck, "age at which a verdict is redialed while it still counts")
+	fs.DurationVar(&c.dialTimeout, "dial-timeout", d.DialTimeout, "timeout of one port dial")
+	fs.IntVar(&c.dialWorkers, "dial-workers", d.Workers, "dials in flight at most")
+	fs.IntVar(&c.dialQueue, "dial-queue", d.QueueSize, "dial jobs waiting at most")
 	fs.StringVar(&raw.dialAllow, "dial-allow", "", "CIDRs of pod IPs that may be dialed, comma separated: the cluster's pod CIDRs. Empty: nothing is dialed (every port reads Unknown). Loopback, link-local, cloud metadata and unspecified addresses are never dialed, whatever this says")
 	fs.BoolVar(&c.dialAllowLoopback, "dial-allow-loopback", false, "FOR TESTS ONLY: let loopback addresses inside --dial-allow be dialed (test pods on 127.0.0.x). Never set it in a cluster: a pod IP is never loopback, and a loopback dial reaches the node's own services")
-	fs.DurationVar(&c.verdictTTL, "verdict-ttl", time.Hour, "a verdict not read for this long is forgotten")
+	fs.DurationVar(&c.verdictTTL, "verdict-ttl", d.TTL, "a verdict not read for this long is forgotten")
 }

@@ -91,7 +91,7 @@ func wire(c config, log *slog.Logger) (*app, error) {
 		if err != nil {
 			return nil, err
 		}
-		pages, err := errorpages.NewBranded(brands, newPageCounters(reg).observe)
+		pages, err := errorpages.NewBranded(brands, errorpages.NewMetrics(reg).Observe)
 		if err != nil {
 			return nil, fmt.Errorf("loading error pages: %w", err)
 		}

@@ -867,7 +867,8 @@ func TestCompositeController(t *testing.T) {
 			hook := func(path string) *ccHook {
 				// v2: only a sync hook at v2 receives the error-page Service of
 				// the release namespace the customize hook relates
-				// (reference/metacontroller.md §17).
+				// (metacontroller/metacontroller@v4.17.2
+				// pkg/controller/composite/api/v1/hooks.go).
 				h := &ccHook{Version: "v2"}
 				h.Webhook.Service.Name = tc.wantService
 				h.Webhook.Service.Namespace = tc.wantNamespace

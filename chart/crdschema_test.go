@@ -220,8 +220,8 @@ func metacontrollerCRDs(t *testing.T) string {
 	return file
 }
 
-// traefikVersion is the Traefik the chart is written against (see
-// shared/reference/traefik-errorpages.md §6).
+// traefikVersion is the Traefik the chart is written against (docs/e2e.md,
+// TestErrorPagesThroughTraefik).
 const traefikVersion = "v3.7.13"
 
 var traefikCRDs = sync.OnceValues(func() (string, error) {

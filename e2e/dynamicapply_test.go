@@ -7,7 +7,7 @@ import (
 )
 
 // mergeKeys are the list-map keys Metacontroller's dynamic-apply guesses, in
-// its order of precedence (reference/metacontroller.md §6.1).
+// its order of precedence (metacontroller/metacontroller@v4.17.2 pkg/dynamic/apply/apply.go).
 var mergeKeys = []string{"containerPort", "port", "mountPath", "name", "uid", "ip", "path"}
 
 // firstLoop is firstMismatch as Metacontroller's default dynamic-apply sees a

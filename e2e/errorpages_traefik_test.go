@@ -232,7 +232,8 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 }
 
 // routable is what Traefik with its default provider flags needs to route
-// every IngressRoute of ns (reference/traefik-errorpages.md §2.3), judged on
+// every IngressRoute of ns (traefik/traefik@v3.7.13 pkg/provider/kubernetes/crd/kubernetes.go
+// and pkg/server/middleware/middlewares.go), judged on
 // m, the namespace's objects as a watch saw them after one write: each
 // middleware a route uses exists in ns; an errors Middleware's service is in
 // ns and exists; and that Service has an EndpointSlice with a serving

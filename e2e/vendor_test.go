@@ -1,7 +1,9 @@
 package e2e
 
-// The pinned upstream sources in shared/vendor/ (shared/vendor/README.md):
-// Metacontroller v4.17.2's tree and the Traefik Helm chart 41.3.0. This
+// The pinned upstream sources in shared/vendor/: Metacontroller v4.17.2's
+// tree (metacontroller/metacontroller@v4.17.2, `git archive v4.17.2`) and
+// the Traefik Helm chart 41.3.0 (traefik/traefik-helm-chart@v41.3.0, its
+// traefik/ directory). This
 // file has no build tag: the tests of install.md that read them without a
 // cluster run in `make test` too.
 

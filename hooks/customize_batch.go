@@ -12,7 +12,8 @@ import (
 // the parent's namespace, as the pods rule does.
 //
 // Cost: Metacontroller keeps one informer per related kind, cluster-wide
-// (reference/metacontroller.md), so the first CronJob parent makes it
+// (metacontroller/metacontroller@v4.17.2
+// pkg/controller/common/customize/manager.go), so the first CronJob parent makes it
 // watch and cache every Job of the cluster, and every Job change is matched
 // against the parents' rules. A CronJob keeps at most its history limits
 // (3 successful, 1 failed by default) plus the running ones, so each sync

@@ -17,7 +17,9 @@ import (
 
 // TestSyncHookVersionSwitchKeepsChildren: the chart moving its sync hook
 // between versions v1 and v2 changes the keys of every observed child and
-// which related objects arrive (reference/metacontroller.md §17), and must
+// which related objects arrive (metacontroller/metacontroller@v4.17.2
+// pkg/controller/composite/api/v1/hooks.go: a v1 sync request holds only
+// the related objects of a namespaced parent's own namespace), and must
 // delete or change no child. Each pair is the same cluster state as
 // Metacontroller v4.17.2 sends it to a hook at each version: every child the
 // first answer returns, the second returns byte for byte; with equal set,

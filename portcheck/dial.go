@@ -57,14 +57,14 @@ func (v *Verifier) target(ip string) (netip.Addr, string) {
 		return netip.Addr{}, why
 	}
 	if len(v.cfg.Allow) == 0 {
-		return netip.Addr{}, "not dialed: no --dial-allow prefixes, so no pod IP may be dialed"
+		return netip.Addr{}, "not dialed: the allow list of pod CIDRs is empty, so no pod IP may be dialed"
 	}
 	for _, p := range v.cfg.Allow {
 		if p.Contains(addr) {
 			return addr, ""
 		}
 	}
-	return netip.Addr{}, fmt.Sprintf("not dialed: pod IP %s is outside --dial-allow", ip)
+	return netip.Addr{}, fmt.Sprintf("not dialed: pod IP %s is outside the allowed pod CIDRs", ip)
 }
 
 // forbidden says why addr (unmapped; ip as the Job gave it) is never

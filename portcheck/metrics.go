@@ -54,7 +54,7 @@ func newMetrics(queueDepth, cached func() float64) *metrics {
 		}),
 		undialed: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: ns, Subsystem: sub, Name: "undialed_ports_total",
-			Help: "Declared ports reported Inconclusive without a dial: pod IP outside --dial-allow or never dialable (loopback, link-local, metadata), or a malformed IP or port.",
+			Help: "Declared ports reported Inconclusive without a dial: pod IP outside the allowed pod CIDRs (Config.Allow) or never dialable (loopback, link-local, metadata), or a malformed IP or port.",
 		}),
 		enqueued: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: ns, Subsystem: sub, Name: "enqueued_total",

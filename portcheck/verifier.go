@@ -36,19 +36,19 @@ type Job struct {
 	Ports []Port
 }
 
-// Config tunes a Verifier. A zero field takes its default; a negative one is
-// a programmer error and makes New panic.
+// Config tunes a Verifier. A zero field takes its default, the field of
+// DefaultConfig; a negative one is a programmer error and makes New panic.
 type Config struct {
-	Workers     int           // dials in flight at once, all jobs together; default 32
-	PerJob      int           // dials in flight at once for one job; default 4
-	QueueSize   int           // jobs accepted and not yet answered; default 1024
-	DialTimeout time.Duration // per dial; default 2s
-	Recheck     time.Duration // a Result this old is Stale; default 5m
-	TTL         time.Duration // a Result not read for this long is evicted; default 1h
+	Workers     int           // dials in flight at once, all jobs together
+	PerJob      int           // dials in flight at once for one job
+	QueueSize   int           // jobs accepted and not yet answered
+	DialTimeout time.Duration // per dial
+	Recheck     time.Duration // a Result this old is Stale
+	TTL         time.Duration // a Result not read for this long is evicted
 	// Backoff is how long a resource whose last Result has an Inconclusive
 	// port is not redialed for the same revision and IP (Enqueue refuses,
 	// reason backoff); it doubles with each further inconclusive Result, up
-	// to Recheck, and is reset by a conclusive one. Default 30s.
+	// to Recheck, and is reset by a conclusive one.
 	Backoff time.Duration
 	// Allow are the prefixes pod IPs may be dialed in. Empty dials nothing:
 	// every port is Inconclusive, "not dialed". An address target refuses
@@ -60,6 +60,22 @@ type Config struct {
 	// loopback, and a loopback dial reaches the node's own services.
 	AllowLoopback bool
 	Registerer    prometheus.Registerer // where metrics go; nil leaves them unregistered
+}
+
+// DefaultConfig is the one statement of the Verifier's defaults: New fills
+// each zero field of its Config from it, and stackdome's flags (and through
+// them the chart's values) start from it. It allows no address: Allow is
+// empty, so nothing is dialed until the caller names the pod CIDRs.
+func DefaultConfig() Config {
+	return Config{
+		Workers:     32,
+		PerJob:      4,
+		QueueSize:   1024,
+		DialTimeout: 2 * time.Second,
+		Recheck:     5 * time.Minute,
+		TTL:         time.Hour,
+		Backoff:     30 * time.Second,
+	}
 }
 
 // Verifier dials pod ports in the background and caches one Result per
@@ -136,30 +152,20 @@ type entry struct {
 // cfg.Registerer, if set. It starts nothing: call Run. It panics on a
 // negative Config field or if registration fails (a duplicate verifier).
 func New(cfg Config) *Verifier {
-	def := func(d *time.Duration, v time.Duration) {
-		if *d < 0 {
-			panic("portcheck: negative duration in Config")
-		}
-		if *d == 0 {
-			*d = v
-		}
-	}
 	if cfg.Workers < 0 || cfg.QueueSize < 0 || cfg.PerJob < 0 {
 		panic("portcheck: negative Workers, PerJob or QueueSize in Config")
 	}
-	if cfg.Workers == 0 {
-		cfg.Workers = 32
+	if cfg.DialTimeout < 0 || cfg.Recheck < 0 || cfg.TTL < 0 || cfg.Backoff < 0 {
+		panic("portcheck: negative duration in Config")
 	}
-	if cfg.PerJob == 0 {
-		cfg.PerJob = 4
-	}
-	if cfg.QueueSize == 0 {
-		cfg.QueueSize = 1024
-	}
-	def(&cfg.DialTimeout, 2*time.Second)
-	def(&cfg.Recheck, 5*time.Minute)
-	def(&cfg.TTL, time.Hour)
-	def(&cfg.Backoff, 30*time.Second)
+	d := DefaultConfig()
+	orDefault(&cfg.Workers, d.Workers)
+	orDefault(&cfg.PerJob, d.PerJob)
+	orDefault(&cfg.QueueSize, d.QueueSize)
+	orDefault(&cfg.DialTimeout, d.DialTimeout)
+	orDefault(&cfg.Recheck, d.Recheck)
+	orDefault(&cfg.TTL, d.TTL)
+	orDefault(&cfg.Backoff, d.Backoff)
 	cfg.Allow = slices.Clone(cfg.Allow)
 
 	v := &Verifier{
@@ -179,6 +185,13 @@ func New(cfg Config) *Verifier {
 		cfg.Registerer.MustRegister(v.m.collectors...)
 	}
 	return v
+}
+
+// orDefault sets a zero *f to d.
+func orDefault[T int | time.Duration](f *T, d T) {
+	if *f == 0 {
+		*f = d
+	}
 }
 
 // Run starts Config.Workers workers, plus an evictor, and returns after ctx

@@ -18,7 +18,9 @@
 #   - go-http-auth/: abbot/go-http-auth v0.4.0 plus the two functions of the
 #     containous fork Traefik pins (the proxy refuses that pseudo-version);
 #     only the basicAuth/digestAuth middlewares use them.
-# See ../../../shared/reference/traefik-build.md for how each was found.
+# Why a wrapper module: Traefik's go.mod (traefik/traefik@v3.7.13 go.mod) has
+# replace directives, which apply only in the main module, so
+# `go install github.com/traefik/traefik/v3/cmd/traefik@v3.7.13` cannot work.
 #
 # Prints the cache directory (holding `traefik` and the CRD definitions
 # `crds.yaml`) on stdout; progress goes to stderr.

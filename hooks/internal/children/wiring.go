@@ -13,7 +13,9 @@ import (
 // (allowCrossNamespace, allowEmptyServices and allowExternalNameServices
 // false). Traefik drops an errors Middleware whose Service is in another
 // namespace or has no endpoints, and disables every router that refers to a
-// dropped Middleware (reference/traefik-errorpages.md §2.3). So the Middleware
+// dropped Middleware (traefik/traefik@v3.7.13 pkg/provider/kubernetes/crd/kubernetes.go,
+// "Error while reading error page middleware"; pkg/server/middleware/middlewares.go,
+// "middleware %q does not exist"). So the Middleware
 // points at a Service in the app's own namespace, `<name>-error-pages`,
 // selectorless and headless, whose one EndpointSlice holds the ClusterIP of
 // the chart's error-page Service: the service proxy (kube-proxy or its

@@ -11,7 +11,8 @@ import (
 
 // The Middlewares condition: whether the routes use every Middleware the
 // spec names (spec.middlewares). Traefik disables a route that refers to a
-// Middleware it cannot find (reference/traefik-errorpages.md §2.3), so the
+// Middleware it cannot find (traefik/traefik@v3.7.13
+// pkg/server/middleware/middlewares.go, "middleware %q does not exist"), so the
 // routes refer to each only once the request relates it, i.e. it exists; a
 // missing one leaves the app serving without it, and this condition says so
 // by name instead of a silent wait. Like ErrorPages it never moves

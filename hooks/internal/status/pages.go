@@ -15,7 +15,9 @@ import (
 // stackdome cannot see from inside is a sync request that never carries the
 // chart's error-page Service: Metacontroller filters related objects of
 // another namespace out of a request to a sync hook at version v1
-// (reference/metacontroller.md §17), and a chart installed without error
+// (metacontroller/metacontroller@v4.17.2 pkg/controller/composite/api/v1/hooks.go, through
+// UniformObjectMap.Convert in pkg/controller/common/api/v2/common.go), and a
+// chart installed without error
 // pages, or in another namespace than --error-service-namespace, looks the
 // same from here.
 

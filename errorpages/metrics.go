@@ -1,4 +1,4 @@
-package main
+package errorpages
 
 import (
 	"strconv"
@@ -7,29 +7,35 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// pageCounters counts the error pages served, by status code and format
-// (stackdome_error_pages_served_total). The counter of a (code, format) pair
+// Metrics are the page server's Prometheus metrics: the error pages served,
+// by status code and format (stackdome_error_pages_served_total). Its
+// Observe is the Observer New and NewBranded take, so the page server's
+// metrics are this package's, as the hook server's are hooks' and the
+// verifier's portcheck's. The counter of a (code, format) pair
 // is looked up in the vector once and kept: the page server answers every
 // request of Traefik's catch-all and every 5xx of every app, and formatting
 // the code and hashing the labels on each of them is CPU that, on cores
 // shared with Traefik, Traefik's own requests lose (docs/performance.md).
 // Only the pairs ever served become series. Safe for concurrent use.
-type pageCounters struct {
+type Metrics struct {
 	vec  *prometheus.CounterVec
 	kept [2][200]atomic.Pointer[prometheus.Counter] // [html, json][code-400]
 }
 
-func newPageCounters(reg prometheus.Registerer) *pageCounters {
-	p := &pageCounters{vec: prometheus.NewCounterVec(prometheus.CounterOpts{
+// NewMetrics registers the page metrics with reg (nil: not registered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	p := &Metrics{vec: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "stackdome_error_pages_served_total",
 		Help: "Error pages answered, by status code and format (html or json).",
 	}, []string{"code", "format"})}
-	reg.MustRegister(p.vec)
+	if reg != nil {
+		reg.MustRegister(p.vec)
+	}
 	return p
 }
 
-// observe counts one answer; it is errorpages' Observer.
-func (p *pageCounters) observe(code int, format string) {
+// Observe counts one answer; it is an Observer.
+func (p *Metrics) Observe(code int, format string) {
 	f := 0
 	if format != "html" {
 		f = 1

@@ -1,4 +1,4 @@
-package main
+package errorpages
 
 import (
 	"strings"
@@ -9,19 +9,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
-// TestPageCounters: every answer is counted under its own code and format,
+// TestMetrics: every answer is counted under its own code and format,
 // from many goroutines at once, and only the pairs served become series.
-func TestPageCounters(t *testing.T) {
+func TestMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	p := newPageCounters(reg)
+	p := NewMetrics(reg)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
 			for range 100 {
-				p.observe(404, "html")
-				p.observe(503, "json")
-				p.observe(599, "html")
-				p.observe(600, "json") // outside the kept range: counted all the same
+				p.Observe(404, "html")
+				p.Observe(503, "json")
+				p.Observe(599, "html")
+				p.Observe(600, "json") // outside the kept range: counted all the same
 			}
 		})
 	}
@@ -39,12 +39,12 @@ stackdome_error_pages_served_total{code="600",format="json"} 800
 	}
 }
 
-// BenchmarkPageCounters: counting a page allocates nothing once its pair was
+// BenchmarkMetrics: counting a page allocates nothing once its pair was
 // seen.
-func BenchmarkPageCounters(b *testing.B) {
-	p := newPageCounters(prometheus.NewRegistry())
+func BenchmarkMetrics(b *testing.B) {
+	p := NewMetrics(prometheus.NewRegistry())
 	b.ReportAllocs()
 	for b.Loop() {
-		p.observe(404, "html")
+		p.Observe(404, "html")
 	}
 }
