@@ -352,21 +352,38 @@ func appHandler(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// startPageServer runs the real `stackdome serve` on the test host, its
-// error pages on every address of the host at port (the chart's pod address
-// and the error-page Service's ClusterIP alike), its hooks on the pod's
-// address at 8080 (the chart's hooks port), with flags.
-func startPageServer(t *testing.T, port int, flags ...string) *proc {
+// startPageServer runs the error pages' pod of a release on the test host
+// at ip: `stackdome serve --hooks=false` with flags, as the chart's
+// error-page Deployment runs it, its pages on every address of the host at
+// port (the pod's address and the error-page Service's ClusterIP alike),
+// its health on ip:8080.
+func startPageServer(t *testing.T, ip string, port int, flags ...string) *proc {
+	t.Helper()
+	return startServe(t, "stackdome-pages", ip, append([]string{"--hooks=false",
+		"--error-pages-listen", ":" + strconv.Itoa(port)}, flags...)...)
+}
+
+// startHookServer runs the hooks' pod of a release on the test host at ip:
+// `stackdome serve --pages=false` with flags, as the chart's hooks
+// Deployment runs it, its hooks and health on ip:8080, metrics on ip:8081.
+func startHookServer(t *testing.T, ip string, flags ...string) *proc {
+	t.Helper()
+	return startServe(t, "stackdome-hooks", ip, append([]string{"--pages=false"}, flags...)...)
+}
+
+// startServe runs `stackdome serve` on the test host, health and hooks on
+// ip:8080 and metrics on ip:8081 (the chart's ports), plus flags, until the
+// test ends, and waits for its /readyz.
+func startServe(t *testing.T, name, ip string, flags ...string) *proc {
 	t.Helper()
 	host := suite.host
 	bin := buildStackdome(t)
-	hooksAddr := net.JoinHostPort(host.guestIP.String(), "8080")
-	args := append([]string{"serve", "--hooks=false",
+	hooksAddr := net.JoinHostPort(ip, "8080")
+	args := append([]string{"serve",
 		"--listen", hooksAddr,
-		"--error-pages-listen", ":" + strconv.Itoa(port),
-		"--metrics-listen", net.JoinHostPort(host.guestIP.String(), "8081"),
+		"--metrics-listen", net.JoinHostPort(ip, "8081"),
 		"--drain-delay", "0s", "--log-format", "text"}, flags...)
-	p, err := host.startProc(t.TempDir(), "stackdome-pages", bin, args...)
+	p, err := host.startProc(t.TempDir(), name, bin, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,12 +23,11 @@ type pagesRelease struct {
 	name, namespace string
 	errorService    string // the chart's error-page Service
 	clusterIP       netip.Addr
-	pages           *proc
+	hooks, pages    *proc
 	uninstalled     bool
-	// serveFlags are further flags of the release's pod's `stackdome
-	// serve` (beside hookFlags): the process answers both the error pages
-	// and the hooks the real Metacontroller calls through the release's
-	// Service, as the chart's pod does.
+	// serveFlags are further flags of the hooks' pod's `stackdome serve`
+	// (beside hookFlags): it answers the hooks the real Metacontroller
+	// calls through the release's Service, as the chart's hooks pod does.
 	serveFlags []string
 	// brands: the page server reads the brand file the chart rendered
 	// (its <release>-brands ConfigMap), as the chart's pod would.
@@ -81,19 +80,32 @@ func (r *pagesRelease) install(t *testing.T, chart string, set ...string) {
 	if err := host.addAddress(r.clusterIP); err != nil {
 		t.Fatal(err)
 	}
-	pageArgs := r.hookFlags(r.serveFlags...)
-	if r.brands {
-		pageArgs = append(pageArgs, r.brandsFile(t)...)
-	}
-	r.pages = startPageServer(t, pagePort, pageArgs...)
+	// Two pods, two processes, as the chart's two Deployments run them: the
+	// hooks' (`--pages=false`) on the host's guest address, which the
+	// release's Service sends Metacontroller's hook calls to, and the error
+	// pages' (`--hooks=false`) on an address of its own, which the
+	// error-page Service selects.
 	guest := host.guestIP.String()
+	r.hooks = startHookServer(t, guest, r.hookFlags(r.serveFlags...)...)
+	pagesIP := netip.MustParseAddr(hostAddr(host, pagesHostByte))
+	if err := host.addAddress(pagesIP); err != nil {
+		t.Fatal(err)
+	}
+	var pageArgs []string
+	if r.brands {
+		pageArgs = r.brandsFile(t)
+	}
+	r.pages = startPageServer(t, pagesIP.String(), pagePort, pageArgs...)
 	chartPods := waitPods(t, r.namespace, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=controller", 1)
 	runPod(t, r.namespace, chartPods[0], guest)
-	// The error-page Service selects the error-page Deployment's pods only.
 	pagePods := waitPods(t, r.namespace, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=error-pages", 1)
-	runPod(t, r.namespace, pagePods[0], guest)
-	waitReadyAddress(t, r.namespace, r.errorService, guest)
+	runPod(t, r.namespace, pagePods[0], pagesIP.String())
+	waitReadyAddress(t, r.namespace, r.errorService, pagesIP.String())
 }
+
+// pagesHostByte is the last byte of the test-host address the release's
+// error-page pod runs on (the hooks' pod has the guest address).
+const pagesHostByte = 240
 
 // brandsFile writes the brands.json of the release's brand ConfigMap to a
 // file and returns the page server's flag naming it.
