@@ -182,8 +182,8 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	runChecks(t, tr, "Service deleted", keeps5xx)
 
 	// --- Page endpoints unready: kube-controller-manager marks them so in
-	// the chart's EndpointSlice. The release's pod answers the hooks too,
-	// so nothing syncs; the mirrored slice keeps its address.
+	// the chart's EndpointSlice. The hooks' pod is made unready with the
+	// pages', so nothing syncs; the mirrored slice keeps its address.
 	for _, p := range listPods(t, releaseNS, "app.kubernetes.io/instance="+release) {
 		setPodReady(t, releaseNS, dig(p, "metadata", "name").(string), false)
 	}

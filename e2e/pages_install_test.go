@@ -104,8 +104,9 @@ func (r *pagesRelease) install(t *testing.T, chart string, set ...string) {
 }
 
 // pagesHostByte is the last byte of the test-host address the release's
-// error-page pod runs on (the hooks' pod has the guest address).
-const pagesHostByte = 240
+// error-page pod runs on (the hooks' pod has the guest address): in the
+// lower half of the /24, below the ClusterIPs.
+const pagesHostByte = 90
 
 // brandsFile writes the brands.json of the release's brand ConfigMap to a
 // file and returns the page server's flag naming it.
