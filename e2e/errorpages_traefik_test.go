@@ -201,7 +201,9 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	for _, p := range listPods(t, releaseNS, "app.kubernetes.io/instance="+release) {
 		forceDeletePod(releaseNS, dig(p, "metadata", "name").(string))
 	}
+	// Their containers end with them, as a kubelet ends a deleted pod's.
 	rel.pages.stop(10 * time.Second)
+	rel.hooks.stop(10 * time.Second)
 	nothingWritten("removed")
 	waitRouters(t, tr, "removed: the app's router keeps its Middleware", appRouterWith(appHost, middleware))
 	runChecks(t, tr, "removed", append(keeps5xx,
