@@ -34,18 +34,7 @@ func TestChartInstalls(t *testing.T) {
 	ns := newNamespace(t)
 	const release = "stackdome"
 
-	out, err := helm(ctx, "install", release, chart, "--namespace", ns, "--timeout", "2m",
-		"--set", "podCIDRs={10.244.0.0/16}") // the chart has no default: install.md's kind value
-	if err != nil {
-		t.Fatalf("helm install: %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if out, err := helm(ctx, "uninstall", release, "--namespace", ns); err != nil {
-			t.Errorf("helm uninstall: %v\n%s", err, out)
-		}
-	})
+	installRelease(t, release, chart, ns, "podCIDRs={10.244.0.0/16}") // the chart has no default: install.md's kind value
 
 	if err := waitEstablished(ctx, k, stackCRDName); err != nil {
 		t.Fatal(err)
@@ -184,6 +173,26 @@ func servesResource(ctx context.Context, k *kube, apiVersion, resource string) b
 
 // helm runs bin/helm (built by `make tools`) against the test cluster, with
 // its config, cache and data kept in the run's scratch directory.
+// installRelease installs chart as release in ns with the values set, and
+// uninstalls it when the test ends; a failure of either fails t.
+func installRelease(t *testing.T, release, chart, ns string, set ...string) {
+	t.Helper()
+	args := []string{"install", release, chart, "--namespace", ns, "--timeout", "2m"}
+	for _, v := range set {
+		args = append(args, "--set", v)
+	}
+	if out, err := helm(t.Context(), args...); err != nil {
+		t.Fatalf("helm install: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if out, err := helm(ctx, "uninstall", release, "--namespace", ns); err != nil {
+			t.Errorf("helm uninstall: %v\n%s", err, out)
+		}
+	})
+}
+
 func helm(ctx context.Context, args ...string) ([]byte, error) {
 	return helmOn(ctx, suite.cluster.kubeconfig, args...)
 }

@@ -51,17 +51,7 @@ func TestCRDUpgrade(t *testing.T) {
 	const release = "crd-upgrade"
 	// podCIDRs is required since #25 (the chart's dial allow-list): the
 	// test host's /24 is this cluster's pod network.
-	if out, err := helm(ctx, "install", release, filepath.Join(suite.root, "chart"), "--namespace", ns, "--timeout", "2m",
-		"--set", "podCIDRs={"+suite.host.prefix.String()+"}"); err != nil {
-		t.Fatalf("helm install: %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if out, err := helm(ctx, "uninstall", release, "--namespace", ns); err != nil {
-			t.Errorf("helm uninstall: %v\n%s", err, out)
-		}
-	})
+	installRelease(t, release, filepath.Join(suite.root, "chart"), ns, "podCIDRs={"+suite.host.prefix.String()+"}")
 	if err := waitEstablished(ctx, k, stackCRDName); err != nil {
 		t.Fatal(err)
 	}
