@@ -42,7 +42,8 @@ type onePass struct {
 // FromSyncRequest. An error means the body is not a sync request at all.
 // r is filled in place so that a handler's Request needs no allocation.
 func Decode(body []byte, r *Request) error {
-	if json.Unmarshal(body, &r.one) == nil {
+	r.one = onePass{}
+	if unmarshal(body, &r.one) == nil {
 		r.Parent, r.decoded = r.one.Parent, &r.one
 		return nil
 	}
