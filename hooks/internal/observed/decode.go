@@ -54,10 +54,14 @@ func decodeTime(dec *jsontext.Decoder, t *metav1.Time) error {
 // an error exactly when json.Unmarshal's, which it returns. *v must be its
 // zero value; on an error it is what json.Unmarshal leaves.
 func unmarshal[T any](b []byte, v *T) error {
-	if jsonv2.Unmarshal(b, v, fastOptions) == nil {
+	if unmarshalFast(b, v) == nil {
 		return nil
 	}
 	var zero T
 	*v = zero
 	return json.Unmarshal(b, v)
 }
+
+// unmarshalFast is the one pass alone: what encoding/json would decode, or
+// an error where encoding/json would return one (not the same error).
+func unmarshalFast(b []byte, v any) error { return jsonv2.Unmarshal(b, v, fastOptions) }

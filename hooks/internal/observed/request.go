@@ -169,7 +169,7 @@ func (r *Request) LastApplied() []LastApplied {
 		for _, g := range slices.Sorted(maps.Keys(r.decoded.Children)) {
 			for _, k := range slices.Sorted(maps.Keys(r.decoded.Children[g])) {
 				m := r.decoded.Children[g][k].Metadata
-				la, ok := m.Annotations[AnnotationLastApplied]
+				la, ok := m.Annotations.Get(AnnotationLastApplied)
 				out = append(out, LastApplied{Group: g, Key: k, Name: m.Name, Namespace: m.Namespace, Config: la, Found: ok})
 			}
 		}
