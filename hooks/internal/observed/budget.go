@@ -258,6 +258,9 @@ func (s *scan) str() bool {
 	}
 }
 
+// structural marks the bytes skip stops at inside an object or array.
+var structural = [256]bool{'"': true, '{': true, '}': true, '[': true, ']': true}
+
 // skip consumes one value after white space: a string, an object or array
 // to its matching close, or a literal or number up to the next delimiter.
 func (s *scan) skip() bool {
@@ -269,25 +272,37 @@ func (s *scan) skip() bool {
 	case '"':
 		return s.str()
 	case '{', '[':
+		// Most bytes here are none of the five it looks for: a table
+		// says so in one load, and the index lives in a register.
 		depth := 0
-		for s.i < len(s.b) {
-			switch s.b[s.i] {
+		b, i := s.b, s.i
+		for i < len(b) {
+			for i < len(b) && !structural[b[i]] {
+				i++
+			}
+			if i == len(b) {
+				break
+			}
+			switch b[i] {
 			case '"':
+				s.i = i
 				if !s.str() {
 					return false
 				}
+				i = s.i
 				continue
 			case '{', '[':
 				depth++
 			case '}', ']':
 				depth--
 				if depth == 0 {
-					s.i++
+					s.i = i + 1
 					return true
 				}
 			}
-			s.i++
+			i++
 		}
+		s.i = i
 		return false
 	default:
 		start := s.i

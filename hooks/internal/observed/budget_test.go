@@ -34,3 +34,50 @@ func stepStr(b []byte) (int, bool) {
 	}
 	return len(b), false
 }
+
+// FuzzScanSkip: scan.skip ends a value where stepping through it byte by
+// byte ends it, and fails where that fails: the bytes per object a budget
+// counts are the same.
+func FuzzScanSkip(f *testing.F) {
+	for _, s := range []string{`{"a":[1,{"b":"}"}],"c":"\"]"}`, ` [1,2] `, `{"a":`, `"x"`, `17,`, `{"a":"b\\"}}`, `[[[]]`, `{}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s := scan{b: b}
+		ok := s.skip()
+		ref := scan{b: b}
+		wantOK := stepSkip(&ref)
+		if ok != wantOK || (ok && s.i != ref.i) {
+			t.Fatalf("skip(%q) = %d, %v; stepping gives %d, %v", b, s.i, ok, ref.i, wantOK)
+		}
+	})
+}
+
+// stepSkip is scan.skip of an object or array as it was: one byte at a
+// time; other values as skip.
+func stepSkip(s *scan) bool {
+	s.ws()
+	if s.i >= len(s.b) || (s.b[s.i] != '{' && s.b[s.i] != '[') {
+		return s.skip()
+	}
+	depth := 0
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case '"':
+			if !s.str() {
+				return false
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				s.i++
+				return true
+			}
+		}
+		s.i++
+	}
+	return false
+}
