@@ -12,6 +12,7 @@ func FuzzAnnotations(f *testing.F) {
 	for _, s := range []string{
 		`{"annotations":{"a":"1","b":null}}`,
 		`{"annotations":{"a":"1"},"annotations":{"b":"2","a":"3"}}`,
+		`{"annotations":{"a":"1","c":"4"},"annotations":{"b":"2"}}`,
 		`{"annotations":{"a":"1"},"annotations":null,"Annotations":{"b":"2"}}`,
 		`{"annotations":{"a":1}}`,
 		`{"annotations":["a"]}`,

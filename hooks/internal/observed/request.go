@@ -23,10 +23,10 @@ type Request struct {
 
 // onePass is a sync request decoded in one pass into the fields the hook
 // reads: every observed child as a Child, every related object as a Related.
-// encoding/json still scans the managedFields, specs and statuses it skips,
-// but allocates nothing for them, and scans each byte twice (validation and
-// decoding) instead of four times for the raw-then-typed decoding of a
-// metacontroller.SyncRequest. Its fields are metacontroller.SyncRequest's,
+// The decoder (decode.go) still reads the managedFields, specs and statuses
+// it skips, but allocates nothing for them, and reads each byte once,
+// validating as it decodes, instead of four times for the raw-then-typed
+// decoding of a metacontroller.SyncRequest with encoding/json. Its fields are metacontroller.SyncRequest's,
 // each at least as strict, so that a body it decodes decodes as a
 // SyncRequest too: Finalizing is read for that alone (a finalizing that is
 // not a bool is refused here as there).
