@@ -69,7 +69,7 @@ func merge(base, over map[string]any) map[string]any {
 
 // relatedPod is pod i of the current revision, running and ready, with the
 // managedFields, volumes and tolerations a real cluster gives every pod.
-func relatedPod(shell map[string]any, rev string, i int, ports [3]int32) map[string]any {
+func relatedPod(shell map[string]any, rev string, i int, ports []int32) map[string]any {
 	var p map[string]any
 	_ = roundTrip(shell, &p)
 	md := p["metadata"].(map[string]any)
@@ -82,16 +82,20 @@ func relatedPod(shell map[string]any, rev string, i int, ports [3]int32) map[str
 	md["labels"].(map[string]any)["pod-template-hash"] = rev
 	md["ownerReferences"].([]any)[0].(map[string]any)["name"] = "checkout-" + rev
 	var mf any
-	_ = json.Unmarshal([]byte(strings.NewReplacer("@IP@", podIP(i), "@P0@", fmt.Sprint(ports[0]), "@P1@", fmt.Sprint(ports[1]), "@P2@", fmt.Sprint(ports[2])).Replace(podManagedFields)), &mf)
+	var portFields []string
+	for _, p := range ports {
+		portFields = append(portFields, strings.ReplaceAll(podPortFields, "@P@", fmt.Sprint(p)))
+	}
+	_ = json.Unmarshal([]byte(strings.NewReplacer("@IP@", podIP(i), "@PORTS@", strings.Join(portFields, ",")).Replace(podManagedFields)), &mf)
 	md["managedFields"] = mf
 
 	spec := p["spec"].(map[string]any)
 	c := spec["containers"].([]any)[0].(map[string]any)
-	c["ports"] = []any{
-		map[string]any{"containerPort": ports[0], "name": "http", "protocol": "TCP"},
-		map[string]any{"containerPort": ports[1], "name": "metrics", "protocol": "TCP"},
-		map[string]any{"containerPort": ports[2], "name": "admin", "protocol": "TCP"},
+	var cports []any
+	for j, p := range ports {
+		cports = append(cports, map[string]any{"containerPort": p, "name": portNames[j], "protocol": "TCP"})
 	}
+	c["ports"] = cports
 	c["readinessProbe"] = map[string]any{"failureThreshold": 3, "periodSeconds": 10, "successThreshold": 1, "tcpSocket": map[string]any{"port": ports[0]}, "timeoutSeconds": 1}
 	c["imagePullPolicy"] = "IfNotPresent"
 	c["resources"] = map[string]any{}
@@ -113,9 +117,12 @@ func podIP(i int) string { return fmt.Sprintf("%s%d", ipMarker, i+1) }
 
 // What kube-controller-manager and the kubelet record on every pod.
 const podManagedFields = `[
-{"apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:annotations":{".":{},"f:stackdome.io/revision":{}},"f:generateName":{},"f:labels":{".":{},"f:app.kubernetes.io/instance":{},"f:app.kubernetes.io/managed-by":{},"f:app.kubernetes.io/name":{},"f:controller-uid":{},"f:pod-template-hash":{}},"f:ownerReferences":{".":{},"k:{\"uid\":\"5d0001fc-1f2e-4c3d-8b4a-9e00000001fc\"}":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:image":{},"f:imagePullPolicy":{},"f:name":{},"f:ports":{".":{},"k:{\"containerPort\":@P0@,\"protocol\":\"TCP\"}":{".":{},"f:containerPort":{},"f:name":{},"f:protocol":{}},"k:{\"containerPort\":@P1@,\"protocol\":\"TCP\"}":{".":{},"f:containerPort":{},"f:name":{},"f:protocol":{}},"k:{\"containerPort\":@P2@,\"protocol\":\"TCP\"}":{".":{},"f:containerPort":{},"f:name":{},"f:protocol":{}}},"f:readinessProbe":{".":{},"f:failureThreshold":{},"f:periodSeconds":{},"f:successThreshold":{},"f:tcpSocket":{".":{},"f:port":{}},"f:timeoutSeconds":{}},"f:resources":{},"f:terminationMessagePath":{},"f:terminationMessagePolicy":{}}},"f:dnsPolicy":{},"f:enableServiceLinks":{},"f:restartPolicy":{},"f:schedulerName":{},"f:securityContext":{},"f:terminationGracePeriodSeconds":{}}},"manager":"kube-controller-manager","operation":"Update","time":"2026-11-29T11:00:10Z"},
+{"apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:annotations":{".":{},"f:stackdome.io/revision":{}},"f:generateName":{},"f:labels":{".":{},"f:app.kubernetes.io/instance":{},"f:app.kubernetes.io/managed-by":{},"f:app.kubernetes.io/name":{},"f:controller-uid":{},"f:pod-template-hash":{}},"f:ownerReferences":{".":{},"k:{\"uid\":\"5d0001fc-1f2e-4c3d-8b4a-9e00000001fc\"}":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"app\"}":{".":{},"f:image":{},"f:imagePullPolicy":{},"f:name":{},"f:ports":{".":{},@PORTS@},"f:readinessProbe":{".":{},"f:failureThreshold":{},"f:periodSeconds":{},"f:successThreshold":{},"f:tcpSocket":{".":{},"f:port":{}},"f:timeoutSeconds":{}},"f:resources":{},"f:terminationMessagePath":{},"f:terminationMessagePolicy":{}}},"f:dnsPolicy":{},"f:enableServiceLinks":{},"f:restartPolicy":{},"f:schedulerName":{},"f:securityContext":{},"f:terminationGracePeriodSeconds":{}}},"manager":"kube-controller-manager","operation":"Update","time":"2026-11-29T11:00:10Z"},
 {"apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:status":{"f:conditions":{"k:{\"type\":\"ContainersReady\"}":{".":{},"f:lastProbeTime":{},"f:lastTransitionTime":{},"f:status":{},"f:type":{}},"k:{\"type\":\"Initialized\"}":{".":{},"f:lastProbeTime":{},"f:lastTransitionTime":{},"f:status":{},"f:type":{}},"k:{\"type\":\"PodReadyToStartContainers\"}":{".":{},"f:lastProbeTime":{},"f:lastTransitionTime":{},"f:status":{},"f:type":{}},"k:{\"type\":\"Ready\"}":{".":{},"f:lastProbeTime":{},"f:lastTransitionTime":{},"f:status":{},"f:type":{}}},"f:containerStatuses":{},"f:hostIP":{},"f:hostIPs":{},"f:phase":{},"f:podIP":{},"f:podIPs":{".":{},"k:{\"ip\":\"@IP@\"}":{".":{},"f:ip":{}}},"f:startTime":{}}},"manager":"kubelet","operation":"Update","subresource":"status","time":"2026-11-29T11:00:20Z"}
 ]`
+
+// The managedFields entry of one container port (@P@).
+const podPortFields = `"k:{\"containerPort\":@P@,\"protocol\":\"TCP\"}":{".":{},"f:containerPort":{},"f:name":{},"f:protocol":{}}`
 
 // What the API server and admission default on every pod.
 const podSpecDefaults = `{"dnsPolicy":"ClusterFirst","restartPolicy":"Always","schedulerName":"default-scheduler","securityContext":{},"terminationGracePeriodSeconds":30,

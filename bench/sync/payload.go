@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -41,6 +42,8 @@ type Payload struct {
 	Body []byte
 	Pods int
 	View View // the verifier's view the status is the fixpoint of
+	// verdicts is that view of Body (namespace bench-ns, its pod IPs).
+	verdicts hooks.Verdicts
 }
 
 // At returns the body for namespace ns with pod IPs ipPrefix1…n; ipPrefix
@@ -86,6 +89,37 @@ const (
 // status fixpoint of view: Sync answers it with the status it carries. It
 // is an error if the status does not settle.
 func Build(fixture string, pods int, ports [3]int32, view View) (Payload, error) {
+	return BuildShape(fixture, Shape{Pods: pods, Ports: ports[:], Public: true}, view)
+}
+
+// Shape is the shape of a request: how many pods, which ports (named http,
+// metrics and admin in that order; http public when Public), and whether
+// the request is of a rollout under way.
+type Shape struct {
+	Pods  int
+	Ports []int32
+	// Public makes the first port public: the app has an IngressRoute,
+	// the errors Middleware, the mirrored error-page Service and its
+	// EndpointSlice. A private app has its workload and Service alone
+	// (and a PodDisruptionBudget from 2 pods).
+	Public bool
+	// Rollout is the request of a rollout half done: the spec's image is
+	// new, the observed Deployment carries the new template with one
+	// updated pod surged in, and the old pods still run.
+	Rollout bool
+}
+
+// portNames name Shape.Ports in order.
+var portNames = [...]string{"http", "metrics", "admin"}
+
+// BuildShape makes the request of a StackResource "checkout" of shape s,
+// from the golden serving request at fixture, at the status fixpoint of
+// view (for a Rollout, the fixpoint of its half-done state: the same pods,
+// the same Deployment status). It is an error if the status does not settle.
+func BuildShape(fixture string, s Shape, view View) (Payload, error) {
+	if len(s.Ports) == 0 || len(s.Ports) > len(portNames) {
+		return Payload{}, fmt.Errorf("a shape has 1 to %d ports, not %d", len(portNames), len(s.Ports))
+	}
 	raw, err := os.ReadFile(fixture)
 	if err != nil {
 		return Payload{}, err
@@ -98,11 +132,18 @@ func Build(fixture string, pods int, ports [3]int32, view View) (Payload, error)
 	}
 	parent := req["parent"].(map[string]any)
 	spec := parent["spec"].(map[string]any)
-	spec["replicas"] = pods
-	spec["ports"] = []any{
-		map[string]any{"name": "http", "port": ports[0], "public": true},
-		map[string]any{"name": "metrics", "port": ports[1]},
-		map[string]any{"name": "admin", "port": ports[2]},
+	spec["replicas"] = s.Pods
+	var ports []any
+	for i, p := range s.Ports {
+		port := map[string]any{"name": portNames[i], "port": p}
+		if i == 0 && s.Public {
+			port["public"] = true
+		}
+		ports = append(ports, port)
+	}
+	spec["ports"] = ports
+	if !s.Public {
+		delete(spec, "host")
 	}
 	delete(parent, "status")
 	shells := req["children"].(map[string]any)
@@ -110,17 +151,8 @@ func Build(fixture string, pods int, ports [3]int32, view View) (Payload, error)
 	podShell := firstValue(related["Pod.v1"])
 
 	// The desired children and revision of this spec.
-	resp, _, err := syncMap(req, nil)
+	desired, status, rev, err := desiredOf(req)
 	if err != nil {
-		return Payload{}, err
-	}
-	status := resp.Status
-	var desired []map[string]any
-	if err := roundTrip(resp.Children, &desired); err != nil {
-		return Payload{}, err
-	}
-	var st struct{ Revision string }
-	if err := roundTrip(status, &st); err != nil {
 		return Payload{}, err
 	}
 
@@ -130,56 +162,119 @@ func Build(fixture string, pods int, ports [3]int32, view View) (Payload, error)
 	for g := range shells {
 		children[g] = map[string]any{}
 	}
-	for _, d := range desired {
-		group := metacontroller.GroupKey(d["kind"].(string), d["apiVersion"].(string))
-		name := d["metadata"].(map[string]any)["name"].(string)
-		key := nsMarker + "/" + name
-		shell, _ := shells[group].(map[string]any)[key].(map[string]any)
-		children[group].(map[string]any)[key] = observedChild(d, shell, pods)
+	observe := func(desired []map[string]any, pods int) {
+		for _, d := range desired {
+			group := metacontroller.GroupKey(d["kind"].(string), d["apiVersion"].(string))
+			name := d["metadata"].(map[string]any)["name"].(string)
+			key := nsMarker + "/" + name
+			shell, _ := shells[group].(map[string]any)[key].(map[string]any)
+			children[group].(map[string]any)[key] = observedChild(d, shell, pods)
+		}
 	}
+	observe(desired, s.Pods)
 	req["children"] = children
 
 	podsByName := map[string]any{}
-	for i := range pods {
-		p := relatedPod(podShell, st.Revision, i, ports)
+	for i := range s.Pods {
+		p := relatedPod(podShell, rev, i, s.Ports)
 		podsByName[nsMarker+"/"+p["metadata"].(map[string]any)["name"].(string)] = p
 	}
 	related["Pod.v1"] = podsByName // and the error-page Service as the fixture relates it
 
-	// The verifier's view: its verdict is on the pod Sync asks to dial.
-	var verdicts hooks.Verdicts
-	if view == Verified {
-		_, jobs, err := syncMap(req, nil)
+	verdicts, err := viewOf(req, view)
+	if err != nil {
+		return Payload{}, err
+	}
+	if status, err = fixpoint(req, status, verdicts); err != nil {
+		return Payload{}, err
+	}
+
+	if s.Rollout {
+		// A new image: a new revision. Metacontroller has applied the new
+		// template; the Deployment surged one updated pod, which is ready,
+		// and the old ones still run.
+		spec["image"] = strings.Replace(spec["image"].(string), ":", ":next-", 1)
+		desired, _, next, err := desiredOf(req)
 		if err != nil {
 			return Payload{}, err
 		}
-		if len(jobs) != 1 {
-			return Payload{}, fmt.Errorf("the unverified request asks for %d dials, want 1", len(jobs))
+		if next == rev {
+			return Payload{}, fmt.Errorf("the new image left the revision at %s", rev)
 		}
-		verdicts = allOpen{jobs[0].Job}
-	}
-	// Feed status back until it no longer changes: the request a live
-	// server with that view sees at steady state.
-	settled := false
-	for range 5 {
-		parent["status"] = status
-		resp, _, err := syncMap(req, verdicts)
-		if err != nil {
+		observe(desired, s.Pods)
+		for _, c := range children["Deployment.apps/v1"].(map[string]any) {
+			st := c.(map[string]any)["status"].(map[string]any)
+			st["replicas"] = s.Pods + 1
+			st["updatedReplicas"] = 1
+			st["readyReplicas"] = s.Pods + 1
+			st["availableReplicas"] = s.Pods + 1
+		}
+		p := relatedPod(podShell, next, s.Pods, s.Ports)
+		podsByName[nsMarker+"/"+p["metadata"].(map[string]any)["name"].(string)] = p
+		if verdicts, err = viewOf(req, view); err != nil {
 			return Payload{}, err
 		}
-		if settled = StatusDiff(status, resp.Status) == ""; settled {
-			break
+		if _, err = fixpoint(req, status, verdicts); err != nil {
+			return Payload{}, err
 		}
-		status = resp.Status
-	}
-	if !settled {
-		return Payload{}, fmt.Errorf("the status does not settle in 5 syncs: %s", StatusDiff(parent["status"], status))
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
 		return Payload{}, err
 	}
-	return Payload{Body: body, Pods: pods, View: view}, nil
+	return Payload{Body: body, Pods: len(podsByName), View: view, verdicts: verdicts}, nil
+}
+
+// desiredOf syncs req as a new resource (no status, no verdict): its
+// desired children, the status computed, and the revision of its pods.
+func desiredOf(req map[string]any) (desired []map[string]any, status any, rev string, err error) {
+	resp, _, err := syncMap(req, nil)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if err := roundTrip(resp.Children, &desired); err != nil {
+		return nil, nil, "", err
+	}
+	var st struct{ Revision string }
+	if err := roundTrip(resp.Status, &st); err != nil {
+		return nil, nil, "", err
+	}
+	return desired, resp.Status, st.Revision, nil
+}
+
+// viewOf is the verifier of view for req: for Verified, one holding an
+// Open verdict on the pod Sync asks to dial.
+func viewOf(req map[string]any, view View) (hooks.Verdicts, error) {
+	if view != Verified {
+		return nil, nil
+	}
+	_, jobs, err := syncMap(req, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(jobs) != 1 {
+		return nil, fmt.Errorf("the unverified request asks for %d dials, want 1", len(jobs))
+	}
+	return allOpen{jobs[0].Job}, nil
+}
+
+// fixpoint feeds status back as the parent's until it no longer changes: the
+// request a live server with that view sees at steady state. It leaves the
+// settled status in req and returns it.
+func fixpoint(req map[string]any, status any, verdicts hooks.Verdicts) (any, error) {
+	parent := req["parent"].(map[string]any)
+	for range 5 {
+		parent["status"] = status
+		resp, _, err := syncMap(req, verdicts)
+		if err != nil {
+			return nil, err
+		}
+		if StatusDiff(status, resp.Status) == "" {
+			return status, nil
+		}
+		status = resp.Status
+	}
+	return nil, fmt.Errorf("the status does not settle in 5 syncs: %s", StatusDiff(parent["status"], status))
 }
 
 func syncMap(req map[string]any, verdicts hooks.Verdicts) (*metacontroller.SyncResponse, []hooks.DialJob, error) {

@@ -82,3 +82,58 @@ func TestPayloadIsAtSteadyState(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetShapesAreTheirState: each fleet shape is at its fixpoint under
+// its verifier's view, with the children its kind of app has, serving at
+// steady state and progressing in a rollout (the half-done rollout must
+// not read as a converged app, or BenchmarkFleet would time the wrong
+// state).
+func TestFleetShapesAreTheirState(t *testing.T) {
+	want := map[string]struct {
+		Reason         string
+		Children, Pods int
+		Jobs           int
+	}{
+		"private":         {Reason: "Serving", Children: 2, Pods: 1},
+		"private-rollout": {Reason: "Progressing", Children: 2, Pods: 2},
+		"public":          {Reason: "Serving", Children: 7, Pods: 2},
+		"public-rollout":  {Reason: "Progressing", Children: 7, Pods: 3},
+	}
+	for _, f := range fleetShapes {
+		p, err := BuildShape(fixture, f.shape, Verified)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var req metacontroller.SyncRequest
+		if err := json.Unmarshal(p.Body, &req); err != nil {
+			t.Fatal(err)
+		}
+		resp, jobs, err := hooks.Sync(&req, p.verdicts, Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var parent struct{ Status json.RawMessage }
+		if err := json.Unmarshal(req.Parent, &parent); err != nil {
+			t.Fatal(err)
+		}
+		if d := StatusDiff(parent.Status, resp.Status); d != "" {
+			t.Errorf("%s: the request is not at its fixpoint (-request +answer):\n%s", f.name, d)
+		}
+		var st struct {
+			Conditions []struct{ Type, Reason string }
+		}
+		if err := roundTrip(resp.Status, &st); err != nil {
+			t.Fatal(err)
+		}
+		got := want[f.name]
+		got.Reason, got.Children, got.Pods, got.Jobs = "", len(resp.Children), len(req.Related["Pod.v1"]), len(jobs)
+		for _, c := range st.Conditions {
+			if c.Type == "Available" {
+				got.Reason = c.Reason
+			}
+		}
+		if d := cmp.Diff(want[f.name], got); d != "" {
+			t.Errorf("%s (-want +got):\n%s", f.name, d)
+		}
+	}
+}

@@ -99,7 +99,7 @@ func (r *Request) jobChildren() ([]Run, error) {
 		for i, k := range c.Status.Conditions {
 			conds[i] = jobCondition{k.Type, k.Status, k.Reason, k.Message, k.LastTransitionTime}
 		}
-		out = append(out, runOf(c.Metadata, c.Status.jobStatus, conds))
+		out = append(out, runOf(c.Metadata.Meta, c.Status.jobStatus, conds))
 	}
 	if r.decoded != nil {
 		for k, c := range r.decoded.Children[groupJob] {

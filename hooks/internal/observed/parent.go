@@ -44,12 +44,12 @@ func DecodeParent(raw json.RawMessage) (*Parent, error) {
 		return nil, errors.New("request has no parent")
 	}
 	var p Parent
-	if err := json.Unmarshal(raw, &p); err != nil {
+	if err := unmarshal(raw, &p); err != nil {
 		return nil, fmt.Errorf("decoding parent: %s", TypeError(err))
 	}
 	if len(p.RawSpec) == 0 || string(p.RawSpec) == "null" {
 		p.SpecErr = errors.New("invalid spec: spec is missing")
-	} else if err := json.Unmarshal(p.RawSpec, &p.Spec); err != nil {
+	} else if err := unmarshal(p.RawSpec, &p.Spec); err != nil {
 		// A spec of the wrong shape is an invalid spec, not a bad request:
 		// the running children are kept and status says why.
 		p.SpecErr = fmt.Errorf("invalid spec: %s", TypeError(err))

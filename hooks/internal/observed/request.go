@@ -23,10 +23,10 @@ type Request struct {
 
 // onePass is a sync request decoded in one pass into the fields the hook
 // reads: every observed child as a Child, every related object as a Related.
-// encoding/json still scans the managedFields, specs and statuses it skips,
-// but allocates nothing for them, and scans each byte twice (validation and
-// decoding) instead of four times for the raw-then-typed decoding of a
-// metacontroller.SyncRequest. Its fields are metacontroller.SyncRequest's,
+// The decoder (decode.go) still reads the managedFields, specs and statuses
+// it skips, but allocates nothing for them, and reads each byte once,
+// validating as it decodes, instead of four times for the raw-then-typed
+// decoding of a metacontroller.SyncRequest with encoding/json. Its fields are metacontroller.SyncRequest's,
 // each at least as strict, so that a body it decodes decodes as a
 // SyncRequest too: Finalizing is read for that alone (a finalizing that is
 // not a bool is refused here as there).
@@ -42,7 +42,8 @@ type onePass struct {
 // FromSyncRequest. An error means the body is not a sync request at all.
 // r is filled in place so that a handler's Request needs no allocation.
 func Decode(body []byte, r *Request) error {
-	if json.Unmarshal(body, &r.one) == nil {
+	r.one = onePass{}
+	if unmarshal(body, &r.one) == nil {
 		r.Parent, r.decoded = r.one.Parent, &r.one
 		return nil
 	}
@@ -168,7 +169,7 @@ func (r *Request) LastApplied() []LastApplied {
 		for _, g := range slices.Sorted(maps.Keys(r.decoded.Children)) {
 			for _, k := range slices.Sorted(maps.Keys(r.decoded.Children[g])) {
 				m := r.decoded.Children[g][k].Metadata
-				la, ok := m.Annotations[AnnotationLastApplied]
+				la, ok := m.Annotations.Get(AnnotationLastApplied)
 				out = append(out, LastApplied{Group: g, Key: k, Name: m.Name, Namespace: m.Namespace, Config: la, Found: ok})
 			}
 		}
