@@ -3,7 +3,6 @@ package schema
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
@@ -21,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/yaml"
 )
 
 // crdDoor is the API server's own admission of a StackResource, in
@@ -46,15 +44,11 @@ type crdDoor struct {
 // cost budget).
 func newCRDDoor(t *testing.T) *crdDoor {
 	t.Helper()
-	b, err := os.ReadFile("crd.yaml")
-	require.NoError(t, err)
-	var crd apiextensionsv1.CustomResourceDefinition
-	require.NoError(t, yaml.UnmarshalStrict(b, &crd))
-	require.Len(t, crd.Spec.Versions, 1)
+	crd := crdV1(t)
 
 	// The CRD as the API server validates a create of it.
 	var internal apiextensions.CustomResourceDefinition
-	require.NoError(t, apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(&crd, &internal, nil))
+	require.NoError(t, apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(crd, &internal, nil))
 	internal.Status.StoredVersions = []string{crd.Spec.Versions[0].Name}
 	require.Empty(t, crdvalidation.ValidateCustomResourceDefinition(context.Background(), &internal), "the API server refuses crd.yaml")
 
