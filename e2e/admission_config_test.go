@@ -10,7 +10,7 @@ import "testing"
 // understands: a wrong type, the digest annotation set by hand, a file of
 // two sources. What the CRD cannot say (an envFrom entry without a source,
 // rollOnChange on a literal env var) is refused by Validate as InvalidSpec
-// (schema/validate_config_test.go).
+// (schema/twodoors_test.go, the rules marked goOnly).
 func TestAdmissionConfigFields(t *testing.T) {
 	requireStackResourceCRD(t)
 	ns := newNamespace(t)

@@ -6,7 +6,8 @@ import "testing"
 
 // TestAdmissionPlatformFields runs the fields of #26 through the real API
 // server (a dry run): what the CRD admits and what it refuses, in the words
-// schema.Validate uses for the same rule (schema/validate_brand_test.go).
+// schema.Validate uses for the same rule (schema/twodoors_test.go, which runs
+// one table through both in process).
 func TestAdmissionPlatformFields(t *testing.T) {
 	requireStackResourceCRD(t)
 	ns := newNamespace(t)

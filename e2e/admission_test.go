@@ -139,7 +139,7 @@ func TestAdmission(t *testing.T) {
 		},
 		"a pod label stackdome selects by": {
 			spec: with(obj{"podLabels": obj{"app.kubernetes.io/instance": "other"}}),
-			want: []string{"podLabels cannot set app.kubernetes.io/name, app.kubernetes.io/instance"},
+			want: []string{"spec.podLabels[app.kubernetes.io/instance]", "podLabels cannot set app.kubernetes.io/instance"},
 		},
 		"the revision annotation": {
 			spec: with(obj{"podAnnotations": obj{"stackdome.io/revision": "x"}}),

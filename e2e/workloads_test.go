@@ -49,7 +49,7 @@ func TestAdmissionWorkloads(t *testing.T) {
 		"a Job with errorPages and middlewares": {spec: job(obj{"errorPages": obj{"enabled": false}, "middlewares": []any{obj{"name": "sso"}}}),
 			want: []string{portOnly}},
 		"a CronJob without cronJob": {spec: obj{"type": "CronJob", "image": "example.invalid/report:1"}, want: []string{"cronJob is required for type CronJob"}},
-		"cronJob on a Service":      {spec: specWith(obj{"cronJob": obj{"schedule": "@daily"}}), want: []string{"cronJob is required for type CronJob, and only for it"}},
+		"cronJob on a Service":      {spec: specWith(obj{"cronJob": obj{"schedule": "@daily"}}), want: []string{"spec.cronJob", "cronJob is only for type CronJob"}},
 		"job on a Service":          {spec: specWith(obj{"job": obj{"backoffLimit": 1}}), want: []string{"job is only for type Job or CronJob"}},
 		"a schedule of four fields": {spec: cron(obj{"cronJob": obj{"schedule": "0 3 * *"}}), want: []string{"cronJob.schedule must be five fields"}},
 		"TZ in the schedule with a timeZone": {spec: cron(obj{"cronJob": obj{"schedule": "CRON_TZ=UTC 0 3 * * *", "timeZone": "UTC"}}),

@@ -1,7 +1,5 @@
 package schema
 
-import "fmt"
-
 // Graceful termination. When a pod is deleted (a rollout, a scale-in, a
 // drain), the EndpointSlice controller marks its endpoint terminating at
 // once, but Traefik and every Service proxy take a moment to read that and
@@ -41,22 +39,4 @@ func (s Spec) GracePeriod() int64 {
 		return *s.TerminationGracePeriodSeconds
 	}
 	return DefaultTerminationGracePeriodSeconds
-}
-
-// validateTermination checks the drain against the grace period it is
-// part of: the kubelet kills the container when the grace period ends,
-// preStop sleep included.
-func validateTermination(s Spec) []string {
-	var errs []string
-	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
-	if d := s.DrainSeconds; d != nil && (*d < 0 || *d > 300) {
-		add("spec.drainSeconds %d must be between 0 and 300", *d)
-	}
-	if g := s.TerminationGracePeriodSeconds; g != nil && (*g < 1 || *g > 3600) {
-		add("spec.terminationGracePeriodSeconds %d must be between 1 and 3600", *g)
-	}
-	if int64(s.Drain()) >= s.GracePeriod() {
-		add("spec.drainSeconds %d must be less than terminationGracePeriodSeconds %d: the grace period counts from the pod's deletion, drain included, and the app needs what is left to finish its requests after SIGTERM", s.Drain(), s.GracePeriod())
-	}
-	return errs
 }

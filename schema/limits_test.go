@@ -417,12 +417,15 @@ var limitCases = map[string]limitCase{
 // for every maxItems, maxLength, maxProperties, minimum and maximum that
 // schema/crd.yaml (generated from the kubebuilder markers) states under
 // spec, a spec exactly at the limit is valid and one a step past it is
-// refused by Validate at that field's path. A spec that slipped past
-// admission (a forged request, an object admitted by an older CRD) is thus
-// held to the same bounds as one the API server checked.
+// refused by Validate at that field's path — and the CRD, as the API server
+// admits it (crdDoor), admits and refuses the same two specs at the same
+// path. A spec that slipped past admission (a forged request, an object
+// admitted by an older CRD) is thus held to the same bounds as one the API
+// server checked.
 func TestValidateEnforcesEveryCRDLimit(t *testing.T) {
 	limits := crdLimits(t)
 	require.NotEmpty(t, limits)
+	crd := newCRDDoor(t)
 	seen := map[string]bool{}
 	for _, l := range limits {
 		key := l.path + " " + l.kind
@@ -438,10 +441,16 @@ func TestValidateEnforcesEveryCRDLimit(t *testing.T) {
 			if l.kind == "minimum" {
 				past = l.n - 1
 			}
+			require.Empty(t, crd.create(t, "shop", at), "the CRD admits a spec at %s=%d", l.kind, l.n)
 			over, path := mk(past)
 			err := Validate(Default(over))
 			require.Error(t, err, "%s=%d at %s: a spec with %d must be refused", l.kind, l.n, l.path, past)
 			require.Contains(t, err.Error(), path, "refused at the field's path")
+			var paths []string
+			for _, e := range crd.create(t, "shop", over) {
+				paths = append(paths, e.Field)
+			}
+			require.Contains(t, paths, path, "the CRD refuses it at the same path")
 		})
 	}
 	for key := range limitCases {

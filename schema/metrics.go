@@ -1,7 +1,5 @@
 package schema
 
-import "k8s.io/apimachinery/pkg/util/validation/field"
-
 // Metrics names the app's metrics endpoint: with the platform's PodMonitors
 // on (the chart's appDefaults.podMonitor.enabled), a Prometheus Operator
 // PodMonitor scrapes it.
@@ -27,23 +25,4 @@ func (m Metrics) MetricsPath() string {
 		return DefaultMetricsPath
 	}
 	return m.Path
-}
-
-// validateMetrics checks spec.metrics as the CRD does: its port is a
-// declared port.
-func validateMetrics(s Spec) field.ErrorList {
-	m := s.Metrics
-	if m == nil {
-		return nil
-	}
-	p := field.NewPath("spec", "metrics")
-	for _, port := range s.Ports {
-		if port.Name == m.Port {
-			return nil
-		}
-	}
-	if m.Port == "" {
-		return field.ErrorList{field.Required(p.Child("port"), "the name of a declared port")}
-	}
-	return field.ErrorList{field.NotFound(p.Child("port"), m.Port)}
 }

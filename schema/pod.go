@@ -116,15 +116,12 @@ type Pod struct {
 	// injection). stackdome.io/revision and stackdome.io/config-digest are
 	// stackdome's.
 	// +kubebuilder:validation:MaxProperties=64
-	// +kubebuilder:validation:XValidation:rule="!('stackdome.io/revision' in self)",message="podAnnotations cannot set stackdome.io/revision: stackdome marks the pods of each revision with it"
-	// +kubebuilder:validation:XValidation:rule="!('stackdome.io/config-digest' in self)",message="podAnnotations cannot set stackdome.io/config-digest: stackdome rolls the pods with it when their ConfigMaps and Secrets change"
 	// +optional
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 
 	// PodLabels are added to the pods. The labels stackdome selects its pods
 	// by, and those the workload controllers set, are theirs.
 	// +kubebuilder:validation:MaxProperties=64
-	// +kubebuilder:validation:XValidation:rule="!('app.kubernetes.io/name' in self) && !('app.kubernetes.io/instance' in self) && !('app.kubernetes.io/managed-by' in self) && !('pod-template-hash' in self) && !('controller-revision-hash' in self) && !('statefulset.kubernetes.io/pod-name' in self)",message="podLabels cannot set app.kubernetes.io/name, app.kubernetes.io/instance, app.kubernetes.io/managed-by, pod-template-hash, controller-revision-hash or statefulset.kubernetes.io/pod-name: the workload and its Service select the pods by them"
 	// +optional
 	PodLabels map[string]string `json:"podLabels,omitempty"`
 }
@@ -133,6 +130,8 @@ type Pod struct {
 // directory of the app container.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.configMap) != has(self.secret)",message="a file takes exactly one of configMap and secret"
+// +kubebuilder:validation:XValidation:rule="!has(self.configMap) || (has(self.configMap.name) && size(self.configMap.name) > 0)",fieldPath=".configMap.name",reason=FieldValueRequired,message="the ConfigMap's name"
+// +kubebuilder:validation:XValidation:rule="!has(self.secret) || (has(self.secret.secretName) && size(self.secret.secretName) > 0)",fieldPath=".secret.secretName",reason=FieldValueRequired,message="the Secret's name"
 type File struct {
 	// Name names the volume (files-<name>): a DNS label.
 	// +kubebuilder:validation:MinLength=1

@@ -4,7 +4,7 @@ package schema
 // workload on CPU utilization. The workload then carries no replicas, so
 // neither the autoscaler's count nor `kubectl scale` is undone by a sync.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="autoscaling.minReplicas must not exceed maxReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",fieldPath=".maxReplicas",message="autoscaling.minReplicas must not exceed maxReplicas"
 type Autoscaling struct {
 	// MinReplicas is the fewest pods; default 1.
 	// +kubebuilder:validation:Minimum=1
@@ -31,7 +31,7 @@ const (
 // neither, the cluster's default resolver (stackdome's --tls-cert-resolver)
 // applies, or else the entry point's default certificate.
 //
-// +kubebuilder:validation:XValidation:rule="!(has(self.secretName) && has(self.certResolver))",message="tls takes secretName or certResolver, not both"
+// +kubebuilder:validation:XValidation:rule="!(has(self.secretName) && has(self.certResolver))",fieldPath=".certResolver",reason=FieldValueForbidden,message="tls takes secretName or certResolver, not both"
 type TLS struct {
 	// SecretName is a kubernetes.io/tls Secret of the namespace.
 	// +kubebuilder:validation:MaxLength=253
@@ -41,6 +41,7 @@ type TLS struct {
 	// CertResolver is a Traefik certificate resolver (ACME).
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:XValidation:rule="!self.contains('`') && !self.contains('\"') && !self.contains('\\\\')",message="must hold no quote, backquote or backslash"
 	// +optional
 	CertResolver string `json:"certResolver,omitempty"`
 }

@@ -98,7 +98,7 @@ type ConcurrencyPolicy string
 // CronJobSettings are the schedule of a type CronJob, with the fields of a
 // Kubernetes CronJob.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.timeZone) || !self.schedule.contains('TZ')",message="cronJob.schedule cannot hold TZ= or CRON_TZ=: set cronJob.timeZone instead"
+// +kubebuilder:validation:XValidation:rule="!self.schedule.contains('TZ')",fieldPath=".schedule",message="cronJob.schedule cannot hold TZ= or CRON_TZ=: set cronJob.timeZone instead (the API server refuses TZ in a new CronJob's schedule)"
 type CronJobSettings struct {
 	// Schedule is a cron expression of five fields (minute hour
 	// day-of-month month day-of-week) or a descriptor (@hourly, @daily,
@@ -154,6 +154,7 @@ type Sidecar struct {
 	// Image of the sidecar.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:Pattern=`\S`
 	Image string `json:"image"`
 	// Command overrides the image's entrypoint.
 	// +listType=atomic

@@ -12,7 +12,7 @@ const ShmMountPath = "/dev/shm"
 // a pod that writes past it is evicted, instead of filling the node's disk
 // for every pod on it.
 //
-// +kubebuilder:validation:XValidation:rule="self.mountPath != '/dev/shm'",message="scratch cannot be mounted at /dev/shm: set spec.shm for a memory-backed /dev/shm"
+// +kubebuilder:validation:XValidation:rule="self.mountPath != '/dev/shm'",fieldPath=".mountPath",reason=FieldValueForbidden,message="scratch cannot be mounted at /dev/shm: set spec.shm for a memory-backed /dev/shm"
 type Scratch struct {
 	// Name names the volume (scratch-<name>): a DNS label.
 	// +kubebuilder:validation:MinLength=1
@@ -48,7 +48,7 @@ type Shm struct {
 // database's own lock). A migration that fails keeps the pod from starting
 // and reads in status as a crash of container migrate.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.command) || has(self.args)",message="migration needs a command or args: without them it would run the app itself, which never exits, and no pod would start"
+// +kubebuilder:validation:XValidation:rule="has(self.command) || has(self.args)",fieldPath=".command",reason=FieldValueRequired,message="migration needs a command or args: without them it would run the app itself, which never exits, and no pod would start"
 type Migration struct {
 	// Command overrides the image's entrypoint.
 	// +kubebuilder:validation:MinItems=1

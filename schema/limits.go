@@ -23,14 +23,32 @@ const (
 	MaxPortNameLength  = 15   // spec.metrics.port (an IANA service name, as spec.ports[*].name)
 )
 
+// The ranges the CRD states with Minimum and Maximum markers, and the
+// numbers its CEL rules hold as literals (DefaultDrainSeconds and
+// DefaultTerminationGracePeriodSeconds, lifecycle.go; MaxNameLength).
+// TestCRDStatesTheConstants reads them back from the generated crd.yaml.
+const (
+	MinPortNumber                    = 1     // spec.ports[*].port
+	MaxPortNumber                    = 65535 // spec.ports[*].port
+	MaxDrainSeconds                  = 300   // spec.drainSeconds
+	MinTerminationGracePeriodSeconds = 1     // spec.terminationGracePeriodSeconds
+	MaxTerminationGracePeriodSeconds = 3600  // spec.terminationGracePeriodSeconds
+	MaxBackoffLimit                  = 100   // spec.job.backoffLimit
+	MaxJobsHistoryLimit              = 100   // spec.cronJob.{successful,failed}JobsHistoryLimit
+	// MaxNameLength is the longest metadata.name the CRD admits at
+	// creation: the StatefulSet's pods are <name>-<ordinal> and carry the
+	// label controller-revision-hash=<name>-<10-character hash>, a label
+	// value of at most 63 characters.
+	MaxNameLength = 51
+)
+
 // validateLimits checks the CRD's MaxItems, MaxLength and MaxProperties of
 // spec that the older checks in Validate do not already hold (port numbers,
 // names and DNS names have their own, more specific, messages). It reports
 // a list past its limit once, with its length, and never walks a forged
 // 65,535-item list item by item to say so.
-func validateLimits(s Spec) field.ErrorList {
+func validateLimits(s Spec, spec *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	spec := field.NewPath("spec")
 	tooMany := func(p *field.Path, n, limit int) {
 		if n > limit {
 			errs = append(errs, field.TooMany(p, n, limit))

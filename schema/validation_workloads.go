@@ -29,7 +29,7 @@ func portOnlyFields(s Spec) []struct {
 		// Default fills replicas and errorPages for every type: only a
 		// value other than the default is the user's.
 		{"replicas", s.Replicas != nil && *s.Replicas != DefaultReplicas},
-		{"errorPages", s.ErrorPages != nil && s.ErrorPages.Enabled != nil && !*s.ErrorPages.Enabled},
+		{"errorPages", s.ErrorPages != nil && (s.ErrorPages.Brand != "" || s.ErrorPages.Enabled != nil && !*s.ErrorPages.Enabled)},
 		{"drainSeconds", s.DrainSeconds != nil},
 	}
 }
@@ -39,9 +39,8 @@ func portOnlyFields(s Spec) []struct {
 // controller parses it (kube-controller-manager's cron.ParseStandard, which
 // the API server also runs on a CronJob): a schedule it cannot parse would
 // make the CronJob refused on every sync.
-func validateWorkloads(s Spec) field.ErrorList {
+func validateWorkloads(s Spec, spec *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	spec := field.NewPath("spec")
 	if s.RunsToCompletion() {
 		for _, f := range portOnlyFields(s) {
 			if f.set {
@@ -60,15 +59,15 @@ func validateWorkloads(s Spec) field.ErrorList {
 		errs = append(errs, validateCronJob(spec.Child("cronJob"), *s.CronJob)...)
 	}
 	if j := s.Job; j != nil {
-		if j.BackoffLimit != nil && (*j.BackoffLimit < 0 || *j.BackoffLimit > 100) {
-			errs = append(errs, field.Invalid(spec.Child("job", "backoffLimit"), *j.BackoffLimit, "must be between 0 and 100"))
+		if j.BackoffLimit != nil && (*j.BackoffLimit < 0 || *j.BackoffLimit > MaxBackoffLimit) {
+			errs = append(errs, field.Invalid(spec.Child("job", "backoffLimit"), *j.BackoffLimit, validation.InclusiveRangeError(0, MaxBackoffLimit)))
 		}
 		if j.ActiveDeadlineSeconds != nil && *j.ActiveDeadlineSeconds < 1 {
 			errs = append(errs, field.Invalid(spec.Child("job", "activeDeadlineSeconds"), *j.ActiveDeadlineSeconds, "must be at least 1"))
 		}
 	}
-	errs = append(errs, validateSidecars(s)...)
-	return append(errs, validateWorkloadLimits(s)...)
+	errs = append(errs, validateSidecars(s, spec)...)
+	return append(errs, validateWorkloadLimits(s, spec)...)
 }
 
 // The size limits of the batch and sidecar fields the CRD states
@@ -85,9 +84,8 @@ const (
 
 // validateWorkloadLimits checks the CRD's lengths and counts of the batch
 // and sidecar fields, each list only within its limit (as validateLimits).
-func validateWorkloadLimits(s Spec) field.ErrorList {
+func validateWorkloadLimits(s Spec, spec *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	spec := field.NewPath("spec")
 	tooLong := func(p *field.Path, v string, limit int) {
 		if len(v) > limit {
 			errs = append(errs, field.TooLong(p, "", limit))
@@ -154,18 +152,18 @@ func validateCronJob(path *field.Path, c CronJobSettings) field.ErrorList {
 		name string
 		v    *int32
 	}{{"successfulJobsHistoryLimit", c.SuccessfulJobsHistoryLimit}, {"failedJobsHistoryLimit", c.FailedJobsHistoryLimit}} {
-		if l.v != nil && (*l.v < 0 || *l.v > 100) {
-			errs = append(errs, field.Invalid(path.Child(l.name), *l.v, "must be between 0 and 100"))
+		if l.v != nil && (*l.v < 0 || *l.v > MaxJobsHistoryLimit) {
+			errs = append(errs, field.Invalid(path.Child(l.name), *l.v, validation.InclusiveRangeError(0, MaxJobsHistoryLimit)))
 		}
 	}
 	return errs
 }
 
 // validateSidecars checks the sidecars and the ports that name one.
-func validateSidecars(s Spec) field.ErrorList {
+func validateSidecars(s Spec, spec *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	path := field.NewPath("spec", "sidecars")
-	names := map[string]bool{ContainerName: true, MigrationContainerName: true}
+	path := spec.Child("sidecars")
+	names := map[string]bool{}
 	files := map[string]bool{}
 	for _, f := range s.Files {
 		files[f.Name] = true
@@ -178,29 +176,25 @@ func validateSidecars(s Spec) field.ErrorList {
 		for _, msg := range validation.IsDNS1123Label(c.Name) {
 			errs = append(errs, field.Invalid(p.Child("name"), c.Name, msg))
 		}
-		if names[c.Name] {
+		switch {
+		case c.Name == ContainerName || c.Name == MigrationContainerName:
+			errs = append(errs, field.Invalid(p.Child("name"), c.Name, "a sidecar cannot be named app or migrate: those are the app container and the migration"))
+		case names[c.Name]:
 			errs = append(errs, field.Duplicate(p.Child("name"), c.Name))
 		}
 		names[c.Name] = true
-		if strings.TrimSpace(c.Image) == "" {
-			errs = append(errs, field.Required(p.Child("image"), ""))
-		}
+		errs = append(errs, validateImage(c.Image, p.Child("image"))...)
 		for j, f := range c.Files[:min(len(c.Files), MaxSidecarFiles)] {
 			if !files[f] {
-				errs = append(errs, field.NotFound(p.Child("files").Index(j), f))
+				errs = append(errs, field.Invalid(p.Child("files").Index(j), f, "a sidecar's files must name entries of spec.files"))
 			}
 		}
 		// The env rules are the app's, under the sidecar's path.
-		for _, msg := range validateConfigRefs(Spec{Pod: Pod{EnvFrom: c.EnvFrom}, Env: c.Env}) {
-			errs = append(errs, field.Invalid(p, c.Name, strings.Replace(msg, "spec.", "", 1)))
-		}
+		errs = append(errs, validateEnv(c.EnvFrom, c.Env, p)...)
 	}
 	for i, pt := range s.Ports {
-		if pt.Container != "" && pt.Container != MigrationContainerName && names[pt.Container] {
-			continue
-		}
-		if pt.Container != "" {
-			errs = append(errs, field.NotFound(field.NewPath("spec", "ports").Index(i).Child("container"), pt.Container))
+		if pt.Container != "" && pt.Container != ContainerName && (!names[pt.Container] || pt.Container == MigrationContainerName) {
+			errs = append(errs, field.Invalid(spec.Child("ports").Index(i).Child("container"), pt.Container, "a port's container must be app or the name of a sidecar"))
 		}
 	}
 	return errs
