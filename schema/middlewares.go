@@ -7,11 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// The suffixes of the Middlewares stackdome makes for a resource <name>: a
-// spec.middlewares entry may not name one of them, or the team's Middleware
-// and stackdome's child would be one object.
-var ownMiddlewareSuffixes = []string{"-errors", "-strip", "-https"}
-
 // validateMiddlewares checks spec.middlewares the way the CRD does: DNS
 // names, each once, and only with a public port.
 func validateMiddlewares(s Spec) []string {
@@ -40,13 +35,13 @@ func validateMiddlewares(s Spec) []string {
 
 // ValidateChildNames checks that what the spec names in the resource's
 // namespace does not collide with a child stackdome makes for the resource
-// name: a team's Middleware named <name>-errors, <name>-strip or
-// <name>-https would be stackdome's own. The CRD refuses the same at
+// name: a team's Middleware named <name> and one of MiddlewareSuffixes
+// would be stackdome's own. The CRD refuses the same at
 // admission.
 func ValidateChildNames(name string, s Spec) error {
 	var errs []string
 	for i, m := range s.Middlewares {
-		for _, sfx := range ownMiddlewareSuffixes {
+		for _, sfx := range middlewareSuffixes {
 			if m.Name == name+sfx {
 				errs = append(errs, fmt.Sprintf("spec.middlewares[%d].name %q is a Middleware stackdome makes and owns for %s", i, m.Name, name))
 			}

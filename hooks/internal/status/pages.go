@@ -53,7 +53,7 @@ func pagesCondition(cfg Config, name string, spec schema.Spec, v observed.Wiring
 			return pagesHealth{reason: schema.ReasonErrorServiceNoAddress, message: fmt.Sprintf(
 				"5xx answers reach clients as the app sends them: Service %s has no ClusterIP to put into EndpointSlice %s; "+
 					"it must be a ClusterIP Service with an address (kubectl -n %s get service %s -o wide)",
-				svc, observed.ErrorPagesName(name), ns, svcName)}, true
+				svc, schema.ErrorPagesName(name), ns, svcName)}, true
 		}
 	}
 	if !v.RouteRefers {
