@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -9,30 +8,26 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
-	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
+// celRule is one CEL rule of the CRD and its message.
+type celRule struct{ Rule, Message string }
+
 // crdRules are the CEL rules on the StackResource object itself in the
 // generated crd.yaml (the XValidation markers on StackResource).
-func crdRules(t *testing.T) []struct{ Rule, Message string } {
+func crdRules(t *testing.T) []celRule {
 	t.Helper()
-	b, err := os.ReadFile("crd.yaml")
-	require.NoError(t, err)
-	var crd struct {
-		Spec struct {
-			Versions []struct {
-				Schema struct {
-					OpenAPIV3Schema struct {
-						Validations []struct{ Rule, Message string } `yaml:"x-kubernetes-validations"`
-					} `yaml:"openAPIV3Schema"`
-				}
-			}
-		}
+	vs, ok := crdSchema(t)["x-kubernetes-validations"].([]any)
+	require.True(t, ok, "crd.yaml has no CEL rules on the object")
+	var out []celRule
+	for _, v := range vs {
+		m := v.(map[string]any)
+		rule, _ := m["rule"].(string)
+		msg, _ := m["message"].(string)
+		out = append(out, celRule{Rule: rule, Message: msg})
 	}
-	require.NoError(t, yaml.Unmarshal(b, &crd))
-	require.Len(t, crd.Spec.Versions, 1)
-	return crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Validations
+	return out
 }
 
 // suffixLiteral is a CEL string literal that is a child-name suffix.
@@ -45,9 +40,9 @@ var suffixLiteral = regexp.MustCompile(`'(-[a-z][-a-z]*)'`)
 // as the CRD allows still names every child with a DNS label.
 func TestCRDStatesTheChildSuffixes(t *testing.T) {
 	rules := crdRules(t)
-	find := func(marker string) struct{ Rule, Message string } {
+	find := func(marker string) celRule {
 		t.Helper()
-		var found []struct{ Rule, Message string }
+		var found []celRule
 		for _, r := range rules {
 			if strings.Contains(r.Rule, marker) {
 				found = append(found, r)
