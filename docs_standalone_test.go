@@ -56,7 +56,7 @@ var sharedInputFiles = []string{
 // (hack/*.py) is left to its own replacement.
 func standaloneScanned(path string) bool {
 	switch filepath.Base(path) {
-	case "Makefile", "Dockerfile", "run":
+	case "Makefile", "run":
 		return true
 	}
 	switch filepath.Ext(path) {

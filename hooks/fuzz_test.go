@@ -165,7 +165,7 @@ func checkAnswer(tb testing.TB, path string, w *httptest.ResponseRecorder) {
 					tb.Fatalf("customize answer relates Middlewares beyond the spec's own: %s", body)
 				}
 				for _, n := range s.Names {
-					for _, sfx := range []string{"-errors", "-strip", "-https"} {
+					for _, sfx := range schema.MiddlewareSuffixes() {
 						if n == r.LabelSelector.MatchLabels[schema.LabelInstance]+sfx {
 							tb.Fatalf("customize answer relates stackdome's own Middleware %s: %s", n, body)
 						}

@@ -100,7 +100,10 @@ func (c Config) sync(req *observed.Request, verdicts Verdicts, now time.Time, sr
 		return answer{}, err
 	}
 	obs.Missing = req.Missing(p.Metadata.Namespace, slices.Concat(own.refs, routing.refs))
-	out := status.Decide(c.status(), p, spec, rev, obs, cl.NotApplied, verdicts, stamp)
+	out := status.Decide(status.Input{
+		Config: c.status(), Parent: p, Spec: spec, Revision: rev, Observed: obs,
+		NotApplied: cl.NotApplied, Verdicts: verdicts, Now: stamp,
+	})
 	if err := alive(); err != nil {
 		return answer{}, err
 	}

@@ -2,14 +2,12 @@ package schema
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -31,20 +29,7 @@ var limitKinds = []string{"maxItems", "maxLength", "maxProperties", "minimum", "
 // limit of limitKinds, in walk order.
 func crdLimits(t *testing.T) []crdLimit {
 	t.Helper()
-	b, err := os.ReadFile("crd.yaml")
-	require.NoError(t, err)
-	var crd struct {
-		Spec struct {
-			Versions []struct {
-				Schema struct {
-					OpenAPIV3Schema map[string]any `yaml:"openAPIV3Schema"`
-				} `yaml:"schema"`
-			} `yaml:"versions"`
-		} `yaml:"spec"`
-	}
-	require.NoError(t, yaml.Unmarshal(b, &crd))
-	require.Len(t, crd.Spec.Versions, 1)
-	root := crd.Spec.Versions[0].Schema.OpenAPIV3Schema
+	root := crdSchema(t)
 	spec, ok := root["properties"].(map[string]any)["spec"].(map[string]any)
 	require.True(t, ok, "crd.yaml has no spec schema")
 

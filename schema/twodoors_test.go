@@ -290,7 +290,7 @@ func twoDoorCases() map[string]twoDoorCase {
 			only: crdOnly, why: "at creation only (oldSelf): a resource admitted before the rule keeps working, and Validate cannot tell a creation"},
 	}
 	// The reserved suffixes, read from where stackdome names its children.
-	for _, sfx := range ownMiddlewareSuffixes {
+	for _, sfx := range middlewareSuffixes {
 		cases["middleware named like stackdome's "+sfx] = twoDoorCase{spec: with(func(s *Spec) { s.Middlewares = []MiddlewareRef{{Name: "shop" + sfx}} }),
 			want: forbiddenAt("spec.middlewares[0].name"), crd: listRule(field.ErrorTypeForbidden, "spec.middlewares"), why: "a rule across the name and the list: CEL names the list"}
 	}
@@ -300,10 +300,6 @@ func twoDoorCases() map[string]twoDoorCase {
 	}
 	return cases
 }
-
-// reservedNameSuffixes are the suffixes of the children named after the
-// resource that another StackResource's name could take.
-var reservedNameSuffixes = []string{"-headless", "-error-pages", "-redirect"}
 
 // TestTwoDoors runs the one table of invalid specs through Validate and
 // through the CRD as the API server admits it, and requires each door to

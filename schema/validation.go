@@ -123,7 +123,7 @@ func ValidateChildNames(name string, s Spec) error {
 	var errs field.ErrorList
 	path := field.NewPath("spec", "middlewares")
 	for i, m := range s.Middlewares {
-		for _, sfx := range ownMiddlewareSuffixes {
+		for _, sfx := range middlewareSuffixes {
 			if m.Name == name+sfx {
 				errs = append(errs, field.Forbidden(path.Index(i).Child("name"), "stackdome makes and owns the Middleware "+m.Name+" for "+name))
 			}

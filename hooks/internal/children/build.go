@@ -109,7 +109,7 @@ func Build(cfg Config, name string, spec schema.Spec, cl Claims, digest string) 
 	}
 	switch spec.Type {
 	case schema.TypeStatefulService:
-		typed = append(typed, service(observed.HeadlessName(name), name, spec, true), statefulSet(name, spec, tmpl))
+		typed = append(typed, service(schema.HeadlessName(name), name, spec, true), statefulSet(name, spec, tmpl))
 	case schema.TypeService:
 		typed = append(typed, deployment(name, spec, tmpl))
 	}

@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/stackdome/stackdome/hooks/internal/observed"
 	"github.com/stackdome/stackdome/schema"
 )
 
@@ -61,7 +60,7 @@ func mirrorService(cfg Config, name string) *corev1.Service {
 	port := cfg.ErrorService.Port
 	return &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: objectMeta(observed.ErrorPagesName(name), name),
+		ObjectMeta: objectMeta(schema.ErrorPagesName(name), name),
 		Spec: corev1.ServiceSpec{
 			Type:      corev1.ServiceTypeClusterIP,
 			ClusterIP: corev1.ClusterIPNone,
@@ -75,8 +74,8 @@ func mirrorService(cfg Config, name string) *corev1.Service {
 // mirrorSlice is the EndpointSlice of the mirrored Service: one ready
 // endpoint per address, all of the first address's family.
 func mirrorSlice(cfg Config, name string, addrs []netip.Addr) *discoveryv1.EndpointSlice {
-	md := objectMeta(observed.ErrorPagesName(name), name)
-	md.Labels[labelServiceName] = observed.ErrorPagesName(name)
+	md := objectMeta(schema.ErrorPagesName(name), name)
+	md.Labels[labelServiceName] = schema.ErrorPagesName(name)
 	md.Labels[labelSliceManagedBy] = sliceManagedBy
 	family := discoveryv1.AddressTypeIPv4
 	if addrs[0].Is6() {

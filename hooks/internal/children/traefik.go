@@ -32,7 +32,7 @@ func middleware(name string, svc observed.ServiceRef, brand string) object {
 	return object{
 		"apiVersion": "traefik.io/v1alpha1",
 		"kind":       "Middleware",
-		"metadata":   crdMeta(observed.MiddlewareName(name), name),
+		"metadata":   crdMeta(schema.MiddlewareName(name), name),
 		"spec": object{"errors": object{
 			"status":  []any{"500-599"},
 			"query":   query,
@@ -63,7 +63,7 @@ func routes(name string, spec schema.Spec, stripReady bool, middlewares []string
 		}
 		mws := slices.Clone(middlewares)
 		if strip {
-			mws = append(mws, observed.StripName(name))
+			mws = append(mws, schema.StripName(name))
 		}
 		if len(mws) > 0 {
 			refs := make([]any, len(mws))
@@ -86,7 +86,7 @@ func routes(name string, spec schema.Spec, stripReady bool, middlewares []string
 func ingressRoute(cfg Config, name string, spec schema.Spec, team []string, errors, stripReady bool) object {
 	mws := slices.Clone(team)
 	if errors {
-		mws = append(mws, observed.MiddlewareName(name))
+		mws = append(mws, schema.MiddlewareName(name))
 	}
 	ir := object{"entryPoints": jsonStrings(routeEntryPoints(cfg, spec)), "routes": routes(name, spec, stripReady, mws)}
 	if t := spec.TLS; t != nil {
@@ -125,13 +125,13 @@ func redirectRoute(cfg Config, name string, spec schema.Spec) object {
 	return object{
 		"apiVersion": "traefik.io/v1alpha1",
 		"kind":       "IngressRoute",
-		"metadata":   crdMeta(observed.RedirectName(name), name),
+		"metadata":   crdMeta(schema.RedirectName(name), name),
 		"spec": object{
 			"entryPoints": []any{cfg.HTTPEntryPoint},
 			"routes": []any{object{
 				"kind":        "Rule",
 				"match":       spec.HostMatch(),
-				"middlewares": []any{object{"name": observed.HTTPSName(name)}},
+				"middlewares": []any{object{"name": schema.HTTPSName(name)}},
 				"services":    []any{object{"name": name, "port": json.Number(itoa(primary.Port))}},
 			}},
 		},
@@ -144,7 +144,7 @@ func stripMiddleware(name string, prefixes []string) object {
 	return object{
 		"apiVersion": "traefik.io/v1alpha1",
 		"kind":       "Middleware",
-		"metadata":   crdMeta(observed.StripName(name), name),
+		"metadata":   crdMeta(schema.StripName(name), name),
 		"spec":       object{"stripPrefix": object{"prefixes": jsonStrings(prefixes)}},
 	}
 }
@@ -154,7 +154,7 @@ func httpsMiddleware(name string) object {
 	return object{
 		"apiVersion": "traefik.io/v1alpha1",
 		"kind":       "Middleware",
-		"metadata":   crdMeta(observed.HTTPSName(name), name),
+		"metadata":   crdMeta(schema.HTTPSName(name), name),
 		"spec":       object{"redirectScheme": object{"scheme": "https", "permanent": true}},
 	}
 }

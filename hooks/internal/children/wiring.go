@@ -52,7 +52,7 @@ func Routing(cfg Config, name string, spec schema.Spec, v observed.Wiring) ([]an
 	if len(public) == 0 {
 		return nil, nil
 	}
-	mirror := observed.ServiceRef{Name: observed.ErrorPagesName(name), Port: json.RawMessage(itoa(cfg.ErrorService.Port))}
+	mirror := observed.ServiceRef{Name: schema.ErrorPagesName(name), Port: json.RawMessage(itoa(cfg.ErrorService.Port))}
 	mirrorReady := v.ServiceObserved && len(v.Slice) > 0
 	wantPages := spec.WantsErrorPages() && !cfg.NoErrorService
 

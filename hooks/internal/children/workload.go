@@ -6,7 +6,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/stackdome/stackdome/hooks/internal/observed"
 	"github.com/stackdome/stackdome/schema"
 )
 
@@ -40,7 +39,7 @@ func statefulSet(name string, spec schema.Spec, tmpl corev1.PodTemplateSpec) *ap
 		ObjectMeta: objectMeta(name, name),
 		Spec: appsv1.StatefulSetSpec{
 			Replicas:    spec.Replicas,
-			ServiceName: observed.HeadlessName(name),
+			ServiceName: schema.HeadlessName(name),
 			Selector:    &metav1.LabelSelector{MatchLabels: Selector(name)},
 			Template:    tmpl,
 		},

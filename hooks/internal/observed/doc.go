@@ -16,6 +16,6 @@
 // Middleware, an EndpointSlice), one every related object (a Pod, the
 // chart's error-page Service), each kind filling the fields it has.
 //
-// The names of the children (names.go) live here too: the request is
-// searched for the children by the names they are built under.
+// The names of the children are schema's (schema/names.go): the request
+// is searched for the children by the names children builds them under.
 package observed

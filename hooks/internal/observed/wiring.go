@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+
+	"github.com/stackdome/stackdome/schema"
 )
 
 // Wiring is what a sync request tells about the error wiring and the
@@ -84,25 +86,25 @@ func (v Wiring) Key() string {
 // error-page Service.
 func viewWiring(name, namespace string, child func(group, name string) *Child, related RelatedService) Wiring {
 	v := Wiring{Related: related}
-	if s := child(groupEndpointSlice, ErrorPagesName(name)); s != nil {
+	if s := child(groupEndpointSlice, schema.ErrorPagesName(name)); s != nil {
 		v.Slice = s.sliceAddresses()
 	}
-	v.ServiceObserved = child(groupService, ErrorPagesName(name)) != nil
-	if m := child(groupMiddleware, MiddlewareName(name)); m != nil {
+	v.ServiceObserved = child(groupService, schema.ErrorPagesName(name)) != nil
+	if m := child(groupMiddleware, schema.MiddlewareName(name)); m != nil {
 		v.Middleware = m.errorsService()
 	}
 	if r := child(groupIngressRoute, name); r != nil {
 		r.Metadata.Namespace = namespace
-		v.RouteRefers = r.refersTo(MiddlewareName(name))
-		v.Routes.RouteStrips = r.refersTo(StripName(name))
+		v.RouteRefers = r.refersTo(schema.MiddlewareName(name))
+		v.Routes.RouteStrips = r.refersTo(schema.StripName(name))
 	}
-	if m := child(groupMiddleware, StripName(name)); m != nil && m.Spec.StripPrefix != nil && len(m.Spec.StripPrefix.Prefixes) > 0 {
+	if m := child(groupMiddleware, schema.StripName(name)); m != nil && m.Spec.StripPrefix != nil && len(m.Spec.StripPrefix.Prefixes) > 0 {
 		v.Routes.Strip = m.Spec.StripPrefix.Prefixes
 	}
-	v.Routes.HTTPSObserved = child(groupMiddleware, HTTPSName(name)) != nil
-	if r := child(groupIngressRoute, RedirectName(name)); r != nil {
+	v.Routes.HTTPSObserved = child(groupMiddleware, schema.HTTPSName(name)) != nil
+	if r := child(groupIngressRoute, schema.RedirectName(name)); r != nil {
 		r.Metadata.Namespace = namespace
-		v.Routes.RedirectRefers = r.refersTo(HTTPSName(name))
+		v.Routes.RedirectRefers = r.refersTo(schema.HTTPSName(name))
 	}
 	return v
 }

@@ -42,19 +42,19 @@ func childrenMissingSince(prev *metav1.Time, missing []observed.ChildRef, now me
 // and where Metacontroller's events say why; Available only if r is and the
 // app still serves: not with its workload missing, nor, for a public app,
 // its Service or IngressRoute.
-func childrenSeen(cfg Config, f *facts, r row, missing []observed.ChildRef, since *metav1.Time) row {
+func childrenSeen(f *facts, r row, missing []observed.ChildRef, since *metav1.Time) row {
 	if len(missing) == 0 {
 		return r
 	}
-	if waited := f.now.Sub(since.Time); waited < cfg.ChildSettle {
-		r.resyncIn = cfg.ChildSettle - waited
+	if waited := f.now.Sub(since.Time); waited < f.cfg.ChildSettle {
+		r.resyncIn = f.cfg.ChildSettle - waited
 		return r
 	}
 	r.health = health{
 		available: r.available && !servesWithout(f, missing),
 		stalled:   true,
 		reason:    schema.ReasonChildNotCreated,
-		message:   notCreatedMessage(cfg, f, missing),
+		message:   notCreatedMessage(f, missing),
 	}
 	return r
 }
@@ -80,7 +80,7 @@ func servesWithout(f *facts, missing []observed.ChildRef) bool {
 // where the refusal is: Metacontroller's SyncError events on the
 // StackResource carry the API server's answer ("can't reconcile children
 // for StackResource ns/name: … forbidden: exceeded quota …").
-func notCreatedMessage(cfg Config, f *facts, missing []observed.ChildRef) string {
+func notCreatedMessage(f *facts, missing []observed.ChildRef) string {
 	names := make([]string, len(missing))
 	for i, c := range missing {
 		names[i] = c.String()
@@ -89,7 +89,7 @@ func notCreatedMessage(cfg Config, f *facts, missing []observed.ChildRef) string
 	if len(names) > 1 {
 		verb = "were"
 	}
-	return strings.Join(names, ", ") + " " + verb + " not created: not observed for more than " + cfg.ChildSettle.String() +
+	return strings.Join(names, ", ") + " " + verb + " not created: not observed for more than " + f.cfg.ChildSettle.String() +
 		" after stackdome returned it (a ResourceQuota, an admission webhook, a full Service IP range, or a name taken by an object Metacontroller does not own). " +
 		"Metacontroller's SyncError events on the StackResource say why: kubectl describe sr -n " + f.namespace + " " + f.name +
 		", or kubectl get events -n " + f.namespace + " --field-selector involvedObject.name=" + f.name + ",reason=SyncError"

@@ -106,7 +106,7 @@ func TestChildrenSeen(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			f := &facts{cfg: cfg, name: "web", namespace: "shop", spec: tc.spec, now: now}
 			since := childrenMissingSince(tc.prev, tc.missing, now)
-			r := childrenSeen(cfg, f, row{health: tc.row}, tc.missing, since)
+			r := childrenSeen(f, row{health: tc.row}, tc.missing, since)
 			got := result{Health: r.health, Since: since, ResyncIn: r.resyncIn}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(health{})); diff != "" {
 				t.Errorf("%s (-want +got):\n%s", tc.reason, diff)

@@ -17,35 +17,57 @@ type health struct {
 	message   string
 }
 
-// conditions renders a health as the four conditions, carrying each
-// lastTransitionTime over from prev while the condition's status holds, so
-// that a status fed back gives the same status.
-func conditions(h health, prev []metav1.Condition, generation int64, now metav1.Time) []metav1.Condition {
-	reconciling := !h.converged && !h.stalled
-	msg := clip(h.message)
-	return []metav1.Condition{
-		condition(prev, schema.CondAvailable, h.available, h.reason, msg, generation, now),
-		condition(prev, schema.CondConverged, h.converged, h.reason, msg, generation, now),
-		condition(prev, schema.CondStalled, h.stalled, h.reason, msg, generation, now),
-		condition(prev, schema.CondReconciling, reconciling, h.reason, msg, generation, now),
-	}
+// finding is one condition as a stage decides it, before it is stamped:
+// its type, its status, one reason and one human message. The stages of
+// the conditions beside the four of health (ErrorPages, Middlewares,
+// Config) each return one, with ok false when the status carries no such
+// condition.
+type finding struct {
+	typ     schema.ConditionType
+	status  metav1.ConditionStatus
+	reason  schema.Reason
+	message string
 }
 
-func condition(prev []metav1.Condition, typ schema.ConditionType, ok bool, reason schema.Reason, msg string, generation int64, now metav1.Time) metav1.Condition {
-	status := metav1.ConditionFalse
+// holds is the condition status of a fact: True when ok, else False.
+func holds(ok bool) metav1.ConditionStatus {
 	if ok {
-		status = metav1.ConditionTrue
+		return metav1.ConditionTrue
 	}
-	return conditionOf(prev, typ, status, reason, msg, generation, now)
+	return metav1.ConditionFalse
 }
 
-// conditionOf is condition with its status given, Unknown included.
-func conditionOf(prev []metav1.Condition, typ schema.ConditionType, status metav1.ConditionStatus, reason schema.Reason, msg string, generation int64, now metav1.Time) metav1.Condition {
-	c := metav1.Condition{Type: string(typ), Status: status, Reason: string(reason), Message: msg, ObservedGeneration: generation, LastTransitionTime: now}
-	if p := find(prev, typ); p != nil && p.Status == status && !p.LastTransitionTime.IsZero() {
+// stamper renders the findings of one sync as conditions of the parent's
+// generation, each carrying its lastTransitionTime over from prev (the
+// parent's conditions) while its status holds, else stamped now, so that a
+// status fed back gives the same status.
+type stamper struct {
+	prev       []metav1.Condition
+	generation int64
+	now        metav1.Time
+}
+
+// condition is f as a condition, its message clipped.
+func (s stamper) condition(f finding) metav1.Condition {
+	c := metav1.Condition{Type: string(f.typ), Status: f.status, Reason: string(f.reason), Message: clip(f.message), ObservedGeneration: s.generation, LastTransitionTime: s.now}
+	if p := find(s.prev, f.typ); p != nil && p.Status == f.status && !p.LastTransitionTime.IsZero() {
 		c.LastTransitionTime = p.LastTransitionTime
 	}
 	return c
+}
+
+// health renders h as the four conditions, in their fixed order.
+func (s stamper) health(h health) []metav1.Condition {
+	reconciling := !h.converged && !h.stalled
+	of := func(typ schema.ConditionType, ok bool) metav1.Condition {
+		return s.condition(finding{typ: typ, status: holds(ok), reason: h.reason, message: h.message})
+	}
+	return []metav1.Condition{
+		of(schema.CondAvailable, h.available),
+		of(schema.CondConverged, h.converged),
+		of(schema.CondStalled, h.stalled),
+		of(schema.CondReconciling, reconciling),
+	}
 }
 
 // find returns the condition of type typ in cs, or nil.

@@ -28,15 +28,15 @@ import (
 // whether it exists, and its content does not roll the pods. The message
 // names references in ConfigRefs' order, so it is the same at every sync
 // of the same situation; it never holds content.
-func configCondition(namespace, name string, spec schema.Spec, c observed.Config) (status metav1.ConditionStatus, reason schema.Reason, message string, ok bool) {
+func configCondition(namespace, name string, spec schema.Spec, c observed.Config) (finding, bool) {
 	refs := spec.ConfigRefs()
 	if len(refs) == 0 {
-		return "", "", "", false
+		return finding{}, false
 	}
 	if len(c.Missing) > 0 {
-		return metav1.ConditionFalse, schema.ReasonConfigNotFound, fmt.Sprintf(
+		return finding{schema.CondConfig, metav1.ConditionFalse, schema.ReasonConfigNotFound, fmt.Sprintf(
 			"not found: %s. The pods cannot start until each exists: create it, or mark the reference optional",
-			refList(namespace, c.Missing)), true
+			refList(namespace, c.Missing))}, true
 	}
 	if len(c.Unwatched) > 0 {
 		var values []string
@@ -53,11 +53,11 @@ func configCondition(namespace, name string, spec schema.Spec, c observed.Config
 		if spec.RunsToCompletion() {
 			then = "a change of its content is not tracked: only pods started after it read it"
 		}
-		return metav1.ConditionUnknown, schema.ReasonNotWatched, fmt.Sprintf("not watched on this install (%s): %s. Whether each exists is not checked, and %s",
-			strings.Join(values, ", "), refList(namespace, c.Unwatched), then), true
+		return finding{schema.CondConfig, metav1.ConditionUnknown, schema.ReasonNotWatched, fmt.Sprintf("not watched on this install (%s): %s. Whether each exists is not checked, and %s",
+			strings.Join(values, ", "), refList(namespace, c.Unwatched), then)}, true
 	}
-	return metav1.ConditionTrue, schema.ReasonConfigFound, fmt.Sprintf(
-		"every ConfigMap and Secret the pods use exists in namespace %s (%d)", namespace, len(refs)), true
+	return finding{schema.CondConfig, metav1.ConditionTrue, schema.ReasonConfigFound, fmt.Sprintf(
+		"every ConfigMap and Secret the pods use exists in namespace %s (%d)", namespace, len(refs))}, true
 }
 
 // refList names refs as "Kind namespace/name", comma separated.

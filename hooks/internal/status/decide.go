@@ -72,45 +72,68 @@ type Outcome struct {
 	Resync time.Duration
 }
 
-// Decide walks the state table of docs/design.md for a valid, defaulted
-// spec of spec revision rev: obs is what the request shows, notApplied the
-// storage change the StatefulSet cannot take (empty: none), verdicts this
-// replica's view of the verifier (nil: it knows nothing) and now the time
-// every new transition is stamped with. It performs no I/O.
-func Decide(cfg Config, p *observed.Parent, spec schema.Spec, rev string, obs observed.Observed, notApplied string, verdicts Verdicts, now metav1.Time) Outcome {
-	if spec.RunsToCompletion() {
-		return decideRun(cfg, p, spec, rev, obs, now)
+// Input is everything one status is decided from: the install's Config,
+// the parent as the request carries it (its status is the previous one),
+// its valid, defaulted Spec and that spec's Revision (the hash of the
+// desired pod template), what the request shows (Observed), the storage
+// change the StatefulSet cannot take (NotApplied; empty: none), this
+// replica's view of the verifier (Verdicts; nil: it knows nothing) and the
+// time every new transition is stamped with (Now).
+type Input struct {
+	Config     Config
+	Parent     *observed.Parent
+	Spec       schema.Spec
+	Revision   string
+	Observed   observed.Observed
+	NotApplied string
+	Verdicts   Verdicts
+	Now        metav1.Time
+}
+
+// stamper is how this sync stamps the parent's conditions.
+func (in *Input) stamper() stamper {
+	return stamper{prev: in.Parent.Status.Conditions, generation: in.Parent.Metadata.Generation, now: in.Now}
+}
+
+// Decide walks the state table of docs/design.md for in. It performs no
+// I/O and reads no clock, and it changes nothing it reads through in.
+func Decide(in Input) Outcome {
+	if in.Spec.RunsToCompletion() {
+		return decideRun(&in)
 	}
+	p, spec, rev, obs, now := in.Parent, in.Spec, in.Revision, &in.Observed, in.Now
+	verdicts := in.Verdicts
 	if verdicts == nil {
 		verdicts = noVerdicts{}
 	}
 	current := currentPods(obs.Pods, rev)
 	wrev := workloadRevision(obs.Workload, current, rev)
 	f := &facts{
-		cfg: cfg, name: p.Metadata.Name, namespace: p.Metadata.Namespace, spec: spec, rev: rev, wrev: wrev,
+		cfg: in.Config, name: p.Metadata.Name, namespace: p.Metadata.Namespace, spec: spec, rev: rev, wrev: wrev,
 		workload: obs.Workload, pods: ofRevision(current, obs.Workload, wrev), all: obs.Pods, verdicts: verdicts, now: now,
-		prev: carry(p.Status, rev, wrev), notApplied: notApplied,
+		prev: carry(p.Status, rev, wrev), notApplied: in.NotApplied,
 	}
 	r := f.walk()
 	missingSince := childrenMissingSince(p.Status.ChildrenMissingSince, obs.Missing, now)
-	r = childrenSeen(cfg, f, r, obs.Missing, missingSince)
+	r = childrenSeen(f, r, obs.Missing, missingSince)
+	cs := in.stamper()
 	st := schema.Status{
 		ObservedGeneration: p.Metadata.Generation,
 		Revision:           rev,
-		Conditions:         conditions(r.health, p.Status.Conditions, p.Metadata.Generation, now),
+		Conditions:         cs.health(r.health),
 		LastFailureDetails: stamp(r.details, f.prev.details, now),
 		Ports:              portTable(spec.Ports, r.ports),
 		// Set before portCheck, which compares the whole status.
 		ChildrenMissingSince: missingSince,
 	}
-	if pv, ok := pagesCondition(cfg, p.Metadata.Name, spec, obs.Wiring); ok {
-		st.Conditions = append(st.Conditions, condition(p.Status.Conditions, schema.CondErrorPages, pv.wired, pv.reason, clip(pv.message), p.Metadata.Generation, now))
+	if c, ok := pagesCondition(in.Config, p.Metadata.Name, spec, obs.Wiring); ok {
+		st.Conditions = append(st.Conditions, cs.condition(c))
 	}
-	if attached, reason, msg, ok := middlewaresCondition(p.Metadata.Namespace, spec, obs.Wiring); ok {
-		st.Conditions = append(st.Conditions, condition(p.Status.Conditions, schema.CondMiddlewares, attached, reason, clip(msg), p.Metadata.Generation, now))
+	if c, ok := middlewaresCondition(p.Metadata.Namespace, spec, obs.Wiring); ok {
+		st.Conditions = append(st.Conditions, cs.condition(c))
 	}
-	if found, reason, msg, ok := configCondition(p.Metadata.Namespace, p.Metadata.Name, spec, obs.Config); ok {
-		st.Conditions = append(st.Conditions, conditionOf(p.Status.Conditions, schema.CondConfig, found, reason, clip(msg), p.Metadata.Generation, now))
+	if c, ok := configCondition(p.Metadata.Namespace, p.Metadata.Name, spec, obs.Config); ok {
+		st.Conditions = append(st.Conditions, cs.condition(c))
 	}
 	if hosts := spec.RouteHosts(); len(hosts) > 0 && len(spec.PublicPorts()) > 0 {
 		st.URL = "https://" + hosts[0]
@@ -119,7 +142,7 @@ func Decide(cfg Config, p *observed.Parent, spec schema.Spec, rev string, obs ob
 	st = keepAnchor(f, r, p.Status, st)
 	out := Outcome{Status: bound(st), Jobs: r.jobs}
 	if r.requeue {
-		out.Resync = cfg.VerdictRequeue
+		out.Resync = in.Config.VerdictRequeue
 	}
 	if r.resyncIn > 0 && (out.Resync == 0 || r.resyncIn < out.Resync) {
 		out.Resync = r.resyncIn

@@ -21,7 +21,7 @@ func Invalid(p *observed.Parent, err error, now metav1.Time) schema.Status {
 		available: prevAvailable != nil && prevAvailable.Status == metav1.ConditionTrue,
 		stalled:   true, reason: schema.ReasonInvalidSpec, message: err.Error(),
 	}
-	cs := conditions(h, st.Conditions, p.Metadata.Generation, now)
+	cs := stamper{prev: st.Conditions, generation: p.Metadata.Generation, now: now}.health(h)
 	if prevAvailable != nil {
 		replace(cs, *prevAvailable)
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/stackdome/stackdome/hooks/internal/observed"
 	"github.com/stackdome/stackdome/schema"
 )
@@ -25,10 +27,10 @@ import (
 // (or has no public route to put them on): the status then carries no such
 // condition. The message lists names in the spec's order, so it is the same
 // at every sync of the same situation.
-func middlewaresCondition(namespace string, spec schema.Spec, v observed.Wiring) (attached bool, reason schema.Reason, message string, ok bool) {
+func middlewaresCondition(namespace string, spec schema.Spec, v observed.Wiring) (finding, bool) {
 	want := spec.MiddlewareNames()
 	if len(want) == 0 || len(spec.PublicPorts()) == 0 {
-		return false, "", "", false
+		return finding{}, false
 	}
 	var missing []string
 	for _, n := range want {
@@ -37,14 +39,14 @@ func middlewaresCondition(namespace string, spec schema.Spec, v observed.Wiring)
 		}
 	}
 	if len(missing) > 0 {
-		return false, schema.ReasonMiddlewareNotFound, fmt.Sprintf(
+		return finding{schema.CondMiddlewares, metav1.ConditionFalse, schema.ReasonMiddlewareNotFound, fmt.Sprintf(
 			"the routes serve without Middleware %s: not found in namespace %s. "+
 				"Traefik disables a route that refers to a Middleware it cannot find, so stackdome attaches each once it exists; "+
 				"create it (kubectl -n %s get middlewares.traefik.io) or remove it from spec.middlewares",
-			quoted(missing), namespace, namespace), true
+			quoted(missing), namespace, namespace)}, true
 	}
-	return true, schema.ReasonMiddlewaresAttached, fmt.Sprintf(
-		"every public route uses Middleware %s of namespace %s, in this order, before stackdome's own", quoted(want), namespace), true
+	return finding{schema.CondMiddlewares, metav1.ConditionTrue, schema.ReasonMiddlewaresAttached, fmt.Sprintf(
+		"every public route uses Middleware %s of namespace %s, in this order, before stackdome's own", quoted(want), namespace)}, true
 }
 
 // quoted is names as "a", "b".

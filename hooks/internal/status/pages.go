@@ -21,46 +21,44 @@ import (
 // pages, or in another namespace than --error-service-namespace, looks the
 // same from here.
 
-// pagesHealth is the ErrorPages condition of one sync.
-type pagesHealth struct {
-	wired   bool
-	reason  schema.Reason
-	message string
-}
-
 // pagesCondition decides the ErrorPages condition of the resource name from
 // the wiring the request shows; ok is false when the app does not want the
 // pages (the status then carries no such condition). It describes what is
 // observed: Wired only once the observed IngressRoute refers to the errors
 // Middleware.
-func pagesCondition(cfg Config, name string, spec schema.Spec, v observed.Wiring) (pv pagesHealth, ok bool) {
+func pagesCondition(cfg Config, name string, spec schema.Spec, v observed.Wiring) (finding, bool) {
 	if !spec.WantsErrorPages() || cfg.NoErrorService {
-		return pagesHealth{}, false
+		return finding{}, false
 	}
 	ns, svcName := cfg.ErrorService.Namespace, cfg.ErrorService.Name
 	svc := ns + "/" + svcName
 	if !cfg.ErrorService.CrossNamespace {
 		switch {
 		case !v.Related.Seen:
-			return pagesHealth{reason: schema.ReasonErrorServiceNotSeen, message: fmt.Sprintf(
+			return pagesFinding(false, schema.ReasonErrorServiceNotSeen, fmt.Sprintf(
 				"5xx answers reach clients as the app sends them: the sync request carries no Service %s to point the errors Middleware at. "+
 					"Check that the stackdome chart is installed in namespace %s with errorPages.enabled=true (kubectl -n %s get service %s), "+
 					"and that its CompositeController runs the sync and customize hooks at version v2 "+
 					"(kubectl get compositecontrollers -o custom-columns=NAME:.metadata.name,SYNC:.spec.hooks.sync.version,CUSTOMIZE:.spec.hooks.customize.version): "+
 					"Metacontroller never sends a sync hook at v1 an object of another namespace",
-				svc, ns, ns, svcName)}, true
+				svc, ns, ns, svcName)), true
 		case len(v.Related.Addrs) == 0 && len(v.Slice) == 0:
-			return pagesHealth{reason: schema.ReasonErrorServiceNoAddress, message: fmt.Sprintf(
+			return pagesFinding(false, schema.ReasonErrorServiceNoAddress, fmt.Sprintf(
 				"5xx answers reach clients as the app sends them: Service %s has no ClusterIP to put into EndpointSlice %s; "+
 					"it must be a ClusterIP Service with an address (kubectl -n %s get service %s -o wide)",
-				svc, observed.ErrorPagesName(name), ns, svcName)}, true
+				svc, schema.ErrorPagesName(name), ns, svcName)), true
 		}
 	}
 	if !v.RouteRefers {
-		return pagesHealth{reason: schema.ReasonWiringPending, message: "5xx answers reach clients as the app sends them until the wiring is in place: " +
-			"the errors Middleware and what it points at are being created, and the route refers to them once they are observed " +
-			"(Traefik disables a route whose Middleware it cannot build)"}, true
+		return pagesFinding(false, schema.ReasonWiringPending, "5xx answers reach clients as the app sends them until the wiring is in place: "+
+			"the errors Middleware and what it points at are being created, and the route refers to them once they are observed "+
+			"(Traefik disables a route whose Middleware it cannot build)"), true
 	}
-	return pagesHealth{wired: true, reason: schema.ReasonWired, message: "5xx answers of this app's routes get the branded pages of Service " + svc +
-		" (HTML for browsers, a JSON envelope for API clients), the status code kept"}, true
+	return pagesFinding(true, schema.ReasonWired, "5xx answers of this app's routes get the branded pages of Service "+svc+
+		" (HTML for browsers, a JSON envelope for API clients), the status code kept"), true
+}
+
+// pagesFinding is the ErrorPages condition: True when wired.
+func pagesFinding(wired bool, reason schema.Reason, message string) finding {
+	return finding{schema.CondErrorPages, holds(wired), reason, message}
 }

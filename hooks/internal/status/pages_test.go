@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stackdome/stackdome/hooks/internal/observed"
 	"github.com/stackdome/stackdome/schema"
@@ -49,11 +50,15 @@ func TestPagesCondition(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			pv, ok := pagesCondition(tc.cfg, "web", tc.spec, tc.view)
-			got := want{Present: ok, Wired: pv.wired, Reason: pv.reason}
+			got := want{Present: ok, Wired: pv.status == metav1.ConditionTrue, Reason: pv.reason}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("ErrorPages condition (-want +got):\n%s", diff)
 			}
-			if ok && !pv.wired {
+			if ok {
+				require.Equal(t, schema.CondErrorPages, pv.typ)
+				require.Contains(t, []metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse}, pv.status)
+			}
+			if ok && pv.status != metav1.ConditionTrue {
 				require.Contains(t, pv.message, "5xx", "a False condition says what it costs")
 			}
 			if pv.reason == schema.ReasonErrorServiceNotSeen {

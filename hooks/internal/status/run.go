@@ -22,7 +22,8 @@ import (
 // performs no I/O. A child Metacontroller could not create (a quota on
 // count/jobs.batch) reads ChildNotCreated past the settle time, as for the
 // serving types.
-func decideRun(cfg Config, p *observed.Parent, spec schema.Spec, rev string, obs observed.Observed, now metav1.Time) Outcome {
+func decideRun(in *Input) Outcome {
+	p, spec, rev, obs, now := in.Parent, in.Spec, in.Revision, in.Observed, in.Now
 	var h health
 	var details []schema.FailureDetail
 	var run *schema.RunStatus
@@ -31,19 +32,20 @@ func decideRun(cfg Config, p *observed.Parent, spec schema.Spec, rev string, obs
 	} else {
 		h, details, run = cronJobHealth(p.Metadata.Name, spec, rev, obs)
 	}
-	f := &facts{cfg: cfg, name: p.Metadata.Name, namespace: p.Metadata.Namespace, spec: spec, rev: rev, now: now}
+	f := &facts{cfg: in.Config, name: p.Metadata.Name, namespace: p.Metadata.Namespace, spec: spec, rev: rev, now: now}
 	missingSince := childrenMissingSince(p.Status.ChildrenMissingSince, obs.Missing, now)
-	r := childrenSeen(cfg, f, row{health: h}, obs.Missing, missingSince)
+	r := childrenSeen(f, row{health: h}, obs.Missing, missingSince)
+	cs := in.stamper()
 	st := schema.Status{
 		ObservedGeneration:   p.Metadata.Generation,
 		Revision:             rev,
-		Conditions:           conditions(r.health, p.Status.Conditions, p.Metadata.Generation, now),
+		Conditions:           cs.health(r.health),
 		LastFailureDetails:   stamp(details, p.Status.LastFailureDetails, now),
 		ChildrenMissingSince: missingSince,
 		Run:                  run,
 	}
-	if found, reason, msg, ok := configCondition(p.Metadata.Namespace, p.Metadata.Name, spec, obs.Config); ok {
-		st.Conditions = append(st.Conditions, conditionOf(p.Status.Conditions, schema.CondConfig, found, reason, clip(msg), p.Metadata.Generation, now))
+	if c, ok := configCondition(p.Metadata.Namespace, p.Metadata.Name, spec, obs.Config); ok {
+		st.Conditions = append(st.Conditions, cs.condition(c))
 	}
 	return Outcome{Status: bound(st), Resync: r.resyncIn}
 }
