@@ -7,10 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"slices"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -86,22 +83,8 @@ func BenchmarkProductionApp(b *testing.B) {
 		run(b, c, url, body, 200)
 		b.ResetTimer()
 		for range b.N {
-			n := rate * seconds
-			lat := make([]time.Duration, n)
-			var wg sync.WaitGroup
-			start := time.Now()
-			for i := range n {
-				at := start.Add(time.Duration(i) * time.Second / rate)
-				time.Sleep(time.Until(at)) // pacing the sender, not synchronizing
-				wg.Go(func() {
-					if _, err := post(c, url, body); err != nil {
-						b.Error(err)
-					}
-					lat[i] = time.Since(at)
-				})
-			}
-			wg.Wait()
-			slices.Sort(lat)
+			lat, _ := openLoop(b, c, url, body, rate, seconds)
+			n := len(lat)
 			q := func(p float64) float64 { return float64(lat[int(p*float64(n-1))].Microseconds()) / 1000 }
 			b.ReportMetric(q(0.50), "p50-ms")
 			b.ReportMetric(q(0.99), "p99-ms")
