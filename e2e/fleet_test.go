@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -387,97 +388,68 @@ func restartMetacontroller(t *testing.T, extra []string) {
 }
 
 // fleetKubelet binds every new pod of a namespace and reports it Running
-// and Ready at one of ips, in turn; a pod being deleted is deleted at once.
+// and Ready at one of ips, in turn. It lists the namespace's unbound pods
+// (fieldSelector spec.nodeName=) twice a second.
 type fleetKubelet struct {
 	mu    sync.Mutex
-	bound map[string]bool
+	bound int
 }
 
 func (kl *fleetKubelet) count() int {
 	kl.mu.Lock()
 	defer kl.mu.Unlock()
-	return len(kl.bound)
+	return kl.bound
 }
 
 func startFleetKubelet(t *testing.T, ns string, ips []string) *fleetKubelet {
 	t.Helper()
 	requireNode(t)
-	kl := &fleetKubelet{bound: map[string]bool{}}
+	kl := &fleetKubelet{}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	pods := make(chan obj, 4096)
 	k := suite.cluster.kube
-	var next int
-	var nextMu sync.Mutex
-	for range 8 {
-		go func() {
-			for pod := range pods {
-				name := fmt.Sprint(dig(pod, "metadata", "name"))
-				if dig(pod, "metadata", "deletionTimestamp") != nil {
-					forceDeletePod(ns, name)
-					continue
-				}
-				kl.mu.Lock()
-				done := kl.bound[name]
-				kl.bound[name] = true
-				kl.mu.Unlock()
-				if done {
-					continue
-				}
-				nextMu.Lock()
-				ip := ips[next%len(ips)]
-				next++
-				nextMu.Unlock()
-				if _, err := k.create(ctx, "/api/v1/namespaces/"+ns+"/pods/"+name+"/binding", obj{
-					"apiVersion": "v1", "kind": "Binding", "metadata": obj{"name": name},
-					"target": obj{"apiVersion": "v1", "kind": "Node", "name": testNode},
-				}); err != nil && ctx.Err() == nil {
-					t.Errorf("binding pod %s: %v", name, err)
-					continue
-				}
-				if _, err := k.mergePatch(ctx, "/api/v1/namespaces/"+ns+"/pods/"+name+"/status", readyStatus(pod, ip, "")); err != nil && ctx.Err() == nil {
-					t.Errorf("pod %s ready: %v", name, err)
-				}
+	run := func(pod obj, ip string) {
+		name := fmt.Sprint(dig(pod, "metadata", "name"))
+		if _, err := k.create(ctx, "/api/v1/namespaces/"+ns+"/pods/"+name+"/binding", obj{
+			"apiVersion": "v1", "kind": "Binding", "metadata": obj{"name": name},
+			"target": obj{"apiVersion": "v1", "kind": "Node", "name": testNode},
+		}); err != nil {
+			if ctx.Err() == nil && !isCode(err, 409) {
+				t.Errorf("binding pod %s: %v", name, err)
 			}
-		}()
+			return
+		}
+		if _, err := k.mergePatch(ctx, "/api/v1/namespaces/"+ns+"/pods/"+name+"/status", readyStatus(pod, ip, "")); err != nil && ctx.Err() == nil {
+			t.Errorf("pod %s ready: %v", name, err)
+		}
+		kl.mu.Lock()
+		kl.bound++
+		kl.mu.Unlock()
 	}
 	go func() {
-		defer close(pods)
-		rv := ""
+		next := 0
 		for ctx.Err() == nil {
-			req, err := http.NewRequestWithContext(ctx, "GET", k.base+"/api/v1/namespaces/"+ns+"/pods?watch=1&resourceVersion="+rv, nil)
-			if err != nil {
-				return
+			l, err := k.get(ctx, "/api/v1/namespaces/"+ns+"/pods?fieldSelector="+url.QueryEscape("spec.nodeName="))
+			items, _ := l["items"].([]any)
+			if err == nil && len(items) > 0 {
+				var wg sync.WaitGroup
+				sem := make(chan struct{}, 8)
+				for _, it := range items {
+					pod := it.(map[string]any)
+					if dig(pod, "metadata", "deletionTimestamp") != nil {
+						continue
+					}
+					ip := ips[next%len(ips)]
+					next++
+					sem <- struct{}{}
+					wg.Go(func() { defer func() { <-sem }(); run(pod, ip) })
+				}
+				wg.Wait()
 			}
-			req.Header.Set("Authorization", "Bearer "+k.token)
-			if watchClient.Transport == nil {
-				watchClient.Transport = k.http.Transport
+			select {
+			case <-ctx.Done():
+			case <-time.After(500 * time.Millisecond):
 			}
-			resp, err := watchClient.Do(req)
-			if err != nil {
-				return
-			}
-			sc := bufio.NewScanner(resp.Body)
-			sc.Buffer(make([]byte, 1<<20), 16<<20)
-			for sc.Scan() {
-				var ev struct {
-					Type   string `json:"type"`
-					Object obj    `json:"object"`
-				}
-				if decodeJSON(sc.Bytes(), &ev) != nil || ev.Type == "ERROR" {
-					continue
-				}
-				if v, _ := dig(ev.Object, "metadata", "resourceVersion").(string); v != "" {
-					rv = v
-				}
-				if ev.Type == "DELETED" {
-					continue
-				}
-				if dig(ev.Object, "spec", "nodeName") == nil || dig(ev.Object, "metadata", "deletionTimestamp") != nil {
-					pods <- ev.Object
-				}
-			}
-			resp.Body.Close()
 		}
 	}()
 	return kl
