@@ -20,12 +20,8 @@ import (
 
 // routeChildren are the helper Middlewares, the IngressRoute and, for a TLS
 // host, the plain-HTTP redirect IngressRoute. errors says the routes may use
-// the errors Middleware; wiring says the errors Middleware is created by
-// this same answer. An IngressRoute not observed yet is left out of the
-// answer while a Middleware it is to use is being created (the errors one,
-// wiring, or the stripPrefix one): created a sync later, it is created as
-// it stays, instead of created without the Middleware and updated.
-func routeChildren(cfg Config, name string, spec schema.Spec, v observed.Routes, errors, wiring bool) []any {
+// the errors Middleware.
+func routeChildren(cfg Config, name string, spec schema.Spec, v observed.Routes, errors bool) []any {
 	var out []any
 	var prefixes []string
 	for _, p := range spec.PublicPorts() {
@@ -43,9 +39,7 @@ func routeChildren(cfg Config, name string, spec schema.Spec, v observed.Routes,
 	if redirect || v.RedirectRefers {
 		out = append(out, httpsMiddleware(name))
 	}
-	if v.RouteObserved || !(wiring || len(prefixes) > 0 && v.Strip == nil) {
-		out = append(out, ingressRoute(cfg, name, spec, v.Middlewares, errors, v.Strip != nil))
-	}
+	out = append(out, ingressRoute(cfg, name, spec, v.Middlewares, errors, v.Strip != nil))
 	if redirect && v.HTTPSObserved {
 		out = append(out, redirectRoute(cfg, name, spec))
 	}

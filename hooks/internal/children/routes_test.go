@@ -26,15 +26,8 @@ func TestRouteChildren(t *testing.T) {
 		want   []string // kind/name: one-line spec
 	}{
 		"no tls, strip not yet observed": {
-			reason: "a new route waits for its Middleware: the Middleware is made now, the route a sync later, as it stays",
-			spec:   two,
-			want: []string{
-				`Middleware/a-strip: {"stripPrefix":{"prefixes":["/admin"]}}`,
-			},
-		},
-		"no tls, strip not yet observed, the route observed": {
 			reason: "the stripped route waits for its Middleware; the Middleware is made now",
-			spec:   two, view: observed.Routes{RouteObserved: true},
+			spec:   two,
 			want: []string{
 				`Middleware/a-strip: {"stripPrefix":{"prefixes":["/admin"]}}`,
 				`IngressRoute/a: {"entryPoints":["websecure","web"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]}]}`,
@@ -135,7 +128,7 @@ func TestRouteChildren(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var got []string
-			for _, c := range routeChildren(withDefaults(tc.cfg), "a", tc.spec, tc.view, false, false) {
+			for _, c := range routeChildren(withDefaults(tc.cfg), "a", tc.spec, tc.view, false) {
 				o := c.(object)
 				b, err := json.Marshal(o["spec"])
 				if err != nil {

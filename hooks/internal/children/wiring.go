@@ -34,10 +34,7 @@ import (
 //     Service and the EndpointSlice with an address are observed, i.e. exist;
 //     Metacontroller applies the children of one answer in no fixed order, so
 //     a reference made in the same answer that creates them could reach
-//     Traefik first. A new app's IngressRoute is therefore created a sync
-//     after them, already referring, rather than created and updated (one
-//     write, not two, per new public app); if they cannot be created, the
-//     route comes on the next sync without the reference;
+//     Traefik first;
 //   - taking the wiring away goes the other way round: while the observed
 //     IngressRoute still refers to the Middleware it is kept (as observed),
 //     and while the observed Middleware points at the mirrored Service, that
@@ -104,11 +101,5 @@ func Routing(cfg Config, name string, spec schema.Spec, v observed.Wiring) ([]an
 	if target != nil {
 		out = append(out, middleware(name, *target, spec.ErrorPagesBrand()))
 	}
-	// The wiring this answer creates (nothing of it observed yet) is
-	// referred to only from the next sync: a route that does not exist yet
-	// waits for it rather than being created without it and updated a sync
-	// later, which would cost every new public app one more write and
-	// Traefik one more rebuild of its routers.
-	wiring := target != nil && !refer && v.Middleware == nil && !v.ServiceObserved && len(v.Slice) == 0
-	return append(out, routeChildren(cfg, name, spec, v.Routes, refer, wiring)...), nil
+	return append(out, routeChildren(cfg, name, spec, v.Routes, refer)...), nil
 }

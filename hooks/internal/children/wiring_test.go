@@ -85,12 +85,8 @@ func TestWiringChildren(t *testing.T) {
 			cfg: testConfig(), spec: public,
 			want: wired{Children: []string{"IngressRoute/web"}},
 		},
-		"first answer: the wiring, the route a sync later": {
+		"first answer: the wiring, not yet referred to": {
 			cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(ip("10.96.0.17")...)},
-			want: wired{Children: all[:len(all)-1], Slice: []string{"10.96.0.17"}, Target: "/web-error-pages:8082"},
-		},
-		"a route observed before the wiring: kept, not yet referring": {
-			cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(ip("10.96.0.17")...), Routes: observed.Routes{RouteObserved: true}},
 			want: wired{Children: all, Slice: []string{"10.96.0.17"}, Target: "/web-error-pages:8082"},
 		},
 		"slice observed without address: not referred to": {
@@ -135,7 +131,7 @@ func TestWiringChildren(t *testing.T) {
 		},
 		"cross-namespace opt-in, first answer": {
 			cfg: crossCfg, spec: public,
-			want: wired{Children: []string{"Middleware/web-errors"}, Target: "stackdome/stackdome-error-pages:8082"},
+			want: wired{Children: []string{"Middleware/web-errors", "IngressRoute/web"}, Target: "stackdome/stackdome-error-pages:8082"},
 		},
 		"cross-namespace opt-in, Middleware observed": {
 			cfg: crossCfg, spec: public, view: observed.Wiring{Middleware: cross},

@@ -31,7 +31,6 @@ type Routes struct {
 	HTTPSObserved  bool     // the redirectScheme Middleware exists
 	RouteStrips    bool     // the observed IngressRoute uses the stripPrefix Middleware
 	RedirectRefers bool     // the observed redirect IngressRoute uses the redirectScheme Middleware
-	RouteObserved  bool     // the IngressRoute exists
 	// Middlewares are the spec's own Middlewares (spec.middlewares) that the
 	// request relates, i.e. that exist, in the spec's order.
 	Middlewares []string
@@ -76,7 +75,7 @@ func (v Wiring) Key() string {
 		fmt.Fprintf(&b, "%q/%q/%s", m.Namespace, m.Name, m.Port)
 	}
 	r := v.Routes
-	fmt.Fprintf(&b, "|%q|%t|%t|%t|%t|%t|%q", r.Strip, r.Strip != nil, r.HTTPSObserved, r.RouteStrips, r.RedirectRefers, r.RouteObserved, r.Middlewares)
+	fmt.Fprintf(&b, "|%q|%t|%t|%t|%t|%q", r.Strip, r.Strip != nil, r.HTTPSObserved, r.RouteStrips, r.RedirectRefers, r.Middlewares)
 	return b.String()
 }
 
@@ -95,7 +94,6 @@ func viewWiring(name, namespace string, child func(group, name string) *Child, r
 	if r := child(groupIngressRoute, name); r != nil {
 		r.Metadata.Namespace = namespace
 		v.RouteRefers = r.refersTo(MiddlewareName(name))
-		v.Routes.RouteObserved = true
 		v.Routes.RouteStrips = r.refersTo(StripName(name))
 	}
 	if m := child(groupMiddleware, StripName(name)); m != nil && m.Spec.StripPrefix != nil && len(m.Spec.StripPrefix.Prefixes) > 0 {
