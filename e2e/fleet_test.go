@@ -311,6 +311,12 @@ func reportFleetWrites(t *testing.T, w *nsWatch, names []string, mark int) {
 			seen[c]++
 		}
 		for c, k := range seen {
+			// The route's one update, referring to its errors
+			// Middleware once the wiring is observed (hooks
+			// TestScenarioChildWrites says why it is kept).
+			if c == "IngressRoute/"+name && k == 2 {
+				continue
+			}
 			if k > 1 {
 				t.Errorf("fleet: %s: %s written %d times (%s)", name, c, k, ws)
 			}
