@@ -56,7 +56,7 @@ func TestScenarioChildWrites(t *testing.T) {
 					// (status childrenMissingSince), which reads
 					// ChildNotCreated whenever Metacontroller's second
 					// sync comes more than 30 s after the first — as it
-					// did for 81 of 100 public apps at its default client
+					// did for 86 of 100 public apps at its default client
 					// rate (make bench-fleet, docs/performance.md).
 					continue
 				}
