@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
-.PHONY: build run test test-monitoring vet fmt-check mod-check generate bench bench-pages bench-traefik browser-test e2e tools clean
+.PHONY: build run test test-monitoring vet fmt-check mod-check generate bench bench-pages bench-traefik bench-fleet browser-test e2e tools clean
 .PHONY: image image-push kind-load version promtool chart-readme FORCE
 
 # -buildvcs=false whatever GOFLAGS says: the binary depends on the source
@@ -173,6 +173,19 @@ bench-pages:
 ## and the Traefik binary `make e2e` builds; exits 2 when one is missing).
 bench-traefik:
 	bash bench/traefik/run.sh
+
+## bench-fleet: the fleet benchmark under the real Metacontroller (e2e/fleet_test.go,
+## docs/performance.md "Fleet"; not in CI, minutes long, needs root and what make e2e
+## needs): FLEET_N StackResources (half public) with two stackdome replicas, once at
+## Metacontroller's production flags, once at raised limits (then the Secret cache:
+## FLEET_SECRETS Secrets of 100 KiB). Each run is a fresh cluster; the figures are
+## its "fleet:" lines. The fleet needs no Traefik: STACKDOME_E2E_TRAEFIK=none skips its build.
+FLEET_N ?= 200
+FLEET_SECRETS ?= 400
+bench-fleet:
+	@$(MAKE) --no-print-directory tools
+	STACKDOME_E2E_TRAEFIK=none STACKDOME_FLEET_N=$(FLEET_N) STACKDOME_FLEET_MC=production $(GO) test -tags e2e -count=1 -timeout 120m -run '^TestFleet$$' -v ./e2e/
+	STACKDOME_E2E_TRAEFIK=none STACKDOME_FLEET_N=$(FLEET_N) STACKDOME_FLEET_MC=raised STACKDOME_FLEET_SECRETS=$(FLEET_SECRETS) $(GO) test -tags e2e -count=1 -timeout 120m -run '^TestFleet$$' -v ./e2e/
 
 browser-test:
 	$(GO) test -tags browser -count=1 -run TestBrowser -v ./errorpages/

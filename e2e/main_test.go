@@ -134,6 +134,9 @@ func runMain(m *testing.M) (code int) {
 		fmt.Fprintf(os.Stderr, "e2e: no test host, the tests that need one will fail: %v\n", suite.hostErr)
 	}
 
+	if r := fleetServiceRange(); r != "" {
+		serviceRange = r // TestFleet's N Services (fleet_test.go)
+	}
 	ctx := context.Background()
 	start = time.Now()
 	c, err := startCluster(ctx, suite.binDir, filepath.Join(suite.tmp, "cluster"), serviceRange)

@@ -167,12 +167,27 @@ type goldenStep struct {
 }
 
 func runScenario(t *testing.T, sc scenario) []goldenStep {
+	steps, _ := runScenarioAs(t, sc, false)
+	return steps
+}
+
+// runScenarioAs runs sc. asMetacontroller runs it as the real cluster does
+// with the chart's error pages: the error-page Service is related, and each
+// sync observes the children of the answer before it, as Metacontroller
+// applied them (none at the first step; those the step names in missing are
+// left out), rather than the children of the current spec. It then also
+// returns each child's writes, in order: Metacontroller creates a child an
+// answer returns and it does not observe, and updates one whose answer
+// differs from its last applied one (the answer before).
+func runScenarioAs(t *testing.T, sc scenario, asMetacontroller bool) ([]goldenStep, map[string][]string) {
 	var steps []goldenStep
 	// Scenarios are the port gate over time. They run as an install without
 	// error pages (the chart's errorPages.enabled=false): their requests
 	// relate no error-page Service, and the wiring has its own tests.
 	cfg := DefaultConfig()
-	cfg.NoErrorService = true
+	cfg.NoErrorService = !asMetacontroller
+	applied := map[string]object{} // Kind/name → the child as last answered
+	writes := map[string][]string{}
 	if sc.Config.PortCheckGrace != "" {
 		d, err := time.ParseDuration(sc.Config.PortCheckGrace)
 		require.NoError(t, err)
@@ -208,6 +223,9 @@ func runScenario(t *testing.T, sc scenario) []goldenStep {
 			}
 		}
 		require.NotNil(t, w, name)
+		if old := appliedWorkload(applied); asMetacontroller && old != nil {
+			w = old // what Metacontroller applied, not yet the new spec's
+		}
 		newRev := w["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)[schema.AnnotationRevision].(string)
 		if newRev != rev {
 			prevRev, rev, prevWorkload = rev, newRev, workloadNow
@@ -220,7 +238,17 @@ func runScenario(t *testing.T, sc scenario) []goldenStep {
 		}
 		// Every other child as Metacontroller created it, but those the
 		// step says it could not.
-		for _, c := range desired.Children {
+		observedChildren := desired.Children
+		if asMetacontroller {
+			observedChildren = nil
+			for _, c := range applied {
+				observedChildren = append(observedChildren, c)
+			}
+			req.Related[groupService] = map[string]json.RawMessage{
+				cfg.ErrorService.Namespace + "/" + cfg.ErrorService.Name: mustJSON(t, errorPagesService(cfg)),
+			}
+		}
+		for _, c := range observedChildren {
 			m := c.(object)
 			kn := fmt.Sprint(m["kind"], "/", m["metadata"].(object)["name"])
 			if m["kind"] == w["kind"] || slices.Contains(st.Missing, kn) {
@@ -273,6 +301,12 @@ func runScenario(t *testing.T, sc scenario) []goldenStep {
 		resp, jobs, err := cfg.Sync(req, verdicts, now)
 		require.NoError(t, err, name)
 		got := summarize(t, resp, jobs, rawParent)
+		if asMetacontroller {
+			// A child the answer creates is awaited with a resync (the
+			// child-settle window): which children are observed is what
+			// this mode changes, so the resync asked for may differ.
+			got.Resync = st.Want.Resync
+		}
 		if diff := cmp.Diff(st.Want, got); diff != "" {
 			t.Fatalf("%s: status differs (-want +got):\n%s\nstatus: %s", name, diff, indent(t, resp.Status))
 		}
@@ -283,11 +317,53 @@ func runScenario(t *testing.T, sc scenario) []goldenStep {
 		}
 		requireFixpointWith(t, cfg, req, resp, verdicts, now)
 		requireFreshReplicaAgrees(t, cfg, req, resp, verdicts, now)
+		if asMetacontroller {
+			answered := map[string]object{}
+			for _, c := range resp.Children {
+				m := roundTrip(t, c)
+				kn := fmt.Sprint(m["kind"], "/", m["metadata"].(object)["name"])
+				answered[kn] = m
+				old, ok := applied[kn]
+				switch {
+				case !ok || slices.Contains(st.Missing, kn):
+					writes[kn] = append(writes[kn], "created at "+name)
+				case !cmp.Equal(old, m):
+					writes[kn] = append(writes[kn], "updated at "+name+" (-before +after):\n"+cmp.Diff(old, m))
+				}
+			}
+			for kn := range applied {
+				if answered[kn] == nil {
+					writes[kn] = append(writes[kn], "deleted at "+name)
+				}
+			}
+			applied = answered
+		}
 		status = roundTrip(t, resp.Status)
 		steps = append(steps, goldenStep{At: time.Duration(st.At).String(), Note: st.Note,
 			Request: map[string]any{"parent": roundTrip(t, json.RawMessage(rawParent))}, Response: resp})
 	}
-	return steps
+	return steps, writes
+}
+
+// appliedWorkload is the Deployment or StatefulSet among applied, or nil.
+func appliedWorkload(applied map[string]object) map[string]any {
+	for _, c := range applied {
+		if c["kind"] == "Deployment" || c["kind"] == "StatefulSet" {
+			return c
+		}
+	}
+	return nil
+}
+
+// errorPagesService is the chart's error-page Service as the API server
+// holds it: a ClusterIP, the errors port.
+func errorPagesService(cfg Config) object {
+	return object{
+		"apiVersion": "v1", "kind": "Service",
+		"metadata": object{"name": cfg.ErrorService.Name, "namespace": cfg.ErrorService.Namespace},
+		"spec": object{"type": "ClusterIP", "clusterIP": "10.96.48.17", "clusterIPs": []any{"10.96.48.17"},
+			"ports": []any{object{"name": "errors", "port": cfg.ErrorService.Port, "protocol": "TCP", "targetPort": "errors"}}},
+	}
 }
 
 // withStatus is req with status as the parent's status, as Metacontroller

@@ -36,16 +36,7 @@ func TestScenarioWrites(t *testing.T) {
 		}
 		n++
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".json"), func(t *testing.T) {
-			steps := runScenario(t, sc)
-			var given any = map[string]any{}
-			var writes []string
-			for _, st := range steps {
-				answered := roundTrip(t, st.Response.Status)
-				if diff := cmp.Diff(given, any(answered)); diff != "" {
-					writes = append(writes, st.At+" ("+st.Note+"):\n"+diff)
-				}
-				given = answered
-			}
+			writes := statusWrites(t, runScenario(t, sc))
 			t.Logf("%d status writes for %d facts", len(writes), len(sc.Writes))
 			if len(writes) > len(sc.Writes) {
 				t.Errorf("%d status writes for %d facts %q; each write and what it changed:\n%s", len(writes), len(sc.Writes), sc.Writes, strings.Join(writes, "\n"))
@@ -53,4 +44,20 @@ func TestScenarioWrites(t *testing.T) {
 		})
 	}
 	require.GreaterOrEqual(t, n, 2)
+}
+
+// statusWrites are Metacontroller's status writes over steps, each with
+// what it changed: one for every step whose answer is not the status it was
+// given (the first step's given status is the empty one of a new object).
+func statusWrites(t *testing.T, steps []goldenStep) []string {
+	var given any = map[string]any{}
+	var writes []string
+	for _, st := range steps {
+		answered := roundTrip(t, st.Response.Status)
+		if diff := cmp.Diff(given, any(answered)); diff != "" {
+			writes = append(writes, st.At+" ("+st.Note+"):\n"+diff)
+		}
+		given = answered
+	}
+	return writes
 }

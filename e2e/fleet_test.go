@@ -1,0 +1,694 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestFleet is the fleet benchmark (`make bench-fleet`, docs/performance.md
+// "Fleet"): N StackResources, half private (two ports), half public (a host,
+// a public port and a private one, with the chart's error pages wired), under
+// the real Metacontroller and two stackdome replicas, from creation to every
+// one Converged, then a quiet minute. It runs only with STACKDOME_FLEET_N set
+// (`make e2e` skips it): it takes minutes, and the suite's Service range (a
+// part of the test host's /24) holds too few Services, so a fleet run gives
+// the cluster a range of its own (fleetServiceRange) that nothing dials.
+//
+// STACKDOME_FLEET_MC=production runs Metacontroller as its StatefulSet does
+// (its defaults: --client-go-qps=5, --client-go-burst=10, --workers=5);
+// raised restarts it in its pod with fleetRaisedFlags appended.
+// STACKDOME_FLEET_SECRETS=n then measures the Secret cache: n Secrets of 100
+// KiB in another namespace, Metacontroller's RSS before and after the first
+// StackResource with a secretRef.
+//
+// What it reports (t.Log, one line each, "fleet:"): the time to every
+// Deployment and to every Converged, the writes per app by kind read from a
+// watch of the namespace (children created and updated, status writes),
+// stackdome's CPU per sync (its processes' /proc utime+stime over the syncs
+// its metrics count) and RSS, Metacontroller's RSS. It fails when a status or
+// child write happens in the quiet minute after convergence (every app is
+// resynced in it: the chart's resyncPeriodSeconds is 60), or when a child is
+// written twice.
+//
+// Pods: the stand-in kubelet (fleetKubelet) binds each new pod and reports it
+// Running and Ready on one of four test-host addresses, which listen on the
+// declared ports: several pods share an address, as nothing but stackdome's
+// verifier dials them.
+func TestFleet(t *testing.T) {
+	n := fleetN()
+	if n == 0 {
+		t.Skip("STACKDOME_FLEET_N is not set: the fleet benchmark runs with make bench-fleet")
+	}
+	mode := os.Getenv("STACKDOME_FLEET_MC")
+	if mode == "" {
+		mode = "production"
+	}
+	requireStackResourceCRD(t)
+	host := requireHost(t)
+	ctx := t.Context()
+	k := suite.cluster.kube
+	t.Logf("fleet: N=%d, Metacontroller %s, load average %s", n, mode, loadAverage())
+
+	if mode == "raised" {
+		restartMetacontroller(t, fleetRaisedFlags)
+	} else if mode != "production" {
+		t.Fatalf("STACKDOME_FLEET_MC=%q: production or raised", mode)
+	}
+	t.Logf("fleet: %s", suite.mc)
+
+	// The chart, as TestReplicasAnswerAlike installs it: two replicas of
+	// stackdome on the test host behind its hooks Service.
+	relNS := newNamespace(t)
+	const release = "stackdome"
+	if out, err := helm(ctx, "install", release, suiteChart(), "--namespace", relNS, "--timeout", "2m",
+		"--set", "replicaCount=2", "--set", "podCIDRs={"+host.prefix.String()+"}"); err != nil {
+		t.Fatalf("helm install: %v\n%s", err, out)
+	}
+	flags := []string{"--error-service-name", release + "-error-pages", "--error-service-namespace", relNS,
+		"--dial-allow", host.prefix.String()}
+	replicaIPs := []string{hostAddr(host, 61), hostAddr(host, 62)}
+	chartPods := waitPods(t, relNS, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=controller", 2)
+	replicas := make([]*proc, 2)
+	for i, ip := range replicaIPs {
+		if err := host.addAddress(netip.MustParseAddr(ip)); err != nil {
+			t.Fatal(err)
+		}
+		replicas[i] = startReplica(t, ip, flags)
+		runPod(t, relNS, chartPods[i], ip)
+	}
+	for _, ip := range replicaIPs {
+		waitReadyAddress(t, relNS, release, ip)
+	}
+
+	// The apps' pods: four addresses listening on the declared ports.
+	var podIPs []string
+	for i := range 4 {
+		ip := hostAddr(host, byte(100+i))
+		if err := host.addAddress(netip.MustParseAddr(ip)); err != nil {
+			t.Fatal(err)
+		}
+		for _, port := range []string{"8080", "9090"} {
+			l, err := host.listen(net.JoinHostPort(ip, port))
+			if err != nil {
+				t.Fatal(err)
+			}
+			serve(t, l)
+		}
+		podIPs = append(podIPs, ip)
+	}
+
+	ns := newNamespace(t)
+	w := watchNamespace(t, ns)
+	kl := startFleetKubelet(t, ns, podIPs)
+	syncs := startSyncCounter(t)
+
+	cpu0 := procCPU(t, replicas)
+	sync0 := replicaSyncs(t, replicaIPs)
+	start := time.Now()
+	names := make([]string, n)
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := range work {
+				if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", fleetApp(i)); err != nil {
+					t.Errorf("creating app %d: %v", i, err)
+				}
+			}
+		})
+	}
+	for i := range n {
+		names[i] = fleetAppName(i)
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	created := time.Since(start)
+
+	// Until every Deployment exists and every app is Converged.
+	var tDeployments, tConverged time.Duration
+	deadline := start.Add(time.Duration(n)*3*time.Second + 5*time.Minute)
+	for tConverged == 0 {
+		if err := suite.mc.healthy(); err != nil {
+			t.Fatal(err)
+		}
+		deps, conv := fleetProgress(w)
+		if tDeployments == 0 && deps >= n {
+			tDeployments = time.Since(start)
+		}
+		if conv >= n {
+			tConverged = time.Since(start)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fleet: after %s, %d of %d Deployments, %d of %d apps Converged; Metacontroller's last lines:\n%s",
+				time.Since(start).Round(time.Second), deps, n, conv, n, indent(suite.mc.proc.tail(20)))
+		}
+		time.Sleep(time.Second)
+	}
+	cpu1 := procCPU(t, replicas)
+	sync1 := replicaSyncs(t, replicaIPs)
+	rss := procRSS(t, replicas)
+	mcRSS := procRSS(t, []*proc{suite.mc.proc})
+	mark := w.mark()
+	t.Logf("fleet: N=%d created in %s; every Deployment after %s, every app Converged after %s (from the first create)",
+		n, created.Round(100*time.Millisecond), tDeployments.Round(100*time.Millisecond), tConverged.Round(100*time.Millisecond))
+	dSyncs := sync1 - sync0
+	t.Logf("fleet: stackdome answered %d syncs (%.1f per app; %d hook calls through the proxy, %d failed); CPU %.2f s over both replicas: %.2f ms per sync",
+		dSyncs, float64(dSyncs)/float64(n), syncs.calls(), syncs.failed(), cpu1-cpu0, 1000*(cpu1-cpu0)/float64(max(dSyncs, 1)))
+	t.Logf("fleet: RSS stackdome %s (peak %s); Metacontroller %s (peak %s); pods bound %d",
+		rss.String(), rss.peakString(), mcRSS.String(), mcRSS.peakString(), kl.count())
+	for _, ip := range replicaIPs {
+		t.Logf("fleet: stackdome %s metrics: %s", ip, replicaProcessMetrics(t, ip))
+	}
+	reportFleetWrites(t, w, names, 0)
+
+	// The quiet minute: every app resynced once, nothing written.
+	quietFrom := time.Now()
+	qsync0 := replicaSyncs(t, replicaIPs)
+	time.Sleep(65 * time.Second)
+	qsync1 := replicaSyncs(t, replicaIPs)
+	var status, children int
+	for _, name := range names {
+		ws := w.writesOf(mark, name)
+		status += ws.statusWrites
+		children += len(ws.created) + len(ws.updated) + len(ws.deleted)
+		if !ws.none() {
+			t.Errorf("fleet: quiet minute: %s: %s", name, ws)
+		}
+	}
+	t.Logf("fleet: quiet minute (%s): %d syncs answered, %d status writes, %d child writes",
+		time.Since(quietFrom).Round(time.Second), qsync1-qsync0, status, children)
+	if errs := w.errors(); len(errs) > 0 {
+		t.Errorf("watch: %v", errs)
+	}
+
+	if s := fleetSecrets(); s > 0 {
+		measureSecretCache(t, ns, s)
+	}
+}
+
+// fleetRaisedFlags are the raised limits docs/install.md recommends for a
+// fleet: Metacontroller's client rate and its workers.
+var fleetRaisedFlags = []string{"--client-go-qps=100", "--client-go-burst=200", "--workers=20"}
+
+// fleetN is STACKDOME_FLEET_N, 0 when unset.
+func fleetN() int {
+	n, _ := strconv.Atoi(os.Getenv("STACKDOME_FLEET_N"))
+	return n
+}
+
+func fleetSecrets() int {
+	n, _ := strconv.Atoi(os.Getenv("STACKDOME_FLEET_SECRETS"))
+	return n
+}
+
+// fleetServiceRange is the Service range of a fleet run ("" otherwise): a
+// /16, 65,534 Services, that no test dials (the hooks are reached through
+// the cluster-network stand-in by name, the error-page ClusterIP is only
+// written into the apps' mirrored EndpointSlices, and the kubernetes
+// Service's address answers inside Metacontroller's pod sandbox alone).
+func fleetServiceRange() string {
+	if fleetN() == 0 {
+		return ""
+	}
+	return "10.214.0.0/16"
+}
+
+func fleetAppName(i int) string {
+	if i%2 == 1 {
+		return fmt.Sprintf("web-%04d", i)
+	}
+	return fmt.Sprintf("api-%04d", i)
+}
+
+// fleetApp is app i: even ones private (http, metrics), odd ones public (a
+// host, http public, metrics private).
+func fleetApp(i int) obj {
+	name := fleetAppName(i)
+	spec := obj{"type": "Service", "image": "example.invalid/fleet/" + name + ":1",
+		"ports": []any{obj{"name": "http", "port": 8080}, obj{"name": "metrics", "port": 9090}}}
+	if i%2 == 1 {
+		spec["host"] = name + ".fleet.example.com"
+		spec["ports"] = []any{obj{"name": "http", "port": 8080, "public": true}, obj{"name": "metrics", "port": 9090}}
+	}
+	return obj{"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": name}, "spec": spec}
+}
+
+// fleetProgress counts, from the watch, the Deployments created and the
+// apps whose last seen status says Converged=True.
+func fleetProgress(w *nsWatch) (deployments, converged int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	deps := map[string]bool{}
+	conv := map[string]bool{}
+	for _, e := range w.events {
+		name := fmt.Sprint(dig(e.object, "metadata", "name"))
+		switch e.resource {
+		case "deployments":
+			if e.typ == "ADDED" {
+				deps[name] = true
+			}
+		case "stackresources":
+			conv[name] = dig(condition(e.object, "Converged"), "status") == "True"
+		}
+	}
+	for _, c := range conv {
+		if c {
+			converged++
+		}
+	}
+	return len(deps), converged
+}
+
+// reportFleetWrites logs the writes per app from mark on, by kind, for the
+// private and the public apps, and fails on a child written more than once.
+func reportFleetWrites(t *testing.T, w *nsWatch, names []string, mark int) {
+	t.Helper()
+	type tally struct {
+		apps    int
+		created map[string]int
+		updated map[string]int
+		deleted int
+		status  int
+		writes  []int // writes per app, for the spread
+	}
+	by := map[string]*tally{}
+	for _, name := range names {
+		class := "private"
+		if strings.HasPrefix(name, "web-") {
+			class = "public"
+		}
+		tl := by[class]
+		if tl == nil {
+			tl = &tally{created: map[string]int{}, updated: map[string]int{}}
+			by[class] = tl
+		}
+		ws := w.writesOf(mark, name)
+		tl.apps++
+		seen := map[string]int{}
+		for _, c := range ws.created {
+			tl.created[strings.SplitN(c, "/", 2)[0]]++
+			seen[c]++
+		}
+		for _, c := range ws.updated {
+			tl.updated[strings.SplitN(c, "/", 2)[0]]++
+			seen[c]++
+		}
+		for c, k := range seen {
+			// The route's one update, referring to its errors
+			// Middleware once the wiring is observed (hooks
+			// TestScenarioChildWrites says why it is kept).
+			if c == "IngressRoute/"+name && k == 2 {
+				continue
+			}
+			if k > 1 {
+				t.Errorf("fleet: %s: %s written %d times (%s)", name, c, k, ws)
+			}
+		}
+		tl.deleted += len(ws.deleted)
+		tl.status += ws.statusWrites
+		tl.writes = append(tl.writes, len(ws.created)+len(ws.updated)+len(ws.deleted)+ws.statusWrites)
+	}
+	for _, class := range []string{"private", "public"} {
+		tl := by[class]
+		if tl == nil {
+			continue
+		}
+		per := func(m map[string]int) string {
+			var ks []string
+			for k := range m {
+				ks = append(ks, k)
+			}
+			sort.Strings(ks)
+			var parts []string
+			for _, k := range ks {
+				parts = append(parts, fmt.Sprintf("%s %.2f", k, float64(m[k])/float64(tl.apps)))
+			}
+			return strings.Join(parts, ", ")
+		}
+		sort.Ints(tl.writes)
+		total := 0
+		for _, x := range tl.writes {
+			total += x
+		}
+		t.Logf("fleet: %s apps (%d): writes per app %.2f (min %d, max %d): created {%s}, updated {%s}, deleted %.2f, status %.2f",
+			class, tl.apps, float64(total)/float64(tl.apps), tl.writes[0], tl.writes[len(tl.writes)-1],
+			per(tl.created), per(tl.updated), float64(tl.deleted)/float64(tl.apps), float64(tl.status)/float64(tl.apps))
+	}
+}
+
+// restartMetacontroller stops the suite's Metacontroller and runs it again
+// in its pod sandbox with the StatefulSet's command and args followed by
+// extra (a later flag wins), as a `kubectl edit` of its StatefulSet would.
+func restartMetacontroller(t *testing.T, extra []string) {
+	t.Helper()
+	ctx := t.Context()
+	m := suite.mc
+	pod, err := suite.cluster.kube.get(ctx, "/api/v1/namespaces/"+metacontrollerNS+"/pods/"+m.pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := containersOf(pod, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeSvc, err := suite.cluster.kube.get(ctx, "/api/v1/namespaces/default/services/kubernetes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cs[0]
+	c.args = append(append([]string{}, c.args...), extra...)
+	m.proc.stop(10 * time.Second)
+	img := image{files: map[string]string{metacontrollerBinPath: filepath.Join(suite.mcDir, "metacontroller")}}
+	env := []string{"KUBERNETES_SERVICE_HOST=" + fmt.Sprint(dig(kubeSvc, "spec", "clusterIP")), "KUBERNETES_SERVICE_PORT=443",
+		"HTTP_PROXY=http://" + proxyAddr}
+	if m.proc, err = m.sandbox.runContainer("metacontroller-raised", c, img, filepath.Join(m.dir, "serviceaccount"), env); err != nil {
+		t.Fatal(err)
+	}
+	m.command = append(append([]string{}, c.command...), c.args...)
+	if err := waitUntil(90*time.Second, 250*time.Millisecond, "Metacontroller's readiness probe", func() (bool, error) {
+		if err := m.healthy(); err != nil {
+			return false, err
+		}
+		err := m.sandbox.probe(ctx, 8081, "/readyz")
+		return err == nil, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fleetKubelet binds every new pod of a namespace and reports it Running
+// and Ready at one of ips, in turn. It lists the namespace's unbound pods
+// (fieldSelector spec.nodeName=) twice a second.
+type fleetKubelet struct {
+	mu    sync.Mutex
+	bound int
+}
+
+func (kl *fleetKubelet) count() int {
+	kl.mu.Lock()
+	defer kl.mu.Unlock()
+	return kl.bound
+}
+
+func startFleetKubelet(t *testing.T, ns string, ips []string) *fleetKubelet {
+	t.Helper()
+	requireNode(t)
+	kl := &fleetKubelet{}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	k := suite.cluster.kube
+	run := func(pod obj, ip string) {
+		name := fmt.Sprint(dig(pod, "metadata", "name"))
+		if _, err := k.create(ctx, "/api/v1/namespaces/"+ns+"/pods/"+name+"/binding", obj{
+			"apiVersion": "v1", "kind": "Binding", "metadata": obj{"name": name},
+			"target": obj{"apiVersion": "v1", "kind": "Node", "name": testNode},
+		}); err != nil {
+			if ctx.Err() == nil && !isCode(err, 409) {
+				t.Errorf("binding pod %s: %v", name, err)
+			}
+			return
+		}
+		if _, err := k.mergePatch(ctx, "/api/v1/namespaces/"+ns+"/pods/"+name+"/status", readyStatus(pod, ip, "")); err != nil && ctx.Err() == nil {
+			t.Errorf("pod %s ready: %v", name, err)
+		}
+		kl.mu.Lock()
+		kl.bound++
+		kl.mu.Unlock()
+	}
+	go func() {
+		next := 0
+		for ctx.Err() == nil {
+			l, err := k.get(ctx, "/api/v1/namespaces/"+ns+"/pods?fieldSelector="+url.QueryEscape("spec.nodeName="))
+			items, _ := l["items"].([]any)
+			if err == nil && len(items) > 0 {
+				var wg sync.WaitGroup
+				sem := make(chan struct{}, 8)
+				for _, it := range items {
+					pod := it.(map[string]any)
+					if dig(pod, "metadata", "deletionTimestamp") != nil {
+						continue
+					}
+					ip := ips[next%len(ips)]
+					next++
+					sem <- struct{}{}
+					wg.Go(func() { defer func() { <-sem }(); run(pod, ip) })
+				}
+				wg.Wait()
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}()
+	return kl
+}
+
+// syncCounter keeps the count of the hook calls through the cluster-network
+// stand-in and drops what it records of each (a fleet's requests would
+// fill the memory otherwise).
+type syncCounter struct {
+	mu      sync.Mutex
+	n, fail int
+}
+
+func (s *syncCounter) calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}
+
+func (s *syncCounter) failed() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fail
+}
+
+func startSyncCounter(t *testing.T) *syncCounter {
+	s := &syncCounter{}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	cn := suite.mc.net
+	drain := func() {
+		cn.mu.Lock()
+		ex := cn.exchanges
+		cn.exchanges = nil
+		cn.mu.Unlock()
+		s.mu.Lock()
+		for _, e := range ex {
+			if e.path == "/sync" {
+				s.n++
+				if e.status != http.StatusOK {
+					s.fail++
+				}
+			}
+		}
+		s.mu.Unlock()
+	}
+	drain()
+	s.n, s.fail = 0, 0
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				drain()
+			}
+		}
+	}()
+	return s
+}
+
+// procCPU is the CPU seconds (utime+stime) the processes have used.
+func procCPU(t *testing.T, ps []*proc) float64 {
+	t.Helper()
+	var ticks float64
+	for _, p := range ps {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The fields after the command name (which may hold spaces).
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+		u, _ := strconv.ParseFloat(f[11], 64)
+		s, _ := strconv.ParseFloat(f[12], 64)
+		ticks += u + s
+	}
+	return ticks / 100 // USER_HZ
+}
+
+type rssOf struct{ rss, hwm []int } // KiB, one a process
+
+func (r rssOf) String() string     { return kib(r.rss) }
+func (r rssOf) peakString() string { return kib(r.hwm) }
+
+func kib(v []int) string {
+	var parts []string
+	for _, x := range v {
+		parts = append(parts, fmt.Sprintf("%.0f MiB", float64(x)/1024))
+	}
+	return strings.Join(parts, " + ")
+}
+
+// procRSS reads VmRSS and VmHWM of each process, checking it is the binary
+// meant (the sandbox's nsenter, unshare and sh exec it).
+func procRSS(t *testing.T, ps []*proc) rssOf {
+	t.Helper()
+	var r rssOf
+	for _, p := range ps {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rss, hwm int
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			switch {
+			case len(f) >= 2 && f[0] == "VmRSS:":
+				rss, _ = strconv.Atoi(f[1])
+			case len(f) >= 2 && f[0] == "VmHWM:":
+				hwm, _ = strconv.Atoi(f[1])
+			case len(f) >= 2 && f[0] == "Name:" && f[1] != "stackdome" && f[1] != "metacontroller":
+				t.Errorf("pid %d is %s, not the process measured", p.cmd.Process.Pid, f[1])
+			}
+		}
+		r.rss, r.hwm = append(r.rss, rss), append(r.hwm, hwm)
+	}
+	return r
+}
+
+// replicaSyncs sums stackdome_hook_requests_total{hook="sync"} of the
+// replicas' metrics.
+func replicaSyncs(t *testing.T, ips []string) int {
+	t.Helper()
+	total := 0
+	for _, ip := range ips {
+		for _, line := range scrape(t, ip) {
+			if strings.HasPrefix(line, "stackdome_hook_requests_total{") && strings.Contains(line, `hook="sync"`) {
+				f := strings.Fields(line)
+				v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+				total += int(v)
+			}
+		}
+	}
+	return total
+}
+
+// replicaProcessMetrics is what a replica's own metrics say of its CPU and
+// memory.
+func replicaProcessMetrics(t *testing.T, ip string) string {
+	var out []string
+	for _, line := range scrape(t, ip) {
+		for _, m := range []string{"process_cpu_seconds_total ", "process_resident_memory_bytes ", "go_memstats_heap_inuse_bytes "} {
+			if strings.HasPrefix(line, m) {
+				out = append(out, line)
+			}
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// metricsClient reaches the replicas directly, whatever HTTP_PROXY says.
+var metricsClient = &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 10 * time.Second}
+
+func scrape(t *testing.T, ip string) []string {
+	t.Helper()
+	resp, err := metricsClient.Get("http://" + net.JoinHostPort(ip, "8081") + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var lines []string
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	return lines
+}
+
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return err.Error()
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
+// measureSecretCache puts n Secrets of 100 KiB in a namespace of their own,
+// then creates the first StackResource with a secretRef (to a small Secret
+// of its namespace), and reads Metacontroller's RSS before and after its
+// related Secret informer has listed them.
+func measureSecretCache(t *testing.T, ns string, n int) {
+	t.Helper()
+	ctx := t.Context()
+	k := suite.cluster.kube
+	other := newNamespace(t)
+	blob := strings.Repeat("x", 100<<10)
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for i := range work {
+				if _, err := k.create(ctx, "/api/v1/namespaces/"+other+"/secrets", obj{"apiVersion": "v1", "kind": "Secret",
+					"metadata": obj{"name": fmt.Sprintf("release-v%d", i)}, "stringData": obj{"release": blob}}); err != nil {
+					t.Errorf("secret %d: %v", i, err)
+				}
+			}
+		})
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	time.Sleep(10 * time.Second)
+	before := procRSS(t, []*proc{suite.mc.proc})
+	if _, err := k.create(ctx, "/api/v1/namespaces/"+ns+"/secrets", obj{"apiVersion": "v1", "kind": "Secret",
+		"metadata": obj{"name": "db"}, "stringData": obj{"password": "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	app := fleetApp(0)
+	app["metadata"] = obj{"name": "uses-secret"}
+	app["spec"].(obj)["envFrom"] = []any{obj{"secretRef": obj{"name": "db"}}}
+	start := time.Now()
+	if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", app); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitUntil(3*time.Minute, time.Second, "uses-secret Converged", func() (bool, error) {
+		r, err := k.get(ctx, stackPath(ns, "uses-secret"))
+		if err != nil {
+			return false, err
+		}
+		return dig(condition(r, "Converged"), "status") == "True", fmt.Errorf("status %s", mustJSON(r["status"]))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	converged := time.Since(start)
+	time.Sleep(20 * time.Second)
+	after := procRSS(t, []*proc{suite.mc.proc})
+	mib := float64(n) * 100 / 1024
+	t.Logf("fleet: Secret cache: %d Secrets of 100 KiB (%.0f MiB) in %s; Metacontroller RSS %s before the first secretRef, %s after (peak %s; Converged after %s): +%.0f MiB, %.1f× the Secrets' bytes",
+		n, mib, other, before, after, after.peakString(), converged.Round(100*time.Millisecond),
+		float64(after.rss[0]-before.rss[0])/1024, float64(after.rss[0]-before.rss[0])/1024/mib)
+}
