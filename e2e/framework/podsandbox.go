@@ -1,6 +1,6 @@
 //go:build e2e
 
-package e2e
+package framework
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -48,7 +49,7 @@ func newPodSandbox(dir string) (*podSandbox, error) {
 	self, _ := os.Readlink("/proc/self/ns/net")
 	// unshare(1) unshares, then execs sleep: until then the holder is still
 	// in the root namespace.
-	if err := waitUntil(5*time.Second, 10*time.Millisecond, "the pod's network namespace", func() (bool, error) {
+	if err := WaitUntil(5*time.Second, 10*time.Millisecond, "the pod's network namespace", func() (bool, error) {
 		ns, err := os.Readlink(s.netns)
 		return err == nil && ns != self, err
 	}); err != nil {
@@ -82,17 +83,18 @@ type container struct {
 	image   string
 	command []string
 	args    []string
-	env     []string // NAME=value, from the spec's env (literal values only)
+	env     []string // NAME=value, from the spec's env (values and fieldRefs to the pod's name and namespace)
+	ports   []int    // containerPorts
 }
 
 // containersOf reads the containers of a pod spec (init containers first
 // when init is true).
-func containersOf(pod obj, init bool) ([]container, error) {
+func containersOf(pod Obj, init bool) ([]container, error) {
 	field := "containers"
 	if init {
 		field = "initContainers"
 	}
-	raw, _ := dig(pod, "spec", field).([]any)
+	raw, _ := Dig(pod, "spec", field).([]any)
 	var out []container
 	for _, r := range raw {
 		var c struct {
@@ -103,7 +105,11 @@ func containersOf(pod obj, init bool) ([]container, error) {
 			Env     []struct {
 				Name      string `json:"name"`
 				Value     string `json:"value"`
-				ValueFrom any    `json:"valueFrom"`
+				ValueFrom *struct {
+					FieldRef *struct {
+						FieldPath string `json:"fieldPath"`
+					} `json:"fieldRef"`
+				} `json:"valueFrom"`
 			} `json:"env"`
 		}
 		b, err := json.Marshal(r)
@@ -113,12 +119,23 @@ func containersOf(pod obj, init bool) ([]container, error) {
 		if err := json.Unmarshal(b, &c); err != nil {
 			return nil, err
 		}
-		ct := container{name: c.Name, image: c.Image, command: c.Command, args: c.Args}
+		ct := container{name: c.Name, image: c.Image, command: c.Command, args: c.Args, ports: containerPorts(r)}
 		for _, e := range c.Env {
+			value := e.Value
 			if e.ValueFrom != nil {
-				return nil, fmt.Errorf("container %s: env %s: valueFrom is not supported by the stand-in kubelet", c.Name, e.Name)
+				// The downward API's pod fields a chart commonly reads.
+				field := ""
+				if e.ValueFrom.FieldRef != nil {
+					field = e.ValueFrom.FieldRef.FieldPath
+				}
+				switch field {
+				case "metadata.name", "metadata.namespace":
+					value = fmt.Sprint(Dig(pod, strings.Split(field, ".")...))
+				default:
+					return nil, fmt.Errorf("container %s: env %s: only a fieldRef to metadata.name or metadata.namespace is supported by the stand-in kubelet", c.Name, e.Name)
+				}
 			}
-			ct.env = append(ct.env, e.Name+"="+e.Value)
+			ct.env = append(ct.env, e.Name+"="+value)
 		}
 		out = append(out, ct)
 	}
@@ -141,7 +158,7 @@ const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 // image's files at its path, so the container's own command runs unchanged.
 // env is the environment a kubelet sets (KUBERNETES_SERVICE_HOST/PORT ...)
 // before the container's own.
-func (s *podSandbox) runContainer(name string, c container, img image, saDir string, env []string) (*proc, error) {
+func (s *podSandbox) runContainer(name string, c container, img image, saDir string, env []string) (*Proc, error) {
 	if len(c.command) == 0 {
 		return nil, fmt.Errorf("container %s: no command (an image's entrypoint is not known to the stand-in kubelet)", c.name)
 	}
@@ -182,17 +199,17 @@ func (s *podSandbox) runContainer(name string, c container, img image, saDir str
 	return startProcEnv(s.dir, name, append(full, c.env...), argv[0], argv[1:]...)
 }
 
-// probe runs an httpGet probe of the pod spec (port, path) from inside the
+// probe runs an httpGet probe of the pod spec (host, port, path) from inside the
 // sandbox, as the kubelet probes in the pod's network namespace; nil on 2xx
 // or 3xx.
-func (s *podSandbox) probe(ctx context.Context, port int, path string) error {
+func (s *podSandbox) probe(ctx context.Context, host string, port int, path string) error {
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) { return dialIn(ctx, s.netns, addr) },
 		Proxy:       nil,
 	}
 	defer tr.CloseIdleConnections()
 	cl := &http.Client{Transport: tr, Timeout: 2 * time.Second}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d%s", port, path), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s%s", net.JoinHostPort(host, strconv.Itoa(port)), path), nil)
 	if err != nil {
 		return err
 	}
@@ -208,20 +225,23 @@ func (s *podSandbox) probe(ctx context.Context, port int, path string) error {
 }
 
 // httpGetProbe reads a container's readinessProbe.httpGet (port as a
-// number, path); ok is false when it has none.
-func httpGetProbe(pod obj, container, probe string) (port int, path string, ok bool) {
-	cs, _ := dig(pod, "spec", "containers").([]any)
+// number or a containerPort's name, path); ok is false when it has none.
+func httpGetProbe(pod Obj, container, probe string) (port int, path string, ok bool) {
+	cs, _ := Dig(pod, "spec", "containers").([]any)
 	for _, c := range cs {
-		if dig(c, "name") != container {
+		if Dig(c, "name") != container {
 			continue
 		}
-		p, _ := dig(c, probe, "httpGet", "port").(json.Number)
-		n, err := p.Int64()
-		if err != nil {
-			return 0, "", false
+		path, _ = Dig(c, probe, "httpGet", "path").(string)
+		switch p := Dig(c, probe, "httpGet", "port").(type) {
+		case json.Number:
+			n, err := p.Int64()
+			return int(n), path, err == nil
+		case string:
+			n, ok := portByName(c, p)
+			return n, path, ok
 		}
-		path, _ = dig(c, probe, "httpGet", "path").(string)
-		return int(n), path, true
+		return 0, "", false
 	}
 	return 0, "", false
 }
