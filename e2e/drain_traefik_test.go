@@ -16,21 +16,21 @@ import (
 	"github.com/stackdome/stackdome/e2e/framework"
 )
 
-// TestDrainThroughTraefik proves graceful termination (#20, item 1) on a
-// real Traefik v3.7.13 with its defaults: requests at a steady rate through
-// Traefik to an app of two pods while one pod is deleted. With the default
-// drain (the preStop sleep stackdome puts in every app with ports) not one
-// request fails; with drainSeconds: 0 the same deletion fails requests — the
-// proof bites.
+// TestDrainThroughTraefik proves graceful termination (#20, item 1) on the
+// Traefik of the pinned chart: requests at a steady rate through Traefik to
+// an app of two pods while one pod is deleted. With the default drain (the
+// preStop sleep stackdome puts in every app with ports) not one request
+// fails; with drainSeconds: 0 the same deletion fails requests — the proof
+// bites.
 //
-// There is no kubelet. The test stands in for it the way a kubelet
-// terminates a pod: on deletion (the pod gets its deletionTimestamp, and
-// kube-controller-manager marks its endpoint terminating at once) it runs
-// the app container's preStop sleep as the pod spec says — the app keeps
-// serving — then "sends SIGTERM": the app closes its listener and every
-// connection at once (the worst case: an app without graceful shutdown of
-// its own), and the pod turns not ready. Traefik must have moved off the
-// endpoint before the listener closes.
+// The app's pods are run by the kubelet stand-in (a listener on the
+// containerPort), which terminates a pod as a kubelet does: on deletion (the
+// pod gets its deletionTimestamp, and kube-controller-manager marks its
+// endpoint terminating at once) it runs the container's preStop sleep as the
+// pod spec says — the app keeps serving — then "sends SIGTERM": the app
+// closes its listener and every connection at once (the worst case: an app
+// without graceful shutdown of its own), and the pod turns not ready.
+// Traefik must have moved off the endpoint before the listener closes.
 func TestDrainThroughTraefik(t *testing.T) {
 	requireStackResourceCRD(t)
 	requireHost(t)
@@ -83,15 +83,16 @@ func deletePodUnderLoad(t *testing.T, tr *framework.Traefik, ips []netip.Addr, d
 	w := watchNamespace(t, ns)
 	const appName, appHost = "checkout", "checkout.e2e.test"
 
-	// One app process a pod, on the same port at each pod's address.
-	var servers []*http.Server
-	port := 0
-	for _, ip := range ips {
-		var srv *http.Server
-		port, srv = suite.host.Serve(t, ip.String(), port, appHandler)
-		servers = append(servers, srv)
+	// The app's image is a listener on its containerPort at each pod's
+	// address, run by the kubelet stand-in.
+	const image = "example.invalid/checkout:1"
+	suite.kubelet.AddImage(image, framework.Image{Serve: appHandler})
+	free, err := framework.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
 	}
-	spec := obj{"type": "Service", "image": "example.invalid/checkout:1", "replicas": 2, "host": appHost,
+	port := free[0]
+	spec := obj{"type": "Service", "image": image, "replicas": 2, "host": appHost,
 		"ports": []any{obj{"name": "http", "port": port, "public": true}}}
 	if drain != nil {
 		spec["drainSeconds"] = drain
@@ -107,8 +108,17 @@ func deletePodUnderLoad(t *testing.T, tr *framework.Traefik, ips []netip.Addr, d
 		t.Errorf("children %v: no PodDisruptionBudget for 2 replicas", keys(childNames(res.Response)))
 	}
 	pods := waitPods(t, ns, "app.kubernetes.io/instance="+appName, 2)
+	var running []*framework.Pod
 	for i, p := range pods {
-		suite.kubelet.RunPod(t, ns, p, ips[i].String())
+		rp, err := suite.kubelet.StartOnHost(ctx, p, ips[i].String(), t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			rp.Stop()
+			suite.kubelet.ForceDeletePod(ns, rp.Name)
+		})
+		running = append(running, rp)
 	}
 	for _, ip := range ips {
 		waitReadyAddress(t, ns, appName, ip.String())
@@ -129,19 +139,16 @@ func deletePodUnderLoad(t *testing.T, tr *framework.Traefik, ips []netip.Addr, d
 	if err := k.Do(ctx, "DELETE", "/api/v1/namespaces/"+ns+"/pods/"+victim, "", nil, nil); err != nil {
 		t.Fatalf("deleting pod %s: %v", victim, err)
 	}
-	// The kubelet's part: the preStop sleep, the app serving all along
-	// (this wait is the behaviour stood in for, not a test's guess).
-	<-time.After(time.Duration(sleep) * time.Second)
-	servers[0].Close() // SIGTERM: the app is gone at once
-	// Its container gone, the kubelet reports the pod not ready, and the
-	// endpoint stops serving. Traefik has had the drain to move off the
-	// terminating endpoint (it keeps a terminating endpoint that still
-	// serves, and sends it no new request); requests keep coming, and any
-	// still sent to the closed pod fails now.
-	suite.kubelet.SetPodReady(t, ns, victim, false)
+	// The kubelet's part: the pod's preStop sleep, the app serving all
+	// along; then SIGTERM (the listener and every connection gone at once),
+	// the pod reported not ready and removed, so the endpoint stops
+	// serving. Traefik has had the drain to move off the terminating
+	// endpoint (it keeps a terminating endpoint that still serves, and
+	// sends it no new request); requests keep coming, and any still sent
+	// to the closed pod fails now.
+	running[0].Delete(ctx)
 	waitRequests(t, probe, probe.total.Load()+200)
 	waitServers(t, tr, port, 1)
-	suite.kubelet.ForceDeletePod(ns, victim)
 	total, failed := probe.stop()
 	return total, failed, sleep
 }

@@ -124,15 +124,7 @@ func (kl *Kubelet) markPodReady(t *testing.T, ns string, pod Obj, ip string) {
 // ready at podIP, on a node at hostIP (left out when empty).
 func ReadyStatus(pod Obj, podIP, hostIP string) Obj {
 	now := time.Now().UTC().Format(time.RFC3339)
-	var statuses []any
-	containers, _ := Dig(pod, "spec", "containers").([]any)
-	for _, c := range containers {
-		statuses = append(statuses, Obj{
-			"name": Dig(c, "name"), "image": Dig(c, "image"), "imageID": "",
-			"ready": true, "started": true, "restartCount": 0,
-			"state": Obj{"running": Obj{"startedAt": now}},
-		})
-	}
+	statuses := containerStatuses(pod, true, Obj{"running": Obj{"startedAt": now}})
 	st := Obj{
 		"phase":             "Running",
 		"podIP":             podIP,
@@ -140,10 +132,24 @@ func ReadyStatus(pod Obj, podIP, hostIP string) Obj {
 		"startTime":         now,
 		"containerStatuses": statuses,
 		"conditions": []any{
+			Obj{"type": "Initialized", "status": "True", "lastTransitionTime": now},
 			Obj{"type": "Ready", "status": "True", "lastTransitionTime": now},
 			Obj{"type": "ContainersReady", "status": "True", "lastTransitionTime": now},
 			Obj{"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
 		},
+	}
+	// Init containers ran to completion before the containers started.
+	inits, _ := Dig(pod, "spec", "initContainers").([]any)
+	var initStatuses []any
+	for _, c := range inits {
+		initStatuses = append(initStatuses, Obj{
+			"name": Dig(c, "name"), "image": Dig(c, "image"), "imageID": "",
+			"ready": true, "started": false, "restartCount": 0,
+			"state": Obj{"terminated": Obj{"exitCode": 0, "reason": "Completed", "startedAt": now, "finishedAt": now}},
+		})
+	}
+	if len(initStatuses) > 0 {
+		st["initContainerStatuses"] = initStatuses
 	}
 	if hostIP != "" {
 		st["hostIP"] = hostIP
@@ -247,4 +253,34 @@ func runningStatus(pod Obj) Obj {
 	delete(s, "podIP")
 	delete(s, "podIPs")
 	return st
+}
+
+// terminatedStatus is the status a kubelet reports once a deleted pod's
+// containers have stopped: not ready, each container terminated.
+func terminatedStatus(pod Obj) Obj {
+	now := time.Now().UTC().Format(time.RFC3339)
+	statuses := containerStatuses(pod, false, Obj{"terminated": Obj{"exitCode": 0, "reason": "Completed", "finishedAt": now}})
+	return Obj{"status": Obj{
+		"containerStatuses": statuses,
+		"conditions": []any{
+			Obj{"type": "Ready", "status": "False", "reason": "PodCompleted", "lastTransitionTime": now},
+			Obj{"type": "ContainersReady", "status": "False", "reason": "PodCompleted", "lastTransitionTime": now},
+			Obj{"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
+		},
+	}}
+}
+
+// containerStatuses is one status a container of the pod spec, each ready
+// and started as ready says, in state.
+func containerStatuses(pod Obj, ready bool, state Obj) []any {
+	var statuses []any
+	containers, _ := Dig(pod, "spec", "containers").([]any)
+	for _, c := range containers {
+		statuses = append(statuses, Obj{
+			"name": Dig(c, "name"), "image": Dig(c, "image"), "imageID": "",
+			"ready": ready, "started": ready, "restartCount": 0,
+			"state": state,
+		})
+	}
+	return statuses
 }

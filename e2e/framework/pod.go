@@ -78,13 +78,13 @@ type Pod struct {
 	Namespace, Name string
 	IP              string // "" in a sandbox of its own
 
-	kl        *Kubelet
-	spec      Obj
-	sandbox   *podSandbox
-	procs     map[string]*Proc // container → its process
-	order     []string         // containers in the spec's order
-	listeners []net.Listener
-	stopOnce  sync.Once
+	kl       *Kubelet
+	spec     Obj
+	sandbox  *podSandbox
+	procs    map[string]*Proc // container → its process
+	order    []string         // containers in the spec's order
+	servers  []*http.Server   // an image's handler, one a containerPort
+	stopOnce sync.Once
 }
 
 // Proc is the process of the pod's container name, nil when an image's
@@ -215,8 +215,8 @@ func (p *Pod) runContainer(c container, saDir string, pl Placement) (*Proc, erro
 			if err != nil {
 				return nil, err
 			}
-			p.listeners = append(p.listeners, l)
 			srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: img.Serve}
+			p.servers = append(p.servers, srv)
 			go srv.Serve(l)
 		}
 		return nil, nil
@@ -247,7 +247,8 @@ func narrowListen(arg, ip string) string {
 
 // Delete is what a kubelet does when the pod is deleted: each container's
 // preStop hook (exec or sleep), then SIGTERM and, past the pod's
-// terminationGracePeriodSeconds, SIGKILL; then the pod object is removed.
+// terminationGracePeriodSeconds, SIGKILL; then it reports the pod not ready,
+// its containers terminated, and removes the pod object.
 func (p *Pod) Delete(ctx context.Context) {
 	p.stopOnce.Do(func() {
 		grace := 30 * time.Second
@@ -261,6 +262,7 @@ func (p *Pod) Delete(ctx context.Context) {
 			p.preStop(ctx, name, deadline)
 		}
 		p.stopProcesses(time.Until(deadline))
+		_, _ = p.kl.kube.MergePatch(ctx, "/api/v1/namespaces/"+p.Namespace+"/pods/"+p.Name+"/status", terminatedStatus(p.spec))
 		p.kl.ForceDeletePod(p.Namespace, p.Name)
 	})
 }
@@ -273,8 +275,8 @@ func (p *Pod) stopProcesses(grace time.Duration) {
 	if grace < time.Second {
 		grace = time.Second
 	}
-	for _, l := range p.listeners {
-		l.Close()
+	for _, srv := range p.servers {
+		srv.Close() // the process is gone: its listener and connections with it
 	}
 	for i := len(p.order) - 1; i >= 0; i-- {
 		if proc := p.procs[p.order[i]]; proc != nil {

@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -109,8 +111,16 @@ func containersOf(pod Obj, init bool) ([]container, error) {
 					FieldRef *struct {
 						FieldPath string `json:"fieldPath"`
 					} `json:"fieldRef"`
+					ResourceFieldRef *struct {
+						Resource string `json:"resource"`
+						Divisor  any    `json:"divisor"`
+					} `json:"resourceFieldRef"`
 				} `json:"valueFrom"`
 			} `json:"env"`
+			Resources struct {
+				Requests map[string]string `json:"requests"`
+				Limits   map[string]string `json:"limits"`
+			} `json:"resources"`
 		}
 		b, err := json.Marshal(r)
 		if err != nil {
@@ -122,18 +132,22 @@ func containersOf(pod Obj, init bool) ([]container, error) {
 		ct := container{name: c.Name, image: c.Image, command: c.Command, args: c.Args, ports: containerPorts(r)}
 		for _, e := range c.Env {
 			value := e.Value
-			if e.ValueFrom != nil {
+			switch {
+			case e.ValueFrom == nil:
+			case e.ValueFrom.FieldRef != nil && (e.ValueFrom.FieldRef.FieldPath == "metadata.name" || e.ValueFrom.FieldRef.FieldPath == "metadata.namespace"):
 				// The downward API's pod fields a chart commonly reads.
-				field := ""
-				if e.ValueFrom.FieldRef != nil {
-					field = e.ValueFrom.FieldRef.FieldPath
+				value = fmt.Sprint(Dig(pod, strings.Split(e.ValueFrom.FieldRef.FieldPath, ".")...))
+			case e.ValueFrom.ResourceFieldRef != nil && fmt.Sprint(e.ValueFrom.ResourceFieldRef.Divisor) == "1":
+				// The container's own requests and limits, as the kubelet
+				// resolves them: CPU rounded up to a whole core, an unset
+				// limit the node's allocatable (this machine's).
+				v, err := resourceField(e.ValueFrom.ResourceFieldRef.Resource, c.Resources.Requests, c.Resources.Limits)
+				if err != nil {
+					return nil, fmt.Errorf("container %s: env %s: %w", c.Name, e.Name, err)
 				}
-				switch field {
-				case "metadata.name", "metadata.namespace":
-					value = fmt.Sprint(Dig(pod, strings.Split(field, ".")...))
-				default:
-					return nil, fmt.Errorf("container %s: env %s: only a fieldRef to metadata.name or metadata.namespace is supported by the stand-in kubelet", c.Name, e.Name)
-				}
+				value = strconv.FormatInt(v, 10)
+			default:
+				return nil, fmt.Errorf("container %s: env %s: the stand-in kubelet resolves only fieldRefs to metadata.name and metadata.namespace and resourceFieldRefs of divisor 1", c.Name, e.Name)
 			}
 			ct.env = append(ct.env, e.Name+"="+value)
 		}
@@ -167,6 +181,16 @@ func (s *podSandbox) runContainer(name string, c container, img image, saDir str
 	layers := map[string]string{} // directory in the container → host directory
 	for path, file := range img.files {
 		d := filepath.Dir(path)
+		if d == "/" {
+			// Nothing can be mounted over /: a file at the image's root
+			// (stackdome's /stackdome) runs from where it is.
+			for i, a := range c.command {
+				if a == path {
+					c.command[i] = file
+				}
+			}
+			continue
+		}
 		host, ok := layers[d]
 		if !ok {
 			host = filepath.Join(s.dir, name+"-image", strings.ReplaceAll(strings.Trim(d, "/"), "/", "_"))
@@ -184,10 +208,12 @@ func (s *podSandbox) runContainer(name string, c container, img image, saDir str
 	// /var/run is /run on this machine; a tmpfs over it in the container's
 	// mount namespace holds the ServiceAccount directory without touching
 	// the host's.
-	script := []string{"set -e",
-		"mount -t tmpfs -o mode=0755,size=1m tmpfs /run",
-		"mkdir -p " + serviceAccountDir,
-		"mount --bind -o ro " + saDir + " " + serviceAccountDir,
+	script := []string{"set -e"}
+	if saDir != "" {
+		script = append(script,
+			"mount -t tmpfs -o mode=0755,size=1m tmpfs /run",
+			"mkdir -p "+serviceAccountDir,
+			"mount --bind -o ro "+saDir+" "+serviceAccountDir)
 	}
 	for d, host := range layers {
 		script = append(script, "mount --bind -o ro "+host+" "+d)
@@ -244,4 +270,49 @@ func httpGetProbe(pod Obj, container, probe string) (port int, path string, ok b
 		return 0, "", false
 	}
 	return 0, "", false
+}
+
+// resourceField is a resourceFieldRef's value (divisor 1): requests.cpu or
+// limits.cpu in whole cores rounded up, requests.memory or limits.memory in
+// bytes; an unset limit (or request) is the node's allocatable, this
+// machine's CPUs or memory.
+func resourceField(resource string, requests, limits map[string]string) (int64, error) {
+	kind, name, _ := strings.Cut(resource, ".")
+	q := requests[name]
+	if kind == "limits" {
+		q = limits[name]
+	}
+	if q == "" {
+		if name == "cpu" {
+			return int64(runtime.NumCPU()), nil
+		}
+		return machineMemory()
+	}
+	mult := map[string]float64{"m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40}
+	num, scale := q, 1.0
+	for suffix, m := range mult { // at most one suffix matches
+		if n, ok := strings.CutSuffix(q, suffix); ok {
+			num, scale = n, m
+		}
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, fmt.Errorf("quantity %q of %s: %w", q, resource, err)
+	}
+	return int64(math.Ceil(f * scale)), nil
+}
+
+// machineMemory is MemTotal of /proc/meminfo, in bytes.
+func machineMemory() (int64, error) {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, errors.New("no MemTotal in /proc/meminfo")
 }
