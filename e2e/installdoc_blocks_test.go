@@ -340,6 +340,16 @@ func TestInstallDocBlocksBite(t *testing.T) {
 			t.Errorf("plan errors lack %q:\n%s", want, all)
 		}
 	}
+	// A run block runs with its local copies, and a local copy no run
+	// block uses is an error.
+	steps := []docStep{{block: docBlock{marker: "run", text: "kubectl apply -k 'https://x?ref=1'"}}}
+	errs = useLocalCopies(steps, []localCopy{{from: "'https://x?ref=1'", to: `"$X"`, why: "x"}, {from: "gone", to: "y", why: "y"}})
+	if steps[0].text != `kubectl apply -k "$X"` || len(steps[0].copies) != 1 {
+		t.Errorf("run block with a local copy: %+v", steps[0])
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "no run block") {
+		t.Errorf("local-copy errors %v, want one for the unused copy", errs)
+	}
 	// An indented block (in a list item) is read de-indented.
 	blocks, errs = parseDocBlocks([]byte("1. step\n\n   <!-- e2e: run -->\n   ```sh\n   echo b\n   ```\n"))
 	if len(errs) != 0 || len(blocks) != 1 || blocks[0].text != "echo b" {
