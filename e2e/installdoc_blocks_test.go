@@ -117,7 +117,7 @@ var installDocLocalCopies = []localCopy{
 	{
 		from: `helm install traefik traefik/traefik`,
 		to:   `helm install traefik "$E2E_TRAEFIK_CHART"`,
-		why:  "the pinned Traefik chart 41.3.0 (shared/vendor), extracted; its pod is the real Traefik binary of the chart's appVersion (docs/e2e.md)",
+		why:  "the pinned Traefik chart 41.3.0 (docs/e2e.md), extracted; its pod is the real Traefik binary of the chart's appVersion (docs/e2e.md)",
 	},
 }
 
