@@ -28,7 +28,7 @@
 # STACKDOME_E2E_BUILD_P sets `go build -p` (default: the number of CPUs).
 set -euo pipefail
 
-traefik_version=v3.7.13
+traefik_version=v3.7.11
 lego_version=v5.4.1
 httpauth_version=v0.4.0
 
