@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# build.sh builds Traefik v3.7.13 for the e2e suite from the Go module proxy,
+# build.sh builds Traefik v3.7.11 (the pinned Traefik chart's appVersion) for the e2e suite from the Go module proxy,
 # into a cache outside the repository keyed by the hash of everything that
 # decides the bytes (go.mod, go.sum, this script). A fresh clone on the same
 # machine reuses the binary; it is built only when missing.
@@ -18,7 +18,7 @@
 #   - go-http-auth/: abbot/go-http-auth v0.4.0 plus the two functions of the
 #     containous fork Traefik pins (the proxy refuses that pseudo-version);
 #     only the basicAuth/digestAuth middlewares use them.
-# Why a wrapper module: Traefik's go.mod (traefik/traefik@v3.7.13 go.mod) has
+# Why a wrapper module: Traefik's go.mod (traefik/traefik@v3.7.11 go.mod) has
 # replace directives, which apply only in the main module, so
 # `go install github.com/traefik/traefik/v3/cmd/traefik@v3.7.13` cannot work.
 #
