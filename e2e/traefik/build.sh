@@ -4,7 +4,7 @@
 # decides the bytes (go.mod, go.sum, this script). A fresh clone on the same
 # machine reuses the binary; it is built only when missing.
 #
-# `go install github.com/traefik/traefik/v3/cmd/traefik@v3.7.13` cannot work:
+# `go install github.com/traefik/traefik/v3/cmd/traefik@v3.7.11` cannot work:
 # Traefik's go.mod has replace directives, which apply only in the main module.
 # So this directory is a wrapper module repeating them, and the script lays out
 # a source tree in the cache from the module cache (nothing copied from Traefik
@@ -20,7 +20,7 @@
 #     only the basicAuth/digestAuth middlewares use them.
 # Why a wrapper module: Traefik's go.mod (traefik/traefik@v3.7.11 go.mod) has
 # replace directives, which apply only in the main module, so
-# `go install github.com/traefik/traefik/v3/cmd/traefik@v3.7.13` cannot work.
+# `go install github.com/traefik/traefik/v3/cmd/traefik@v3.7.11` cannot work.
 #
 # Prints the cache directory (holding `traefik` and the CRD definitions
 # `crds.yaml`) on stdout; progress goes to stderr.
