@@ -19,7 +19,7 @@ import (
 const (
 	crdPath        = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 	stackCRDName   = "stackresources.stackdome.io"
-	traefikModule  = "github.com/traefik/traefik/v3@v3.7.13"
+	traefikModule  = "github.com/traefik/traefik/v3@v3.7.11" // the version e2e/traefik builds, the chart's appVersion
 	traefikCRDFile = "docs/content/reference/dynamic-configuration/kubernetes-crd-definition-v1.yml"
 )
 

@@ -28,21 +28,23 @@ import (
 // order, in one bash, against the suite's API server — kubectl (built from
 // e2e/kubectl), bin/helm and curl, from the repository root. A block marked
 // `e2e: substituted` runs its stand-in instead (installDocSubstitutions, in
-// installdoc_blocks_test.go): the cluster is the suite's control plane,
-// Metacontroller is the real v4.17.2 the suite runs (its manifests applied
-// again by the page's own block, the URL replaced by the pinned copy; its
-// syncs reach the chart's pods through the cluster-network stand-in), Traefik is the real
-// v3.7.13 binary out of cluster with its Helm chart's defaults, listening on
-// ports 80 and 443 of the test host's root-side address. No image is pulled:
-// a stand-in kubelet (docStandIns) binds each pod to the test node and runs
-// it on an address of the test host — stackdome's pods as one `stackdome
-// serve` with the Deployment's own arguments, any other pod as a listener on
-// each containerPort answering like go-httpbin, the image the page's first
-// app names (its index page at /, the status asked for at /status/<code>).
-// The page's `curl` commands reach the real Traefik as written, and its
-// branded-error-page step checks, through it, the page and the JSON envelope
-// for the app's 503. The first block that fails
-// fails the test, with its output and what the stand-ins saw.
+// installdoc_blocks_test.go); a run block that fetches from the internet runs
+// with only that replaced by the pinned local copy (installDocLocalCopies):
+// Metacontroller's manifests/production and Traefik's chart 41.3.0. The
+// cluster is the suite's control plane; Metacontroller is the real v4.17.2
+// the suite runs (its syncs reach the chart's pods through the
+// cluster-network stand-in). No image is pulled: the suite's kubelet
+// stand-in, driven by docStandIns' loop, runs each pod on an address of the
+// test host — Traefik's as the Traefik binary with the chart's arguments,
+// stackdome's as the stackdome binary with the Deployments' own arguments,
+// any other image as a listener on each containerPort answering like
+// go-httpbin, the image the page's first app names (its index page at /, the
+// status asked for at /status/<code>) — and a load-balancer stand-in gives
+// Traefik's Service the test host's root-side address. The page's `curl`
+// commands reach the real Traefik as written, and its branded-error-page
+// step checks, through it, the page and the JSON envelope for the app's 503.
+// The first block that fails fails the test, with its output and what the
+// stand-ins saw.
 func TestInstallDoc(t *testing.T) {
 	steps, errs := readInstallDocSteps(suite.root)
 	for _, err := range errs {
