@@ -44,7 +44,8 @@ var sharedInputFiles = []string{
 	"e2e/mccrds_test.go",                        // sharedDir, the real CRDs
 	"e2e/prerequisites_test.go",                 // the real CRDs when shared/ is there
 	"e2e/metacontroller/build.sh",               // Metacontroller's source from shared/vendor
-	"e2e/realmc_test.go",                        // ditto, or METACONTROLLER_SRC
+	"e2e/framework/metacontroller.go",           // ditto, or METACONTROLLER_SRC
+	"e2e/framework/traefikchart.go",             // the Traefik chart from shared/vendor
 	"Makefile",                                  // make e2e's check for that source
 	"e2e/testdata/compositecontroller-crd.yaml", // stands in when ../shared is absent
 	"e2e/vendor_test.go",                        // vendorArchive

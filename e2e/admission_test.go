@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // TestAdmission proves the CRD's OpenAPI and CEL rules reject invalid specs at
@@ -16,7 +18,7 @@ import (
 func TestAdmission(t *testing.T) {
 	requireStackResourceCRD(t)
 	ns := newNamespace(t)
-	k := suite.cluster.kube
+	k := suite.cluster.Kube
 	path := "/apis/stackdome.io/v1alpha1/namespaces/" + ns + "/stackresources?dryRun=All"
 
 	valid := func() obj { return specWith(nil) }
@@ -163,13 +165,13 @@ func TestAdmission(t *testing.T) {
 	for _, own := range []string{"shop-errors", "shop-strip", "shop-https"} {
 		t.Run("middleware "+own+" of StackResource shop", func(t *testing.T) {
 			spec := with(obj{"host": "a.example.com", "ports": ports(obj{"name": "http", "port": 8080, "public": true}), "middlewares": []any{obj{"name": own}}})
-			_, err := k.create(t.Context(), path, obj{"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": "shop"}, "spec": spec})
+			_, err := k.Create(t.Context(), path, obj{"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": "shop"}, "spec": spec})
 			checkRefusal(t, err, []string{"spec.middlewares cannot name <name>-errors, <name>-strip or <name>-https"})
 		})
 	}
 	for name, want := range names {
 		t.Run("name "+name, func(t *testing.T) {
-			_, err := k.create(t.Context(), path, obj{
+			_, err := k.Create(t.Context(), path, obj{
 				"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
 				"metadata": obj{"name": name}, "spec": valid(),
 			})
@@ -206,7 +208,7 @@ func tryAdmission(t *testing.T, path string, cases map[string]admissionCase) {
 	t.Helper()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := suite.cluster.kube.create(t.Context(), path, obj{
+			_, err := suite.cluster.Kube.Create(t.Context(), path, obj{
 				"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
 				"metadata": obj{"name": "bad"}, "spec": tc.spec,
 			})
@@ -225,7 +227,7 @@ func checkRefusal(t *testing.T, err error, want []string) {
 				}
 				return
 			}
-			var ae *apiError
+			var ae *framework.APIError
 			if !errors.As(err, &ae) {
 				t.Fatalf("accepted, want rejection mentioning %q (err %v)", want, err)
 			}

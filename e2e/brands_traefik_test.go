@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // TestBrandsThroughTraefik: the chart installed with two brands, its brand
@@ -19,17 +21,17 @@ func TestBrandsThroughTraefik(t *testing.T) {
 	requireStackResourceCRD(t)
 	host := requireHost(t)
 	ctx := t.Context()
-	k := suite.cluster.kube
-	tr := startTraefik(t)
+	k := suite.cluster.Kube
+	tr := installTraefik(t)
 	const appName, appHost = "pay", "pay.e2e.test"
 	rel := newPagesRelease(t, "stackdome")
 	rel.brands = true
 	rel.serveFlags = []string{"--entry-points", "web"}
 	appNS := newNamespace(t)
 	w := watchNamespace(t, appNS)
-	guest := host.guestIP.String()
+	guest := host.GuestIP.String()
 
-	appPort, _ := host.serve(t, guest, 0, appHandler)
+	appPort, _ := host.Serve(t, guest, 0, appHandler)
 
 	rel.install(t, "", "config.entryPoints={web}",
 		"errorPages.defaultBrand=northwind",
@@ -38,7 +40,7 @@ func TestBrandsThroughTraefik(t *testing.T) {
 		"errorPages.brands[0].pages.503.title=Payments are paused for a moment",
 		"errorPages.brands[1].name=northwind", "errorPages.brands[1].displayName=Northwind Traders")
 	mark, since := w.mark(), time.Now()
-	if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+appNS+"/stackresources", obj{
+	if _, err := k.Create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+appNS+"/stackresources", obj{
 		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
 		"metadata": obj{"name": appName},
 		"spec": obj{
@@ -50,12 +52,12 @@ func TestBrandsThroughTraefik(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, _ := settleRoutable(t, w, mark, since, appName, "branded")
-	requirePagesCondition(t, "branded", res.response, "True", "Wired")
-	if q := middlewareQuery(res.response, appName+"-errors"); q != "/_errors/{status}?brand=acme-pay" {
+	requirePagesCondition(t, "branded", res.Response, "True", "Wired")
+	if q := middlewareQuery(res.Response, appName+"-errors"); q != "/_errors/{status}?brand=acme-pay" {
 		t.Errorf("the errors Middleware's query is %q, want the brand in it", q)
 	}
 	pods := waitPods(t, appNS, "app.kubernetes.io/instance="+appName, 1)
-	runPod(t, appNS, pods[0], guest)
+	suite.kubelet.RunPod(t, appNS, pods[0], guest)
 	waitReadyAddress(t, appNS, appName, guest)
 	waitRouters(t, tr, "branded: the app's router with its errors Middleware", appRouterWith(appHost, appNS+"-"+appName+"-errors@kubernetescrd"))
 	runChecks(t, tr, "branded", []check{
@@ -74,8 +76,8 @@ func TestBrandsThroughTraefik(t *testing.T) {
 func middlewareQuery(resp obj, name string) string {
 	children, _ := resp["children"].([]any)
 	for _, c := range children {
-		if dig(c, "kind") == "Middleware" && dig(c, "metadata", "name") == name {
-			return fmt.Sprint(dig(c, "spec", "errors", "query"))
+		if framework.Dig(c, "kind") == "Middleware" && framework.Dig(c, "metadata", "name") == name {
+			return fmt.Sprint(framework.Dig(c, "spec", "errors", "query"))
 		}
 	}
 	return ""

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // TestChartInstalls proves `helm install` of chart/ succeeds on a real API
@@ -30,7 +32,7 @@ func TestChartInstalls(t *testing.T) {
 		t.Skipf("chart/ not there yet: %v", err)
 	}
 	ctx := t.Context()
-	k := suite.cluster.kube
+	k := suite.cluster.Kube
 	ns := newNamespace(t)
 	const release = "stackdome"
 
@@ -39,12 +41,12 @@ func TestChartInstalls(t *testing.T) {
 	if err := waitEstablished(ctx, k, stackCRDName); err != nil {
 		t.Fatal(err)
 	}
-	crd, err := k.get(ctx, crdPath+"/"+stackCRDName)
+	crd, err := k.Get(ctx, crdPath+"/"+stackCRDName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	versions, _ := dig(crd, "spec", "versions").([]any)
-	if len(versions) == 0 || dig(versions[0], "subresources", "status") == nil {
+	versions, _ := framework.Dig(crd, "spec", "versions").([]any)
+	if len(versions) == 0 || framework.Dig(versions[0], "subresources", "status") == nil {
 		t.Errorf("StackResource CRD has no status subresource: Metacontroller ignores such a parent")
 	}
 
@@ -60,15 +62,15 @@ func TestChartInstalls(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, doc := range splitYAML(data) {
+		for _, doc := range framework.SplitYAML(data) {
 			h := manifestHeader(doc)
-			served, err := k.get(ctx, crdPath+"/"+h.name)
+			served, err := k.Get(ctx, crdPath+"/"+h.name)
 			if err != nil {
 				t.Fatalf("CRD %s from %s: %v", h.name, filepath.Base(f), err)
 			}
 			var would obj
 			q := url.Values{"dryRun": {"All"}, "fieldValidation": {"Strict"}, "fieldManager": {"e2e-chart-crd"}, "force": {"true"}}
-			if err := k.do(ctx, "PATCH", crdPath+"/"+h.name+"?"+q.Encode(), "application/apply-patch+yaml", doc, &would); err != nil {
+			if err := k.Do(ctx, "PATCH", crdPath+"/"+h.name+"?"+q.Encode(), "application/apply-patch+yaml", doc, &would); err != nil {
 				t.Fatalf("strict dry-run apply of %s: %v", filepath.Base(f), err)
 			}
 			if p, why := firstMismatch("spec", would["spec"], served["spec"]); p != "" {
@@ -81,7 +83,7 @@ func TestChartInstalls(t *testing.T) {
 	if err != nil {
 		t.Fatalf("helm get manifest: %v\n%s", err, manifest)
 	}
-	docs := splitYAML(manifest)
+	docs := framework.SplitYAML(manifest)
 	if len(docs) == 0 {
 		t.Fatal("helm rendered no objects")
 	}
@@ -96,18 +98,18 @@ func TestChartInstalls(t *testing.T) {
 			h.namespace = ns
 		}
 		t.Run(h.kind+"/"+h.name, func(t *testing.T) {
-			p, err := k.resourcePath(ctx, h.apiVersion, h.kind, h.namespace, h.name)
+			p, err := k.ResourcePath(ctx, h.apiVersion, h.kind, h.namespace, h.name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := k.get(ctx, p); err != nil {
+			if _, err := k.Get(ctx, p); err != nil {
 				t.Fatalf("not stored: %v", err)
 			}
 			// Re-send what helm rendered as a dry-run apply with strict field
 			// validation: an unknown or duplicate field is rejected instead of
 			// pruned with a warning nobody reads.
 			q := url.Values{"dryRun": {"All"}, "fieldValidation": {"Strict"}, "fieldManager": {"e2e-strict"}, "force": {"true"}}
-			if err := k.do(ctx, "PATCH", p+"?"+q.Encode(), "application/apply-patch+yaml", doc, nil); err != nil {
+			if err := k.Do(ctx, "PATCH", p+"?"+q.Encode(), "application/apply-patch+yaml", doc, nil); err != nil {
 				t.Errorf("strict validation: %v", err)
 			}
 		})
@@ -116,9 +118,9 @@ func TestChartInstalls(t *testing.T) {
 			// The check must bite: the same document with a field the
 			// schema does not know is rejected, not pruned.
 			bad := bytes.Replace(doc, []byte("\nspec:\n"), []byte("\nspec:\n  resyncPeriodSecond: 60\n"), 1)
-			p, _ := k.resourcePath(ctx, h.apiVersion, h.kind, "", h.name)
+			p, _ := k.ResourcePath(ctx, h.apiVersion, h.kind, "", h.name)
 			q := url.Values{"dryRun": {"All"}, "fieldValidation": {"Strict"}, "fieldManager": {"e2e-strict"}, "force": {"true"}}
-			err := k.do(ctx, "PATCH", p+"?"+q.Encode(), "application/apply-patch+yaml", bad, nil)
+			err := k.Do(ctx, "PATCH", p+"?"+q.Encode(), "application/apply-patch+yaml", bad, nil)
 			if err == nil || !strings.Contains(err.Error(), "resyncPeriodSecond") {
 				t.Errorf("strict validation let an unknown CompositeController field through: %v", err)
 			}
@@ -128,31 +130,31 @@ func TestChartInstalls(t *testing.T) {
 	if ccName == "" {
 		t.Fatal("the chart renders no CompositeController")
 	}
-	cc, err := k.get(ctx, "/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/"+ccName)
+	cc, err := k.Get(ctx, "/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/"+ccName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules := []any{dig(cc, "spec", "parentResource")}
-	children, _ := dig(cc, "spec", "childResources").([]any)
+	rules := []any{framework.Dig(cc, "spec", "parentResource")}
+	children, _ := framework.Dig(cc, "spec", "childResources").([]any)
 	rules = append(rules, children...)
 	for _, r := range rules {
-		apiVersion, _ := dig(r, "apiVersion").(string)
-		resource, _ := dig(r, "resource").(string)
+		apiVersion, _ := framework.Dig(r, "apiVersion").(string)
+		resource, _ := framework.Dig(r, "resource").(string)
 		if !servesResource(ctx, k, apiVersion, resource) {
 			t.Errorf("CompositeController %s names %s %q, which the API server does not serve", ccName, apiVersion, resource)
 		}
 	}
-	if svc, _ := dig(cc, "spec", "hooks", "sync", "webhook", "service").(map[string]any); svc != nil {
+	if svc, _ := framework.Dig(cc, "spec", "hooks", "sync", "webhook", "service").(map[string]any); svc != nil {
 		name, _ := svc["name"].(string)
 		namespace, _ := svc["namespace"].(string)
-		if _, err := k.get(ctx, "/api/v1/namespaces/"+namespace+"/services/"+name); err != nil {
+		if _, err := k.Get(ctx, "/api/v1/namespaces/"+namespace+"/services/"+name); err != nil {
 			t.Errorf("sync hook points at Service %s/%s: %v", namespace, name, err)
 		}
 	}
 }
 
 // servesResource reports whether discovery lists resource under apiVersion.
-func servesResource(ctx context.Context, k *kube, apiVersion, resource string) bool {
+func servesResource(ctx context.Context, k *framework.Kube, apiVersion, resource string) bool {
 	p := "/apis/" + apiVersion
 	if !strings.Contains(apiVersion, "/") {
 		p = "/api/" + apiVersion
@@ -160,7 +162,7 @@ func servesResource(ctx context.Context, k *kube, apiVersion, resource string) b
 	var list struct {
 		Resources []struct{ Name string } `json:"resources"`
 	}
-	if err := k.do(ctx, "GET", p, "", nil, &list); err != nil {
+	if err := k.Do(ctx, "GET", p, "", nil, &list); err != nil {
 		return false
 	}
 	for _, r := range list.Resources {
@@ -194,7 +196,7 @@ func installRelease(t *testing.T, release, chart, ns string, set ...string) {
 }
 
 func helm(ctx context.Context, args ...string) ([]byte, error) {
-	return helmOn(ctx, suite.cluster.kubeconfig, args...)
+	return helmOn(ctx, suite.cluster.Kubeconfig, args...)
 }
 
 // helmOn runs bin/helm against the cluster of kubeconfig.

@@ -12,33 +12,35 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 const (
 	crdPath        = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 	stackCRDName   = "stackresources.stackdome.io"
-	traefikModule  = "github.com/traefik/traefik/v3@v3.7.13"
+	traefikModule  = "github.com/traefik/traefik/v3@v3.7.11" // the version e2e/traefik builds, the chart's appVersion
 	traefikCRDFile = "docs/content/reference/dynamic-configuration/kubernetes-crd-definition-v1.yml"
 )
 
 // installCRDFile creates every CustomResourceDefinition in a multi-document
 // YAML file (sent as YAML; the API server decodes it) and waits until each is
 // Established. It returns their names.
-func installCRDFile(ctx context.Context, k *kube, path string) ([]string, error) {
+func installCRDFile(ctx context.Context, k *framework.Kube, path string) ([]string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var names []string
-	for i, doc := range splitYAML(data) {
-		o, err := k.createYAML(ctx, crdPath, doc)
+	for i, doc := range framework.SplitYAML(data) {
+		o, err := k.CreateYAML(ctx, crdPath, doc)
 		if err != nil {
 			return nil, fmt.Errorf("%s document %d: %w", filepath.Base(path), i, err)
 		}
 		if kind, _ := o["kind"].(string); kind != "CustomResourceDefinition" {
 			return nil, fmt.Errorf("%s document %d: kind %q, want CustomResourceDefinition", filepath.Base(path), i, kind)
 		}
-		names = append(names, dig(o, "metadata", "name").(string))
+		names = append(names, framework.Dig(o, "metadata", "name").(string))
 	}
 	for _, name := range names {
 		if err := waitEstablished(ctx, k, name); err != nil {
@@ -50,13 +52,13 @@ func installCRDFile(ctx context.Context, k *kube, path string) ([]string, error)
 
 // waitEstablished waits for the CRD's Established condition; a
 // NamesAccepted=False is reported at once, it never resolves by waiting.
-func waitEstablished(ctx context.Context, k *kube, name string) error {
-	return waitUntil(30*time.Second, 100*time.Millisecond, "CRD "+name+" Established", func() (bool, error) {
-		o, err := k.get(ctx, crdPath+"/"+name)
+func waitEstablished(ctx context.Context, k *framework.Kube, name string) error {
+	return framework.WaitUntil(30*time.Second, 100*time.Millisecond, "CRD "+name+" Established", func() (bool, error) {
+		o, err := k.Get(ctx, crdPath+"/"+name)
 		if err != nil {
 			return false, err
 		}
-		conds, _ := dig(o, "status", "conditions").([]any)
+		conds, _ := framework.Dig(o, "status", "conditions").([]any)
 		for _, c := range conds {
 			c, _ := c.(map[string]any)
 			if c["type"] == "Established" && c["status"] == "True" {
@@ -97,7 +99,7 @@ func traefikCRDs(scratch string) (string, error) {
 // installPrerequisiteCRDs installs Traefik's CRDs, which a cluster running
 // stackdome has before the chart. Metacontroller's come with its manifests
 // (startRealMetacontroller's `kubectl apply -k`).
-func installPrerequisiteCRDs(ctx context.Context, k *kube) error {
+func installPrerequisiteCRDs(ctx context.Context, k *framework.Kube) error {
 	tf, err := traefikCRDs(suite.tmp)
 	if err != nil {
 		return err
@@ -124,8 +126,8 @@ func requireStackResourceCRD(t *testing.T) {
 	}
 	stackCRD.once.Do(func() {
 		ctx := context.Background()
-		k := suite.cluster.kube
-		if _, err := k.get(ctx, crdPath+"/"+stackCRDName); err == nil {
+		k := suite.cluster.Kube
+		if _, err := k.Get(ctx, crdPath+"/"+stackCRDName); err == nil {
 			stackCRD.err = waitEstablished(ctx, k, stackCRDName)
 			return
 		}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // TestCRDUpgrade runs docs/install.md's CRD upgrade command, parsed from the
@@ -30,7 +32,7 @@ func TestCRDUpgrade(t *testing.T) {
 	cmd := pageCRDUpgradeCommand(t)
 	kubectl := suite.kubectl
 	ctx := t.Context()
-	k := suite.cluster.kube
+	k := suite.cluster.Kube
 
 	// The CRD as helm install creates it on a new cluster: whoever created
 	// it before in this run (the suite, another test) is not helm.
@@ -51,11 +53,11 @@ func TestCRDUpgrade(t *testing.T) {
 	const release = "crd-upgrade"
 	// podCIDRs is required since #25 (the chart's dial allow-list): the
 	// test host's /24 is this cluster's pod network.
-	installRelease(t, release, filepath.Join(suite.root, "chart"), ns, "podCIDRs={"+suite.host.prefix.String()+"}")
+	installRelease(t, release, filepath.Join(suite.root, "chart"), ns, "podCIDRs={"+suite.host.Prefix.String()+"}")
 	if err := waitEstablished(ctx, k, stackCRDName); err != nil {
 		t.Fatal(err)
 	}
-	crd, err := k.get(ctx, crdPath+"/"+stackCRDName)
+	crd, err := k.Get(ctx, crdPath+"/"+stackCRDName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +91,7 @@ func TestCRDUpgrade(t *testing.T) {
 	run := func(args []string) (string, error) {
 		c := exec.CommandContext(ctx, kubectl, args[1:]...)
 		c.Dir = checkout
-		c.Env = append(withoutClusterEnv(os.Environ()), "KUBECONFIG="+suite.cluster.kubeconfig, "HOME="+t.TempDir())
+		c.Env = append(withoutClusterEnv(os.Environ()), "KUBECONFIG="+suite.cluster.Kubeconfig, "HOME="+t.TempDir())
 		out, err := c.CombinedOutput()
 		return string(out), err
 	}
@@ -101,28 +103,28 @@ func TestCRDUpgrade(t *testing.T) {
 	} else if !strings.Contains(out, "conflict") || !strings.Contains(out, `"helm"`) {
 		t.Errorf("%q failed, but not with a conflict with helm's field manager: %v\n%s", strings.Join(without, " "), err, out)
 	} else {
-		t.Logf("without --force-conflicts, as the page had it: %v\n%s", err, indent(out))
+		t.Logf("without --force-conflicts, as the page had it: %v\n%s", err, framework.Indent(out))
 	}
 
 	out, err = run(cmd.words)
 	if err != nil {
 		t.Fatalf("%s: the page's CRD upgrade command, as written, fails on a CRD helm install created once a field changes: %v\n%s", cmd.block, err, out)
 	}
-	served, err := k.get(ctx, crdPath+"/"+stackCRDName)
+	served, err := k.Get(ctx, crdPath+"/"+stackCRDName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	versions, _ := dig(served, "spec", "versions").([]any)
+	versions, _ := framework.Dig(served, "spec", "versions").([]any)
 	if len(versions) == 0 {
 		t.Fatal("the CRD serves no version")
 	}
-	if got := dig(versions[0], "schema", "openAPIV3Schema", "properties", "spec", "description"); !strings.HasPrefix(now, "description: "+fmt.Sprint(got)) {
+	if got := framework.Dig(versions[0], "schema", "openAPIV3Schema", "properties", "spec", "description"); !strings.HasPrefix(now, "description: "+fmt.Sprint(got)) {
 		t.Errorf("after the page's command the CRD's .spec description is %q, want the changed one", got)
 	}
 	if err := waitEstablished(ctx, k, stackCRDName); err != nil {
 		t.Error(err)
 	}
-	t.Logf("the page's command: %s\n%s", strings.Join(cmd.words, " "), indent(out))
+	t.Logf("the page's command: %s\n%s", strings.Join(cmd.words, " "), framework.Indent(out))
 }
 
 // crdUpgradeCommand is the page's command that applies the chart's CRD.
@@ -177,9 +179,9 @@ func pageCRDUpgradeCommand(t *testing.T) crdUpgradeCommand {
 // fieldManagers are the managers of an object's managedFields, in order.
 func fieldManagers(o obj) []string {
 	var out []string
-	mf, _ := dig(o, "metadata", "managedFields").([]any)
+	mf, _ := framework.Dig(o, "metadata", "managedFields").([]any)
 	for _, m := range mf {
-		if name, ok := dig(m, "manager").(string); ok {
+		if name, ok := framework.Dig(m, "manager").(string); ok {
 			out = append(out, name)
 		}
 	}
@@ -188,13 +190,13 @@ func fieldManagers(o obj) []string {
 
 // deleteStackResourceCRD deletes the StackResource CRD, if it exists, and
 // waits until it is gone.
-func deleteStackResourceCRD(ctx context.Context, k *kube) error {
-	if err := k.do(ctx, "DELETE", crdPath+"/"+stackCRDName, "", nil, nil); err != nil && !isCode(err, 404) {
+func deleteStackResourceCRD(ctx context.Context, k *framework.Kube) error {
+	if err := k.Do(ctx, "DELETE", crdPath+"/"+stackCRDName, "", nil, nil); err != nil && !framework.IsCode(err, 404) {
 		return err
 	}
-	return waitUntil(time.Minute, 250*time.Millisecond, "the StackResource CRD gone", func() (bool, error) {
-		_, err := k.get(ctx, crdPath+"/"+stackCRDName)
-		if isCode(err, 404) {
+	return framework.WaitUntil(time.Minute, 250*time.Millisecond, "the StackResource CRD gone", func() (bool, error) {
+		_, err := k.Get(ctx, crdPath+"/"+stackCRDName)
+		if framework.IsCode(err, 404) {
 			return true, nil
 		}
 		return false, fmt.Errorf("still there (%v)", err)

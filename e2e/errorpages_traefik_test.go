@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // TestErrorPagesThroughTraefik proves the branded error pages on a real
@@ -43,8 +45,8 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	requireStackResourceCRD(t)
 	host := requireHost(t)
 	ctx := t.Context()
-	k := suite.cluster.kube
-	tr := startTraefik(t)
+	k := suite.cluster.Kube
+	tr := installTraefik(t)
 
 	const (
 		appName   = "checkout"
@@ -55,20 +57,20 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	rel.serveFlags = []string{"--entry-points", "web"}
 	appNS := newNamespace(t)
 	w := watchNamespace(t, appNS)
-	guest := host.guestIP.String()
+	guest := host.GuestIP.String()
 
 	// The app: answers 200 on /, its own 404 on /missing, and the status
 	// /status/<code> names with a body of its own.
-	appPort, _ := host.serve(t, guest, 0, appHandler)
+	appPort, _ := host.Serve(t, guest, 0, appHandler)
 
 	rel.install(t, "", "config.entryPoints={web}")
 	release, releaseNS, errorSvc, clusterIP := rel.name, rel.namespace, rel.errorService, rel.clusterIP
-	svc, err := k.get(ctx, "/api/v1/namespaces/"+releaseNS+"/services/"+errorSvc)
+	svc, err := k.Get(ctx, "/api/v1/namespaces/"+releaseNS+"/services/"+errorSvc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mark, since := w.mark(), time.Now()
-	if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+appNS+"/stackresources", obj{
+	if _, err := k.Create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+appNS+"/stackresources", obj{
 		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
 		"metadata": obj{"name": appName},
 		"spec": obj{
@@ -92,7 +94,7 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 		t.Helper()
 		ex, _ := settleRoutable(t, w, mark, since, appName, phase)
 		mark, since = w.mark(), time.Now()
-		return ex.response
+		return ex.Response
 	}
 	// nothingWritten: no child and no status written since the phase began
 	// (after a pause for a sync that might come).
@@ -110,10 +112,10 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 
 	// --- Installed.
 	res := settlePhase("installed")
-	if evs, err := listItems(ctx, "/api/v1/events", ""); err == nil {
+	if evs, err := suite.cluster.Kube.List(ctx, "/api/v1/events", ""); err == nil {
 		for _, e := range evs {
-			if dig(e, "involvedObject", "kind") == "CompositeController" && dig(e, "involvedObject", "name") == rel.compositeController() {
-				t.Logf("Metacontroller's event on the release's CompositeController: %v %v: %v", dig(e, "type"), dig(e, "reason"), dig(e, "message"))
+			if framework.Dig(e, "involvedObject", "kind") == "CompositeController" && framework.Dig(e, "involvedObject", "name") == rel.compositeController() {
+				t.Logf("Metacontroller's event on the release's CompositeController: %v %v: %v", framework.Dig(e, "type"), framework.Dig(e, "reason"), framework.Dig(e, "message"))
 			}
 		}
 	}
@@ -127,7 +129,7 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 		t.Errorf("installed: the mirrored EndpointSlice lists %v, want the error-page Service's ClusterIP %s", got, clusterIP)
 	}
 	pods := waitPods(t, appNS, "app.kubernetes.io/instance="+appName, 1)
-	runPod(t, appNS, pods[0], guest)
+	suite.kubelet.RunPod(t, appNS, pods[0], guest)
 	waitReadyAddress(t, appNS, appName, guest)
 	waitRouters(t, tr, "installed: the app's router with its errors Middleware", appRouterWith(appHost, middleware))
 	runChecks(t, tr, "installed", []check{
@@ -143,16 +145,16 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	// --- A stackdome rollout: new pods, new EndpointSlice contents; the
 	// error-page Service (the only related object) is not written, so
 	// Metacontroller resyncs no StackResource for it.
-	before := dig(svc, "metadata", "resourceVersion")
+	before := framework.Dig(svc, "metadata", "resourceVersion")
 	out, err := helm(ctx, "upgrade", release, suiteChart(), "--namespace", releaseNS, "--reuse-values", "--set-string", "podAnnotations.e2e-rollout=2")
 	if err != nil {
 		t.Fatalf("helm upgrade: %v\n%s", err, out)
 	}
-	after, err := k.get(ctx, "/api/v1/namespaces/"+releaseNS+"/services/"+errorSvc)
+	after, err := k.Get(ctx, "/api/v1/namespaces/"+releaseNS+"/services/"+errorSvc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rv := dig(after, "metadata", "resourceVersion"); rv != before {
+	if rv := framework.Dig(after, "metadata", "resourceVersion"); rv != before {
 		t.Errorf("rollout: the error-page Service was written (resourceVersion %v → %v): every StackResource would be resynced", before, rv)
 	}
 	nothingWritten("rollout")
@@ -160,7 +162,7 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	// --- The error-page Service deleted by hand while the release syncs:
 	// the related object is gone (Metacontroller resyncs the app for it);
 	// the last known address stays, the route stays.
-	if err := k.do(ctx, "DELETE", "/api/v1/namespaces/"+releaseNS+"/services/"+errorSvc, "", nil, nil); err != nil {
+	if err := k.Do(ctx, "DELETE", "/api/v1/namespaces/"+releaseNS+"/services/"+errorSvc, "", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	ex := syncAnswer(t, appNS, appName, since, 90*time.Second, "Service deleted: a sync saying ErrorServiceNotSeen", func(resp obj) error {
@@ -169,7 +171,7 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 		}
 		return nil
 	})
-	res = ex.response
+	res = ex.Response
 	requirePagesCondition(t, "Service deleted", res, "False", "ErrorServiceNotSeen")
 	if got := childNames(res); !equalSets(got, wantWired) {
 		t.Errorf("Service deleted: children %v, want %v kept", keys(got), keys(wantWired))
@@ -185,7 +187,7 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	// the chart's EndpointSlice. The hooks' pod is made unready with the
 	// pages', so nothing syncs; the mirrored slice keeps its address.
 	for _, p := range listPods(t, releaseNS, "app.kubernetes.io/instance="+release) {
-		setPodReady(t, releaseNS, dig(p, "metadata", "name").(string), false)
+		suite.kubelet.SetPodReady(t, releaseNS, framework.Dig(p, "metadata", "name").(string), false)
 	}
 	waitNoReadyAddress(t, releaseNS, rel.name)
 	nothingWritten("unready")
@@ -195,15 +197,15 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	// --- Page endpoints removed, page server stopped: nothing answers
 	// pages (connection refused on the ClusterIP, as a service proxy
 	// without endpoints answers).
-	if _, err := k.mergePatch(ctx, "/apis/apps/v1/namespaces/"+releaseNS+"/deployments/"+release, obj{"spec": obj{"replicas": 0}}); err != nil {
+	if _, err := k.MergePatch(ctx, "/apis/apps/v1/namespaces/"+releaseNS+"/deployments/"+release, obj{"spec": obj{"replicas": 0}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range listPods(t, releaseNS, "app.kubernetes.io/instance="+release) {
-		forceDeletePod(releaseNS, dig(p, "metadata", "name").(string))
+		suite.kubelet.ForceDeletePod(releaseNS, framework.Dig(p, "metadata", "name").(string))
 	}
 	// Their containers end with them, as a kubelet ends a deleted pod's.
-	rel.pages.stop(10 * time.Second)
-	rel.hooks.stop(10 * time.Second)
+	rel.pages.Stop(10 * time.Second)
+	rel.hooks.Stop(10 * time.Second)
 	nothingWritten("removed")
 	waitRouters(t, tr, "removed: the app's router keeps its Middleware", appRouterWith(appHost, middleware))
 	runChecks(t, tr, "removed", append(keeps5xx,
@@ -243,19 +245,19 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 // as long as Traefik looks, disables the route.
 func routable(m mirror, ns string) error {
 	for _, ir := range m["ingressroutes"] {
-		rs, _ := dig(ir, "spec", "routes").([]any)
+		rs, _ := framework.Dig(ir, "spec", "routes").([]any)
 		for _, r := range rs {
-			mws, _ := dig(r, "middlewares").([]any)
+			mws, _ := framework.Dig(r, "middlewares").([]any)
 			for _, mwRef := range mws {
-				name, _ := dig(mwRef, "name").(string)
-				if mns, _ := dig(mwRef, "namespace").(string); mns != "" && mns != ns {
-					return fmt.Errorf("IngressRoute %v uses Middleware %s/%s of another namespace", dig(ir, "metadata", "name"), mns, name)
+				name, _ := framework.Dig(mwRef, "name").(string)
+				if mns, _ := framework.Dig(mwRef, "namespace").(string); mns != "" && mns != ns {
+					return fmt.Errorf("IngressRoute %v uses Middleware %s/%s of another namespace", framework.Dig(ir, "metadata", "name"), mns, name)
 				}
 				mw, ok := m["middlewares"][name]
 				if !ok {
-					return fmt.Errorf("IngressRoute %v uses Middleware %s, which does not exist", dig(ir, "metadata", "name"), name)
+					return fmt.Errorf("IngressRoute %v uses Middleware %s, which does not exist", framework.Dig(ir, "metadata", "name"), name)
 				}
-				svc, _ := dig(mw, "spec", "errors", "service").(map[string]any)
+				svc, _ := framework.Dig(mw, "spec", "errors", "service").(map[string]any)
 				if svc == nil {
 					continue
 				}
@@ -278,28 +280,28 @@ func servable(m mirror, name string) error {
 	if !ok {
 		return fmt.Errorf("Service %s does not exist", name)
 	}
-	ports, _ := dig(svc, "spec", "ports").([]any)
+	ports, _ := framework.Dig(svc, "spec", "ports").([]any)
 	if len(ports) == 0 {
 		return fmt.Errorf("Service %s has no port", name)
 	}
-	portName, _ := dig(ports[0], "name").(string)
+	portName, _ := framework.Dig(ports[0], "name").(string)
 	n := 0
 	for _, sl := range m["endpointslices"] {
-		if dig(sl, "metadata", "labels", "kubernetes.io/service-name") != name {
+		if framework.Dig(sl, "metadata", "labels", "kubernetes.io/service-name") != name {
 			continue
 		}
 		n++
 		named := false
 		sps, _ := sl["ports"].([]any)
 		for _, p := range sps {
-			if pn, _ := dig(p, "name").(string); pn == portName {
+			if pn, _ := framework.Dig(p, "name").(string); pn == portName {
 				named = true
 			}
 		}
 		eps, _ := sl["endpoints"].([]any)
 		for _, e := range eps {
-			addrs, _ := dig(e, "addresses").([]any)
-			if named && dig(e, "conditions", "serving") != false && len(addrs) > 0 {
+			addrs, _ := framework.Dig(e, "addresses").([]any)
+			if named && framework.Dig(e, "conditions", "serving") != false && len(addrs) > 0 {
 				return nil
 			}
 		}
@@ -311,7 +313,7 @@ func servable(m mirror, name string) error {
 func routableNow(ctx context.Context, ns string) error {
 	m := mirror{}
 	for _, r := range [][2]string{{"traefik.io/v1alpha1", "ingressroutes"}, {"traefik.io/v1alpha1", "middlewares"}, {"v1", "services"}, {"discovery.k8s.io/v1", "endpointslices"}} {
-		items, err := listItems(ctx, collectionPath(r[0], r[1], ns), "")
+		items, err := suite.cluster.Kube.List(ctx, collectionPath(r[0], r[1], ns), "")
 		if err != nil {
 			return err
 		}
@@ -325,7 +327,7 @@ func routableNow(ctx context.Context, ns string) error {
 // settleRoutable is settle (mcwatch_test.go) for a phase that began at mark
 // and since, then checks, on every single write the watch saw in that
 // phase, that every route of the namespace stays routable.
-func settleRoutable(t *testing.T, w *nsWatch, mark int, since time.Time, name, phase string) (hookExchange, writes) {
+func settleRoutable(t *testing.T, w *nsWatch, mark int, since time.Time, name, phase string) (framework.HookExchange, writes) {
 	t.Helper()
 	ex, ws := settle(t, w, mark, since, name, phase)
 	for _, b := range w.replay(mark, func(m mirror) error { return routable(m, w.ns) }) {
@@ -359,7 +361,7 @@ func appHandler(w http.ResponseWriter, r *http.Request) {
 // error-page Deployment runs it, its pages on every address of the host at
 // port (the pod's address and the error-page Service's ClusterIP alike),
 // its health on ip:8080.
-func startPageServer(t *testing.T, ip string, port int, flags ...string) *proc {
+func startPageServer(t *testing.T, ip string, port int, flags ...string) *framework.Proc {
 	t.Helper()
 	return startServe(t, "stackdome-pages", ip, append([]string{"--hooks=false",
 		"--error-pages-listen", ":" + strconv.Itoa(port)}, flags...)...)
@@ -368,7 +370,7 @@ func startPageServer(t *testing.T, ip string, port int, flags ...string) *proc {
 // startHookServer runs the hooks' pod of a release on the test host at ip:
 // `stackdome serve --pages=false` with flags, as the chart's hooks
 // Deployment runs it, its hooks and health on ip:8080, metrics on ip:8081.
-func startHookServer(t *testing.T, ip string, flags ...string) *proc {
+func startHookServer(t *testing.T, ip string, flags ...string) *framework.Proc {
 	t.Helper()
 	return startServe(t, "stackdome-hooks", ip, append([]string{"--pages=false"}, flags...)...)
 }
@@ -376,7 +378,7 @@ func startHookServer(t *testing.T, ip string, flags ...string) *proc {
 // startServe runs `stackdome serve` on the test host, health and hooks on
 // ip:8080 and metrics on ip:8081 (the chart's ports), plus flags, until the
 // test ends, and waits for its /readyz.
-func startServe(t *testing.T, name, ip string, flags ...string) *proc {
+func startServe(t *testing.T, name, ip string, flags ...string) *framework.Proc {
 	t.Helper()
 	host := suite.host
 	bin := buildStackdome(t)
@@ -385,20 +387,20 @@ func startServe(t *testing.T, name, ip string, flags ...string) *proc {
 		"--listen", hooksAddr,
 		"--metrics-listen", net.JoinHostPort(ip, "8081"),
 		"--drain-delay", "0s", "--log-format", "text"}, flags...)
-	p, err := host.startProc(t.TempDir(), name, bin, args...)
+	p, err := host.StartProc(t.TempDir(), name, bin, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.stop(10 * time.Second) })
-	waitOK(t, p, 30*time.Second, "http://"+hooksAddr+"/readyz")
+	t.Cleanup(func() { p.Stop(10 * time.Second) })
+	framework.WaitOK(t, p, 30*time.Second, "http://"+hooksAddr+"/readyz")
 	return p
 }
 
 // waitReadyAddress waits until a Service's EndpointSlices list ip ready.
 func waitReadyAddress(t *testing.T, ns, service, ip string) {
 	t.Helper()
-	err := waitUntil(60*time.Second, 200*time.Millisecond, fmt.Sprintf("%s ready in the EndpointSlices of %s/%s", ip, ns, service), func() (bool, error) {
-		addrs, err := readyAddresses(t.Context(), ns, service)
+	err := framework.WaitUntil(60*time.Second, 200*time.Millisecond, fmt.Sprintf("%s ready in the EndpointSlices of %s/%s", ip, ns, service), func() (bool, error) {
+		addrs, err := suite.cluster.Kube.ReadyAddresses(t.Context(), ns, service)
 		if err != nil {
 			return false, err
 		}
@@ -418,8 +420,8 @@ func waitReadyAddress(t *testing.T, ns, service, ip string) {
 // address.
 func waitNoReadyAddress(t *testing.T, ns, service string) {
 	t.Helper()
-	err := waitUntil(60*time.Second, 200*time.Millisecond, fmt.Sprintf("no ready address in the EndpointSlices of %s/%s", ns, service), func() (bool, error) {
-		addrs, err := readyAddresses(t.Context(), ns, service)
+	err := framework.WaitUntil(60*time.Second, 200*time.Millisecond, fmt.Sprintf("no ready address in the EndpointSlices of %s/%s", ns, service), func() (bool, error) {
+		addrs, err := suite.cluster.Kube.ReadyAddresses(t.Context(), ns, service)
 		if err != nil {
 			return false, err
 		}
@@ -432,7 +434,7 @@ func waitNoReadyAddress(t *testing.T, ns, service string) {
 
 func listPods(t *testing.T, ns, selector string) []obj {
 	t.Helper()
-	pods, err := listItems(t.Context(), "/api/v1/namespaces/"+ns+"/pods", selector)
+	pods, err := suite.cluster.Kube.List(t.Context(), "/api/v1/namespaces/"+ns+"/pods", selector)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -444,7 +446,7 @@ func childNames(resp obj) map[string]bool {
 	out := map[string]bool{}
 	children, _ := resp["children"].([]any)
 	for _, c := range children {
-		out[fmt.Sprint(dig(c, "kind"))+"/"+fmt.Sprint(dig(c, "metadata", "name"))] = true
+		out[fmt.Sprint(framework.Dig(c, "kind"))+"/"+fmt.Sprint(framework.Dig(c, "metadata", "name"))] = true
 	}
 	return out
 }
@@ -454,12 +456,12 @@ func sliceAddresses(resp obj, name string) []string {
 	var out []string
 	children, _ := resp["children"].([]any)
 	for _, c := range children {
-		if dig(c, "kind") != "EndpointSlice" || dig(c, "metadata", "name") != name {
+		if framework.Dig(c, "kind") != "EndpointSlice" || framework.Dig(c, "metadata", "name") != name {
 			continue
 		}
-		eps, _ := dig(c, "endpoints").([]any)
+		eps, _ := framework.Dig(c, "endpoints").([]any)
 		for _, e := range eps {
-			addrs, _ := dig(e, "addresses").([]any)
+			addrs, _ := framework.Dig(e, "addresses").([]any)
 			for _, a := range addrs {
 				out = append(out, fmt.Sprint(a))
 			}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // syncCase is one parent synced one or more times: a golden sync fixture is a
@@ -89,7 +91,7 @@ func collectSteps(v any, parent obj, steps *[]syncStep) obj {
 		if p, ok := v["parent"].(map[string]any); ok {
 			parent = p
 		}
-		if p, ok := dig(v, "request", "parent").(map[string]any); ok {
+		if p, ok := framework.Dig(v, "request", "parent").(map[string]any); ok {
 			parent = p
 		}
 		_, hasChildren := v["children"].([]any)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // TestPlainHTTPNeverLandsOnTheCatchAll proves spec.hosts and the plain-HTTP
@@ -25,15 +27,15 @@ func TestPlainHTTPNeverLandsOnTheCatchAll(t *testing.T) {
 	requireStackResourceCRD(t)
 	host := requireHost(t)
 	ctx := t.Context()
-	k := suite.cluster.kube
-	tr := startTraefik(t)
+	k := suite.cluster.Kube
+	tr := installTraefik(t)
 	ns := newNamespace(t)
-	guest := host.guestIP.String()
+	guest := host.GuestIP.String()
 	rel := newPagesRelease(t, "stackdome")
 	rel.install(t, "")
 	w := watchNamespace(t, ns)
 
-	port, _ := host.serve(t, guest, 0, func(w http.ResponseWriter, r *http.Request) {
+	port, _ := host.Serve(t, guest, 0, func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "app %s %s", r.Host, r.URL.Path)
 	})
 
@@ -45,17 +47,17 @@ func TestPlainHTTPNeverLandsOnTheCatchAll(t *testing.T) {
 	}
 	for _, name := range []string{"docs", "shop"} {
 		mark, since := w.mark(), time.Now()
-		if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
+		if _, err := k.Create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
 			"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": name}, "spec": apps[name],
 		}); err != nil {
 			t.Fatal(err)
 		}
 		settleRoutable(t, w, mark, since, name, name)
 		pods := waitPods(t, ns, "app.kubernetes.io/instance="+name, 1)
-		runPod(t, ns, pods[0], guest)
+		suite.kubelet.RunPod(t, ns, pods[0], guest)
 		waitReadyAddress(t, ns, name, guest)
 	}
-	waitRouters(t, tr, "docs on websecure and web; shop on websecure, its redirect on web", func(rs []router) error {
+	waitRouters(t, tr, "docs on websecure and web; shop on websecure, its redirect on web", func(rs []framework.Router) error {
 		var docs, shop, redirect []string
 		for _, r := range rs {
 			switch {
@@ -76,7 +78,7 @@ func TestPlainHTTPNeverLandsOnTheCatchAll(t *testing.T) {
 
 	// Plain HTTP to each host of the app without tls: the app, not the 404.
 	for _, h := range []string{"docs.e2e.test", "www.docs.e2e.test"} {
-		for ep, base := range map[string]string{"web": tr.web, "websecure": tr.websecure} {
+		for ep, base := range map[string]string{"web": tr.Web, "websecure": tr.Websecure} {
 			a, err := through(base, h, "/guide", browserAccept, "")
 			if err != nil {
 				t.Errorf("%s %s: %v", ep, h, err)
@@ -90,7 +92,7 @@ func TestPlainHTTPNeverLandsOnTheCatchAll(t *testing.T) {
 		}
 	}
 	// An unknown host still gets the catch-all's branded 404 on web.
-	if a, err := through(tr.web, "nobody.e2e.test", "/guide", browserAccept, ""); err != nil {
+	if a, err := through(tr.Web, "nobody.e2e.test", "/guide", browserAccept, ""); err != nil {
 		t.Error(err)
 	} else if err := isPage(404, "404 Not Found", "")(a); a.status != http.StatusNotFound || err != nil {
 		t.Errorf("unknown host on web: %d %v, want the branded 404", a.status, err)
@@ -98,7 +100,7 @@ func TestPlainHTTPNeverLandsOnTheCatchAll(t *testing.T) {
 	// Plain HTTP to each host of the TLS app: a permanent redirect to it.
 	noFollow := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, h := range []string{"shop.e2e.test", "www.shop.e2e.test"} {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, tr.web+"/cart?x=1", nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, tr.Web+"/cart?x=1", nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,27 +20,31 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // TestInstallDoc runs docs/install.md top to bottom: every shell block, in
 // order, in one bash, against the suite's API server — kubectl (built from
 // e2e/kubectl), bin/helm and curl, from the repository root. A block marked
 // `e2e: substituted` runs its stand-in instead (installDocSubstitutions, in
-// installdoc_blocks_test.go): the cluster is the suite's control plane,
-// Metacontroller is the real v4.17.2 the suite runs (its manifests applied
-// again by the page's own block, the URL replaced by the pinned copy; its
-// syncs reach the chart's pods through the cluster-network stand-in), Traefik is the real
-// v3.7.13 binary out of cluster with its Helm chart's defaults, listening on
-// ports 80 and 443 of the test host's root-side address. No image is pulled:
-// a stand-in kubelet (docStandIns) binds each pod to the test node and runs
-// it on an address of the test host — stackdome's pods as one `stackdome
-// serve` with the Deployment's own arguments, any other pod as a listener on
-// each containerPort answering like go-httpbin, the image the page's first
-// app names (its index page at /, the status asked for at /status/<code>).
-// The page's `curl` commands reach the real Traefik as written, and its
-// branded-error-page step checks, through it, the page and the JSON envelope
-// for the app's 503. The first block that fails
-// fails the test, with its output and what the stand-ins saw.
+// installdoc_blocks_test.go); a run block that fetches from the internet runs
+// with only that replaced by the pinned local copy (installDocLocalCopies):
+// Metacontroller's manifests/production and Traefik's chart 41.3.0. The
+// cluster is the suite's control plane; Metacontroller is the real v4.17.2
+// the suite runs (its syncs reach the chart's pods through the
+// cluster-network stand-in). No image is pulled: the suite's kubelet
+// stand-in, driven by docStandIns' loop, runs each pod on an address of the
+// test host — Traefik's as the Traefik binary with the chart's arguments,
+// stackdome's as the stackdome binary with the Deployments' own arguments,
+// any other image as a listener on each containerPort answering like
+// go-httpbin, the image the page's first app names (its index page at /, the
+// status asked for at /status/<code>) — and a load-balancer stand-in gives
+// Traefik's Service the test host's root-side address. The page's `curl`
+// commands reach the real Traefik as written, and its branded-error-page
+// step checks, through it, the page and the JSON envelope for the app's 503.
+// The first block that fails fails the test, with its output and what the
+// stand-ins saw.
 func TestInstallDoc(t *testing.T) {
 	steps, errs := readInstallDocSteps(suite.root)
 	for _, err := range errs {
@@ -55,12 +59,11 @@ func TestInstallDoc(t *testing.T) {
 		t.Fatalf("bin/helm (make tools): %v", err)
 	}
 	kubectlDir := filepath.Dir(suite.kubectl)
-	traefikCRDFile, err := traefikCRDs(suite.tmp)
-	if err != nil {
-		t.Fatal(err)
+	if suite.traefikErr != nil {
+		t.Fatal(suite.traefikErr)
 	}
 	host := suite.host
-	requireNode(t)
+	suite.kubelet.RequireNode(t)
 
 	d := &docRun{t: t, host: host}
 	d.standIns = startDocStandIns(t, host, buildStackdome(t))
@@ -77,15 +80,14 @@ func TestInstallDoc(t *testing.T) {
 	}
 	env = append(env,
 		"PATH="+kubectlDir+string(os.PathListSeparator)+filepath.Join(suite.root, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"KUBECONFIG="+suite.cluster.kubeconfig,
+		"KUBECONFIG="+suite.cluster.Kubeconfig,
 		"HOME="+home,
 		"HELM_CACHE_HOME="+filepath.Join(home, "helm", "cache"),
 		"HELM_CONFIG_HOME="+filepath.Join(home, "helm", "config"),
 		"HELM_DATA_HOME="+filepath.Join(home, "helm", "data"),
-		"E2E_POD_CIDR="+host.prefix.String(),
+		"E2E_POD_CIDR="+host.Prefix.String(),
 		"E2E_METACONTROLLER_MANIFESTS="+filepath.Join(suite.mcDir, "src", "manifests", "production"),
-		"E2E_TRAEFIK_CRDS="+traefikCRDFile,
-		"E2E_TRAEFIK="+host.hostIP.String(),
+		"E2E_TRAEFIK_CHART="+suite.traefikChart.Chart,
 	)
 	sh, err := startDocShell(env, t.TempDir())
 	if err != nil {
@@ -96,77 +98,33 @@ func TestInstallDoc(t *testing.T) {
 	var run, substituted int
 	start := time.Now()
 	for _, s := range steps {
-		text, what := s.block.text, "as written"
-		if s.sub != nil {
-			text, what = s.sub.shell, "substituted: "+s.sub.why
+		text, what := s.text, "as written"
+		switch {
+		case s.sub != nil:
+			what = "substituted: " + s.sub.why
 			substituted++
-		} else {
+		case len(s.copies) > 0:
+			what = "as written, with the local copy of " + strings.Join(s.copies, "; ")
+			run++
+		default:
 			run++
 		}
 		began := time.Now()
 		out, err := sh.run(text, 6*time.Minute)
-		t.Logf("%s — %s (%s)\n%s", s.block, what, time.Since(began).Round(100*time.Millisecond), indent(clip(out, 3000)))
+		t.Logf("%s — %s (%s)\n%s", s.block, what, time.Since(began).Round(100*time.Millisecond), framework.Indent(clip(out, 3000)))
 		if err != nil {
 			t.Fatalf("%s failed: %v\nthe block:\n%s\nstand-ins: %s", s.block, err, indentLines(s.block.text), d.standIns.report())
 		}
-		if s.sub != nil {
-			switch s.sub.start {
-			case "traefik":
-				d.startTraefik()
-			}
-		}
 	}
 	t.Logf("%s: %d blocks run as written, %d substituted, in %s; the real Metacontroller synced %d times through the stand-in network; stand-ins: %s",
-		installDoc, run, substituted, time.Since(start).Round(time.Second), suite.mc.net.count("/sync"), d.standIns.report())
+		installDoc, run, substituted, time.Since(start).Round(time.Second), suite.mc.Net.Count("/sync"), d.standIns.report())
 }
 
 // docRun is what a run of the page started.
 type docRun struct {
 	t        *testing.T
-	host     *testHost
-	traefik  *traefik
+	host     *framework.TestHost
 	standIns *docStandIns
-}
-
-// startTraefik runs the real Traefik with the static configuration the
-// Traefik Helm chart's defaults give it (docs/install.md, step 2): entry
-// points web and websecure (TLS on), the kubernetesCRD provider with
-// allowCrossNamespace and allowExternalNameServices false and
-// allowEmptyServices true. web and websecure listen on ports 80 and 443 —
-// the chart's Service ports — of the test host's root-side address, where
-// the page's `curl --resolve` sends its requests; the api entry point
-// (/ping, /api) stays on loopback, unexposed as the chart's is. No version
-// check and no usage report: nothing dials off this machine.
-func (d *docRun) startTraefik() {
-	if d.traefik != nil {
-		return
-	}
-	ports, err := freePorts(1)
-	if err != nil {
-		d.t.Fatal(err)
-	}
-	addr := d.host.hostIP.String()
-	provider := traefikCRDProvider()
-	provider["allowCrossNamespace"] = false
-	provider["allowExternalNameServices"] = false
-	provider["allowEmptyServices"] = true
-	static := obj{
-		"entryPoints": obj{
-			"web":       obj{"address": net.JoinHostPort(addr, "80")},
-			"websecure": obj{"address": net.JoinHostPort(addr, "443"), "http": obj{"tls": obj{}}},
-			"traefik":   obj{"address": "127.0.0.1:" + strconv.Itoa(ports[0])},
-		},
-		"global":    obj{"checkNewVersion": false, "sendAnonymousUsage": false},
-		"api":       obj{"insecure": true, "dashboard": false},
-		"ping":      obj{},
-		"log":       obj{"level": "INFO"},
-		"providers": obj{"kubernetesCRD": provider},
-	}
-	d.traefik = runTraefik(d.t, static, &traefik{
-		web:       "http://" + net.JoinHostPort(addr, "80"),
-		websecure: "https://" + net.JoinHostPort(addr, "443"),
-		api:       "http://127.0.0.1:" + strconv.Itoa(ports[0]),
-	})
 }
 
 // cleanUp leaves the cluster as the tests after this one expect it,
@@ -178,7 +136,7 @@ func (d *docRun) cleanUp() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	d.standIns.stop()
-	k := suite.cluster.kube
+	k := suite.cluster.Kube
 	if out, err := helm(ctx, "status", "stackdome", "--namespace", "stackdome"); err == nil {
 		if out, err := helm(ctx, "uninstall", "stackdome", "--namespace", "stackdome"); err != nil {
 			d.t.Errorf("helm uninstall: %v\n%s", err, out)
@@ -186,23 +144,30 @@ func (d *docRun) cleanUp() {
 	} else if !strings.Contains(string(out), "not found") {
 		d.t.Logf("helm status: %v\n%s", err, out)
 	}
-	namespaces := []string{"hello", "stackdome"}
+	if out, err := helm(ctx, "status", "traefik", "--namespace", "traefik"); err == nil {
+		if out, err := helm(ctx, "uninstall", "traefik", "--namespace", "traefik"); err != nil {
+			d.t.Errorf("helm uninstall traefik: %v\n%s", err, out)
+		}
+	} else if !strings.Contains(string(out), "not found") {
+		d.t.Logf("helm status traefik: %v\n%s", err, out)
+	}
+	namespaces := []string{"hello", "stackdome", "traefik"}
 	for _, ns := range namespaces {
-		if err := k.do(ctx, "DELETE", "/api/v1/namespaces/"+ns, "", nil, nil); err != nil && !isCode(err, 404) {
+		if err := k.Do(ctx, "DELETE", "/api/v1/namespaces/"+ns, "", nil, nil); err != nil && !framework.IsCode(err, 404) {
 			d.t.Errorf("deleting namespace %s: %v", ns, err)
 		}
 	}
 	// Pods bound to the test node never finish deleting without a kubelet.
-	err := waitUntil(time.Minute, 500*time.Millisecond, "the page's pods gone", func() (bool, error) {
+	err := framework.WaitUntil(time.Minute, 500*time.Millisecond, "the page's pods gone", func() (bool, error) {
 		left := 0
 		for _, ns := range namespaces {
-			pods, err := listItems(ctx, "/api/v1/namespaces/"+ns+"/pods", "")
+			pods, err := suite.cluster.Kube.List(ctx, "/api/v1/namespaces/"+ns+"/pods", "")
 			if err != nil {
 				return false, err
 			}
 			for _, p := range pods {
 				left++
-				forceDeletePod(ns, dig(p, "metadata", "name").(string))
+				suite.kubelet.ForceDeletePod(ns, framework.Dig(p, "metadata", "name").(string))
 			}
 		}
 		return left == 0, fmt.Errorf("%d pods left", left)
@@ -218,21 +183,21 @@ func (d *docRun) cleanUp() {
 
 // restoreStackResourceCRD installs schema/crd.yaml again once the page's
 // `kubectl delete crd` has finished, if it ran.
-func restoreStackResourceCRD(ctx context.Context, k *kube) error {
-	err := waitUntil(time.Minute, 250*time.Millisecond, "the StackResource CRD deleted or kept", func() (bool, error) {
-		o, err := k.get(ctx, crdPath+"/"+stackCRDName)
-		if isCode(err, 404) {
+func restoreStackResourceCRD(ctx context.Context, k *framework.Kube) error {
+	err := framework.WaitUntil(time.Minute, 250*time.Millisecond, "the StackResource CRD deleted or kept", func() (bool, error) {
+		o, err := k.Get(ctx, crdPath+"/"+stackCRDName)
+		if framework.IsCode(err, 404) {
 			return true, nil
 		}
 		if err != nil {
 			return false, err
 		}
-		return dig(o, "metadata", "deletionTimestamp") == nil, errors.New("being deleted")
+		return framework.Dig(o, "metadata", "deletionTimestamp") == nil, errors.New("being deleted")
 	})
 	if err != nil {
 		return err
 	}
-	if _, err := k.get(ctx, crdPath+"/"+stackCRDName); err == nil {
+	if _, err := k.Get(ctx, crdPath+"/"+stackCRDName); err == nil {
 		return waitEstablished(ctx, k, stackCRDName)
 	}
 	_, err = installCRDFile(ctx, k, filepath.Join(suite.root, "schema", "crd.yaml"))
@@ -355,49 +320,54 @@ func clip(s string, n int) string {
 }
 
 // docStandIns plays, on one goroutine, what the page's cluster would run
-// and this one has not: a kubelet for every pod outside the suite's own
-// e2e-* namespaces, the service proxy for the chart's error-page Service,
-// and — once the page installed it — Metacontroller, syncing every such
-// StackResource about once a second under the live CompositeController
-// stackdome-stackdome.
+// and this one has not: the kubelet's loop for every pod outside the
+// suite's own e2e-* namespaces (each pod run by the suite's one kubelet
+// stand-in on an address of the test host: stackdome's chart pods as the
+// stackdome binary with their Deployments' arguments, any other image as a
+// listener answering like go-httpbin), kube-proxy for the chart's
+// error-page Service (its ClusterIP on the test host), and a load balancer
+// for each Service of type LoadBalancer (its status names the test host's
+// root-side address, where its ports forward to the Service's endpoints).
 type docStandIns struct {
-	k        *kube
-	host     *testHost
+	k        *framework.Kube
+	kl       *framework.Kubelet
+	host     *framework.TestHost
 	bin      string // stackdome, built from the repository
 	dir      string
 	cancel   context.CancelFunc
 	finished chan struct{}
 
-	mu        sync.Mutex
-	ips       map[string]netip.Addr // pod (ns/name) → its address
-	next      netip.Addr
-	added     []netip.Addr // addresses given to the test host
-	listeners map[string][]net.Listener
-	stackdome *proc  // one `stackdome serve` for all of the chart's hook pods
-	hook      string // its hook base URL, once ready
-	pages     *proc  // one `stackdome serve --hooks=false` for all of its error-page pods
-	pagesURL  string // its /readyz base URL, once ready
-	errorSvc  [2]string
-	errs      map[string]int // what went wrong, how often
+	mu       sync.Mutex
+	ips      map[string]netip.Addr // pod (ns/name) → its address
+	next     netip.Addr
+	added    []netip.Addr // addresses given to the test host
+	pods     map[string]*framework.Pod
+	starting map[string]bool
+	deleting map[string]bool   // pods whose preStop and stop are under way
+	forwards map[string]func() // Service address:port → its forward's stop
+	errorSvc [2]string
+	errs     map[string]int // what went wrong, how often
 }
 
-func startDocStandIns(t *testing.T, host *testHost, bin string) *docStandIns {
+func startDocStandIns(t *testing.T, host *framework.TestHost, bin string) *docStandIns {
 	ctx, cancel := context.WithCancel(context.Background())
-	a := host.prefix.Addr().As4()
+	a := host.Prefix.Addr().As4()
 	a[3] = 10 // .1 and .2 are the test host's own; ClusterIPs are in the upper half
 	s := &docStandIns{
-		k: suite.cluster.kube, host: host, bin: bin, dir: t.TempDir(),
+		k: suite.cluster.Kube, kl: suite.kubelet, host: host, bin: bin, dir: t.TempDir(),
 		cancel: cancel, finished: make(chan struct{}),
-		ips: map[string]netip.Addr{}, next: netip.AddrFrom4(a), listeners: map[string][]net.Listener{},
+		ips: map[string]netip.Addr{}, next: netip.AddrFrom4(a),
+		pods: map[string]*framework.Pod{}, starting: map[string]bool{}, deleting: map[string]bool{}, forwards: map[string]func(){},
 		errs: map[string]int{},
 	}
 	go func() {
 		defer close(s.finished)
 		tick := time.NewTicker(500 * time.Millisecond)
 		defer tick.Stop()
-		for n := 0; ; n++ {
+		for {
 			s.kubelet(ctx)
 			s.serviceProxy(ctx)
+			s.loadBalancers(ctx)
 			select {
 			case <-ctx.Done():
 				return
@@ -408,24 +378,20 @@ func startDocStandIns(t *testing.T, host *testHost, bin string) *docStandIns {
 	return s
 }
 
-// stop ends the goroutine, the listeners and stackdome.
+// stop ends the goroutine, the pods' processes and the forwards.
 func (s *docStandIns) stop() {
 	s.cancel()
 	<-s.finished
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, ls := range s.listeners {
-		for _, l := range ls {
-			l.Close()
-		}
+	for _, p := range s.pods {
+		p.Stop()
 	}
-	s.listeners = map[string][]net.Listener{}
-	if s.stackdome != nil {
-		s.stackdome.stop(10 * time.Second)
+	s.pods = map[string]*framework.Pod{}
+	for _, stop := range s.forwards {
+		stop()
 	}
-	if s.pages != nil {
-		s.pages.stop(10 * time.Second)
-	}
+	s.forwards = map[string]func(){}
 }
 
 // releaseAddresses takes the addresses it gave the test host away again.
@@ -433,7 +399,7 @@ func (s *docStandIns) releaseAddresses() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, ip := range s.added {
-		_ = s.host.delAddress(ip)
+		_ = s.host.DelAddress(ip)
 	}
 	s.added = nil
 }
@@ -463,7 +429,7 @@ func (s *docStandIns) report() string {
 
 // addAddress gives the test host ip, once.
 func (s *docStandIns) addAddress(ip netip.Addr) error {
-	if err := s.host.addAddress(ip); err != nil {
+	if err := s.host.AddAddress(ip); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -491,15 +457,17 @@ func (s *docStandIns) podIP(key string) (netip.Addr, error) {
 // outside reports pods and parents of the suite's own tests (namespaces
 // e2e-*), which this stand-in leaves alone.
 func outside(o obj) bool {
-	ns, _ := dig(o, "metadata", "namespace").(string)
+	ns, _ := framework.Dig(o, "metadata", "namespace").(string)
 	return strings.HasPrefix(ns, "e2e-")
 }
 
-// kubelet does for each pod what a scheduler and a kubelet would: bind it
-// to the test node, run it, mark it Running and Ready at its address; and
-// delete a deleted pod at once.
+// kubelet is the kubelet's sync loop for the page's pods: a new pod is
+// started by the suite's kubelet stand-in (on a goroutine of its own: a
+// pod's start waits for its readiness probe) at an address of the test
+// host; a deleted one is stopped the way a kubelet stops it (preStop, then
+// SIGTERM) and removed.
 func (s *docStandIns) kubelet(ctx context.Context) {
-	pods, err := listItems(ctx, "/api/v1/pods", "")
+	pods, err := s.k.List(ctx, "/api/v1/pods", "")
 	if err != nil {
 		s.fail("listing pods", err)
 		return
@@ -508,48 +476,89 @@ func (s *docStandIns) kubelet(ctx context.Context) {
 		if outside(pod) {
 			continue
 		}
-		ns := dig(pod, "metadata", "namespace").(string)
-		name := dig(pod, "metadata", "name").(string)
+		ns := framework.Dig(pod, "metadata", "namespace").(string)
+		name := framework.Dig(pod, "metadata", "name").(string)
 		key := ns + "/" + name
-		if dig(pod, "metadata", "deletionTimestamp") != nil {
-			s.mu.Lock()
-			for _, l := range s.listeners[key] {
-				l.Close()
+		s.mu.Lock()
+		running, starting, deleting := s.pods[key], s.starting[key], s.deleting[key]
+		if framework.Dig(pod, "metadata", "deletionTimestamp") != nil && running != nil {
+			delete(s.pods, key)
+			s.deleting[key] = true
+		}
+		s.mu.Unlock()
+		if framework.Dig(pod, "metadata", "deletionTimestamp") != nil {
+			switch {
+			case running != nil:
+				go func() {
+					running.Delete(ctx)
+					s.mu.Lock()
+					delete(s.deleting, key)
+					s.mu.Unlock()
+				}()
+			case !starting && !deleting:
+				s.kl.ForceDeletePod(ns, name)
 			}
-			delete(s.listeners, key)
-			s.mu.Unlock()
-			forceDeletePod(ns, name)
 			continue
 		}
-		if dig(pod, "status", "phase") == "Running" {
+		if running != nil || starting || framework.Dig(pod, "status", "phase") == "Running" {
 			continue
-		}
-		if dig(pod, "spec", "nodeName") == nil {
-			_, err := s.k.create(ctx, "/api/v1/namespaces/"+ns+"/pods/"+name+"/binding", obj{
-				"apiVersion": "v1", "kind": "Binding", "metadata": obj{"name": name},
-				"target": obj{"apiVersion": "v1", "kind": "Node", "name": testNode},
-			})
-			if err != nil {
-				s.fail("binding "+key, err)
-				continue
-			}
 		}
 		ip, err := s.podIP(key)
 		if err != nil {
 			s.fail("giving "+key+" an address", err)
 			continue
 		}
-		if kind := chartPodKind(pod); kind != "" {
-			if err := s.runStackdome(ctx, kind, pod, ip); err != nil {
-				s.fail("running stackdome for "+key, err)
-				continue
+		s.images(pod)
+		s.mu.Lock()
+		s.starting[key] = true
+		s.mu.Unlock()
+		go func() {
+			p, err := s.kl.StartOnHost(ctx, pod, ip.String(), s.dir)
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			delete(s.starting, key)
+			if err != nil {
+				s.fail("running "+key, err)
+				return
 			}
-		} else if err := s.runApp(key, pod, ip); err != nil {
-			s.fail("running "+key, err)
+			s.pods[key] = p
+		}()
+	}
+}
+
+// images tells the kubelet what the pod's images are: the chart's
+// stackdome image is the stackdome binary built from the repository (its
+// Dockerfile's entrypoint, /stackdome serve); any other image the kubelet
+// does not know answers like go-httpbin, the page's first app.
+func (s *docStandIns) images(pod obj) {
+	containers, _ := framework.Dig(pod, "spec", "containers").([]any)
+	for _, c := range containers {
+		ref := fmt.Sprint(framework.Dig(c, "image"))
+		if s.kl.Knows(ref) {
 			continue
 		}
-		if _, err := s.k.mergePatch(ctx, "/api/v1/namespaces/"+ns+"/pods/"+name+"/status", readyStatus(pod, ip.String(), suite.host.hostIP.String())); err != nil {
-			s.fail("marking "+key+" ready", err)
+		switch {
+		case chartPodKind(pod) != "":
+			s.kl.AddImage(ref, framework.Image{Entrypoint: []string{"/stackdome", "serve"}, Files: map[string]string{"/stackdome": s.bin}})
+		case framework.Dig(pod, "metadata", "labels", "app.kubernetes.io/name") == "traefik":
+			// Traefik's chart's Deployment: the real Traefik binary.
+			s.kl.AddImage(ref, suite.traefikChart.Image())
+		default:
+			s.kl.AddImage(ref, framework.Image{Serve: httpbinStandIn})
+		}
+	}
+	if chartPodKind(pod) == "hooks" {
+		args, _ := framework.Dig(containers[0], "args").([]any)
+		for _, a := range args {
+			flag, val, _ := strings.Cut(fmt.Sprint(a), "=")
+			s.mu.Lock()
+			switch flag {
+			case "--error-service-name":
+				s.errorSvc[1] = val
+			case "--error-service-namespace":
+				s.errorSvc[0] = val
+			}
+			s.mu.Unlock()
 		}
 	}
 }
@@ -557,124 +566,17 @@ func (s *docStandIns) kubelet(ctx context.Context) {
 // chartPodKind: "hooks" for a pod of the chart's hook Deployment, "pages"
 // for one of its error-page Deployment, "" for any other pod.
 func chartPodKind(pod obj) string {
-	containers, _ := dig(pod, "spec", "containers").([]any)
+	containers, _ := framework.Dig(pod, "spec", "containers").([]any)
 	if len(containers) != 1 {
 		return ""
 	}
-	switch component, name := dig(pod, "metadata", "labels", "app.kubernetes.io/component"), dig(containers[0], "name"); {
+	switch component, name := framework.Dig(pod, "metadata", "labels", "app.kubernetes.io/component"), framework.Dig(containers[0], "name"); {
 	case component == "controller" && name == "stackdome":
 		return "hooks"
 	case component == "error-pages" && name == "error-pages":
 		return "pages"
 	}
 	return ""
-}
-
-// runStackdome starts, for the first of the chart's pods of a kind (hooks
-// or pages), `stackdome serve` on the test host with that pod's arguments —
-// the hooks (or health) and metrics ports on the pod's address, the error
-// pages, where served, on every address of the host (the pods' and the
-// error-page Service's ClusterIP) — and waits for /readyz. Later pods of the
-// kind (the second replica, a rollout's) are served by the same process.
-func (s *docStandIns) runStackdome(ctx context.Context, kind string, pod obj, ip netip.Addr) error {
-	proc, url := &s.stackdome, &s.hook
-	if kind == "pages" {
-		proc, url = &s.pages, &s.pagesURL
-	}
-	s.mu.Lock()
-	started, hook := *proc != nil, *url
-	s.mu.Unlock()
-	if started {
-		if hook == "" {
-			return errors.New("stackdome " + kind + " not ready yet")
-		}
-		return nil
-	}
-	rawArgs, _ := dig(pod, "spec", "containers").([]any)[0].(map[string]any)["args"].([]any)
-	args := []string{"serve"}
-	hookPort := "8080"
-	for _, a := range rawArgs {
-		arg := fmt.Sprint(a)
-		flag, val, _ := strings.Cut(arg, "=")
-		switch flag {
-		case "--listen", "--metrics-listen":
-			_, port, err := net.SplitHostPort(val)
-			if err != nil {
-				return fmt.Errorf("%s: %w", arg, err)
-			}
-			if flag == "--listen" {
-				hookPort = port
-			}
-			arg = flag + "=" + net.JoinHostPort(ip.String(), port)
-		case "--error-service-name":
-			s.errorSvc[1] = val
-		case "--error-service-namespace":
-			s.errorSvc[0] = val
-		}
-		args = append(args, arg)
-	}
-	p, err := s.host.startProc(s.dir, "stackdome-"+kind+"-pod", s.bin, args...)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	*proc = p
-	s.mu.Unlock()
-	base := "http://" + net.JoinHostPort(ip.String(), hookPort)
-	err = waitUntil(30*time.Second, 100*time.Millisecond, "stackdome /readyz", func() (bool, error) {
-		if done, err := p.exited(); done {
-			return false, fmt.Errorf("stackdome exited (%v):\n%s", err, indent(p.tail(20)))
-		}
-		resp, err := http.Get(base + "/readyz")
-		if err != nil {
-			return false, err
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, fmt.Errorf("/readyz: %s", resp.Status)
-	})
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err != nil {
-		p.stop(5 * time.Second)
-		*proc = nil // the next round starts it again
-		return err
-	}
-	*url = base
-	return nil
-}
-
-// runApp opens, for any other pod, a listener on each containerPort at the
-// pod's address, answering like go-httpbin (httpbinStandIn): the image the
-// page's first app names is not pulled, its stand-in answers in its place.
-func (s *docStandIns) runApp(key string, pod obj, ip netip.Addr) error {
-	s.mu.Lock()
-	_, running := s.listeners[key]
-	s.mu.Unlock()
-	if running {
-		return nil
-	}
-	var ls []net.Listener
-	containers, _ := dig(pod, "spec", "containers").([]any)
-	for _, c := range containers {
-		ports, _ := dig(c, "ports").([]any)
-		for _, p := range ports {
-			port := fmt.Sprint(dig(p, "containerPort"))
-			l, err := s.host.listen(net.JoinHostPort(ip.String(), port))
-			if err != nil {
-				for _, l := range ls {
-					l.Close()
-				}
-				return err
-			}
-			srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(httpbinStandIn)}
-			go srv.Serve(l)
-			ls = append(ls, l)
-		}
-	}
-	s.mu.Lock()
-	s.listeners[key] = ls
-	s.mu.Unlock()
-	return nil
 }
 
 // httpbinStandIn answers like mccutchen/go-httpbin, the page's first app,
@@ -704,9 +606,10 @@ func httpbinStandIn(w http.ResponseWriter, r *http.Request) {
 		"<p>Answered by the e2e suite's stand-in for the pod's container: no image is pulled here.</p>\n</body>\n</html>\n")
 }
 
-// serviceProxy makes the chart's error-page Service answer on its
-// ClusterIP, as kube-proxy would route it to a page replica: the address is
-// given to the test host, where stackdome's pages listen on every address.
+// serviceProxy is kube-proxy for the chart's error-page Service, which the
+// page's app reaches by its ClusterIP (the EndpointSlice stackdome mirrors
+// holds it): the address is given to the test host and each port forwarded
+// to a ready endpoint.
 func (s *docStandIns) serviceProxy(ctx context.Context) {
 	s.mu.Lock()
 	ns, name := s.errorSvc[0], s.errorSvc[1]
@@ -714,24 +617,96 @@ func (s *docStandIns) serviceProxy(ctx context.Context) {
 	if ns == "" || name == "" {
 		return
 	}
-	svc, err := s.k.get(ctx, "/api/v1/namespaces/"+ns+"/services/"+name)
-	if isCode(err, 404) {
+	svc, err := s.k.Get(ctx, "/api/v1/namespaces/"+ns+"/services/"+name)
+	if framework.IsCode(err, 404) {
 		return
 	}
 	if err != nil {
 		s.fail("reading the error-page Service", err)
 		return
 	}
-	ip, err := netip.ParseAddr(fmt.Sprint(dig(svc, "spec", "clusterIP")))
+	ip, err := netip.ParseAddr(fmt.Sprint(framework.Dig(svc, "spec", "clusterIP")))
 	if err != nil {
 		return
 	}
-	key := "service " + ns + "/" + name + " " + ip.String()
 	s.mu.Lock()
-	_, done := s.ips[key]
-	s.ips[key] = ip
+	_, known := s.ips["service "+ns+"/"+name+" "+ip.String()]
+	s.ips["service "+ns+"/"+name+" "+ip.String()] = ip
 	s.mu.Unlock()
-	if !done {
-		s.fail("giving the test host ClusterIP "+ip.String(), s.addAddress(ip))
+	if !known {
+		if err := s.addAddress(ip); err != nil {
+			s.fail("giving the test host ClusterIP "+ip.String(), err)
+			return
+		}
 	}
+	s.forwardPorts(svc, s.host, ip.String())
+}
+
+// loadBalancers is a load balancer for every Service of type LoadBalancer
+// of the page's (Traefik's): its status names the test host's root-side
+// address, whose ports forward to the Service's ready endpoints, as a
+// cloud's load balancer and kube-proxy would.
+func (s *docStandIns) loadBalancers(ctx context.Context) {
+	svcs, err := s.k.List(ctx, "/api/v1/services", "")
+	if err != nil {
+		s.fail("listing Services", err)
+		return
+	}
+	ip := s.host.HostIP.String()
+	for _, svc := range svcs {
+		if outside(svc) || framework.Dig(svc, "spec", "type") != "LoadBalancer" {
+			continue
+		}
+		s.forwardPorts(svc, nil, ip)
+		if ing, _ := framework.Dig(svc, "status", "loadBalancer", "ingress").([]any); len(ing) > 0 {
+			continue
+		}
+		path := "/api/v1/namespaces/" + fmt.Sprint(framework.Dig(svc, "metadata", "namespace")) + "/services/" + fmt.Sprint(framework.Dig(svc, "metadata", "name")) + "/status"
+		if _, err := s.k.MergePatch(ctx, path, obj{"status": obj{"loadBalancer": obj{"ingress": []any{obj{"ip": ip, "ipMode": "VIP"}}}}}); err != nil {
+			s.fail("writing the load balancer's address", err)
+		}
+	}
+}
+
+// forwardPorts forwards each port of svc at ip (on the test host h, or in
+// the root namespace when h is nil) to the Service's endpoints, once.
+func (s *docStandIns) forwardPorts(svc obj, h *framework.TestHost, ip string) {
+	ns := fmt.Sprint(framework.Dig(svc, "metadata", "namespace"))
+	name := fmt.Sprint(framework.Dig(svc, "metadata", "name"))
+	ports, _ := framework.Dig(svc, "spec", "ports").([]any)
+	for _, p := range ports {
+		port, err := strconv.Atoi(fmt.Sprint(framework.Dig(p, "port")))
+		if err != nil {
+			continue
+		}
+		addr := net.JoinHostPort(ip, strconv.Itoa(port))
+		s.mu.Lock()
+		_, done := s.forwards[addr]
+		s.mu.Unlock()
+		if done {
+			continue
+		}
+		stop, err := suite.mc.Net.ForwardService(h, addr, ns, name, port)
+		if err != nil {
+			s.fail("forwarding "+addr+" to Service "+ns+"/"+name, err)
+			continue
+		}
+		s.mu.Lock()
+		s.forwards[addr] = stop
+		s.mu.Unlock()
+	}
+}
+
+// withoutClusterEnv drops the in-cluster variables and KUBECONFIG, which
+// would make the page's kubectl and helm talk to another cluster than the
+// one the test names.
+func withoutClusterEnv(env []string) []string {
+	var out []string
+	for _, e := range env {
+		if strings.HasPrefix(e, "KUBERNETES_SERVICE_") || strings.HasPrefix(e, "KUBECONFIG=") {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }

@@ -34,13 +34,11 @@ func (b docBlock) String() string {
 }
 
 // substitution is what runs, in the page's shell, instead of a block that
-// needs the internet or a real node. Its shell may use the variables the
-// test sets (E2E_POD_CIDR, E2E_METACONTROLLER_MANIFESTS, E2E_TRAEFIK_CRDS,
-// E2E_TRAEFIK); start names a stand-in the test starts after the shell ran.
+// needs a kind cluster or an image registry. Its shell may use the
+// variables the test sets (E2E_POD_CIDR).
 type substitution struct {
 	doc   string // the block exactly as the page has it
 	shell string // what runs instead ("" nothing)
-	start string // "" or "traefik"
 	why   string // what the block does on a cluster, and what stands in here
 }
 
@@ -69,37 +67,16 @@ POD_CIDR=10.244.0.0/16`,
 		why:   "the cluster's pod network: the test host's /24",
 	},
 	{
-		doc: `kubectl apply -k 'https://github.com/metacontroller/metacontroller/manifests/production?ref=v4.17.2'
-kubectl -n metacontroller rollout status statefulset/metacontroller --timeout=5m
-kubectl -n metacontroller get statefulset metacontroller -o jsonpath='{.spec.template.spec.containers[0].image}{"\n"}'`,
-		shell: `kubectl apply -k "$E2E_METACONTROLLER_MANIFESTS"
-kubectl -n metacontroller rollout status statefulset/metacontroller --timeout=5m
-kubectl -n metacontroller get statefulset metacontroller -o jsonpath='{.spec.template.spec.containers[0].image}{"\n"}'`,
-		why: "only the URL: the same manifests/production of tag v4.17.2 from the pinned source (no internet); its StatefulSet's pod is the real Metacontroller binary the suite runs (docs/e2e.md)",
-	},
-	{
 		doc: `helm repo add traefik https://traefik.github.io/charts
 helm repo update traefik`,
 		why: "Traefik's chart repository: nothing (no internet)",
 	},
 	{
-		doc: `helm install traefik traefik/traefik --version 41.5.0 --namespace traefik --create-namespace \
+		doc: `helm install traefik traefik/traefik --version 41.3.0 --namespace traefik --create-namespace \
   --set service.spec.type=NodePort --set ports.web.nodePort=30080 --set ports.websecure.nodePort=30443
 kubectl -n traefik rollout status deployment/traefik --timeout=5m
 TRAEFIK=127.0.0.1`,
-		shell: `kubectl apply --server-side -f "$E2E_TRAEFIK_CRDS"
-TRAEFIK=$E2E_TRAEFIK`,
-		start: "traefik",
-		why:   "Traefik's chart on kind: its CRDs from the Traefik v3.7.13 module, the real Traefik v3.7.13 with the chart's defaults on ports 80 and 443 of the test host's root-side address",
-	},
-	{
-		doc: `helm install traefik traefik/traefik --version 41.5.0 --namespace traefik --create-namespace
-kubectl -n traefik rollout status deployment/traefik --timeout=5m
-TRAEFIK=$(kubectl -n traefik get service traefik -o jsonpath='{.status.loadBalancer.ingress[0].ip}')`,
-		shell: `kubectl apply --server-side -f "$E2E_TRAEFIK_CRDS"
-TRAEFIK=$E2E_TRAEFIK`,
-		start: "traefik",
-		why:   "Traefik's chart on a cluster: the same stand-in; its address in place of the load balancer's",
+		why: "Traefik's chart on kind: nothing, kind's node ports are mapped to 127.0.0.1 (TestInstallDocTraefikValues renders this install); the next block installs the same pinned chart with its defaults, as on any cluster",
 	},
 	{
 		doc: `make kind-load KIND_CLUSTER=stackdome
@@ -119,10 +96,38 @@ IMAGE_REPOSITORY=registry.example.com/platform/stackdome`,
 	},
 }
 
-// docStep is one block and, when it is substituted, its stand-in.
+// localCopy is what a run block fetches from the internet, which
+// TestInstallDoc replaces, and nothing else of the block, by the pinned
+// local copy of the same thing.
+type localCopy struct {
+	from string // exactly as the page has it
+	to   string // what runs instead: a variable TestInstallDoc sets
+	why  string
+}
+
+// installDocLocalCopies is every local copy a run block of docs/install.md
+// is run with. The page's table "What `make e2e` runs of this page" says the
+// same in prose; an entry no run block uses fails the test.
+var installDocLocalCopies = []localCopy{
+	{
+		from: `'https://github.com/metacontroller/metacontroller/manifests/production?ref=v4.17.2'`,
+		to:   `"$E2E_METACONTROLLER_MANIFESTS"`,
+		why:  "manifests/production of tag v4.17.2 in the pinned source (no internet); its StatefulSet's pod is the real Metacontroller binary the suite runs (docs/e2e.md)",
+	},
+	{
+		from: `helm install traefik traefik/traefik`,
+		to:   `helm install traefik "$E2E_TRAEFIK_CHART"`,
+		why:  "the pinned Traefik chart 41.3.0 (docs/e2e.md), extracted; its pod is the real Traefik binary of the chart's appVersion (docs/e2e.md)",
+	},
+}
+
+// docStep is one block and, when it is substituted, its stand-in; text is
+// what runs (a run block with its local copies).
 type docStep struct {
-	block docBlock
-	sub   *substitution
+	block  docBlock
+	sub    *substitution
+	text   string
+	copies []string // the local copies text uses
 }
 
 var (
@@ -257,7 +262,37 @@ func readInstallDocSteps(root string) ([]docStep, []error) {
 	}
 	blocks, errs := parseDocBlocks(data)
 	steps, more := planDocSteps(blocks, installDocSubstitutions)
-	return steps, append(errs, more...)
+	errs = append(errs, more...)
+	return steps, append(errs, useLocalCopies(steps, installDocLocalCopies)...)
+}
+
+// useLocalCopies sets what each step runs: a substituted block its stand-in,
+// a run block its own text with each local copy's from replaced. A local
+// copy no run block uses is an error.
+func useLocalCopies(steps []docStep, copies []localCopy) []error {
+	used := make([]bool, len(copies))
+	for i := range steps {
+		s := &steps[i]
+		if s.sub != nil {
+			s.text = s.sub.shell
+			continue
+		}
+		s.text = s.block.text
+		for j, c := range copies {
+			if strings.Contains(s.text, c.from) {
+				s.text = strings.ReplaceAll(s.text, c.from, c.to)
+				s.copies = append(s.copies, c.why)
+				used[j] = true
+			}
+		}
+	}
+	var errs []error
+	for j, u := range used {
+		if !u {
+			errs = append(errs, fmt.Errorf("local copy of %s, which no run block of %s uses: remove it from installDocLocalCopies", copies[j].from, installDoc))
+		}
+	}
+	return errs
 }
 
 // TestInstallDocBlocks: every shell block of docs/install.md is marked, and
@@ -304,6 +339,16 @@ func TestInstallDocBlocksBite(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("plan errors lack %q:\n%s", want, all)
 		}
+	}
+	// A run block runs with its local copies, and a local copy no run
+	// block uses is an error.
+	steps := []docStep{{block: docBlock{marker: "run", text: "kubectl apply -k 'https://x?ref=1'"}}}
+	errs = useLocalCopies(steps, []localCopy{{from: "'https://x?ref=1'", to: `"$X"`, why: "x"}, {from: "gone", to: "y", why: "y"}})
+	if steps[0].text != `kubectl apply -k "$X"` || len(steps[0].copies) != 1 {
+		t.Errorf("run block with a local copy: %+v", steps[0])
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "no run block") {
+		t.Errorf("local-copy errors %v, want one for the unused copy", errs)
 	}
 	// An indented block (in a list item) is read de-indented.
 	blocks, errs = parseDocBlocks([]byte("1. step\n\n   <!-- e2e: run -->\n   ```sh\n   echo b\n   ```\n"))

@@ -33,9 +33,10 @@ const traefikKubeVersion = "v1.37.2"
 // helmInstall is one `helm install traefik …` command of the page: the
 // values it passes, as helm reads them.
 type helmInstall struct {
-	block docBlock
-	args  []string // the value flags, as they would be passed to helm template
-	sets  []string // every key a --set, --set-string or values file sets
+	block   docBlock
+	args    []string // the value flags, as they would be passed to helm template
+	sets    []string // every key a --set, --set-string or values file sets
+	version string   // --version, "" without one
 }
 
 // TestInstallDocTraefikValues: every `helm install traefik` of
@@ -68,9 +69,16 @@ func TestInstallDocTraefikValues(t *testing.T) {
 	if len(kindPorts) == 0 {
 		t.Fatalf("%s: no containerPort in the kind cluster's extraPortMappings", installDoc)
 	}
+	pinned := chartVersion(t, chart)
 	nodePortInstalls := 0
 	for _, in := range installs {
 		t.Run(fmt.Sprintf("line %d", in.block.line), func(t *testing.T) {
+			// The page pins the chart the suite installs (TestInstallDoc
+			// runs it from the pinned archive, whose version helm does not
+			// check against --version for a local chart).
+			if in.version != pinned {
+				t.Errorf("%s installs Traefik's chart --version %q; the suite installs the pinned %s (%s)", in.block, in.version, pinned, traefikChartArchive)
+			}
 			for _, k := range in.sets {
 				if !known.has(k) {
 					t.Errorf("%s sets %s, which Traefik's chart %s neither has in values.yaml nor declares in values.schema.json: it is read by nothing", in.block, k, traefikChartArchive)
@@ -156,6 +164,22 @@ func TestInstallDocTraefikValuesBite(t *testing.T) {
 	if ins, err := traefikInstalls([]byte("<!-- e2e: run -->\n```sh\nhelm install traefik \"$CHART\" --set a=1\n```\n")); err != nil || len(ins) != 1 {
 		t.Errorf("a chart path in a variable: %v %v", ins, err)
 	}
+}
+
+// chartVersion is the version the chart's Chart.yaml says.
+func chartVersion(t *testing.T, chart string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(chart, "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "version:"); ok {
+			return strings.Trim(strings.TrimSpace(v), `"'`)
+		}
+	}
+	t.Fatalf("%s: no version", filepath.Join(chart, "Chart.yaml"))
+	return ""
 }
 
 // traefikChart extracts the pinned chart into a temporary directory.
@@ -366,7 +390,9 @@ func traefikInstalls(doc []byte) ([]helmInstall, error) {
 					in.sets = append(in.sets, setKeys(val)...)
 				case "-f", "--values":
 					return nil, fmt.Errorf("%s: values file %s: the test reads --set values only; teach it to read the file", b, val)
-				case "--version", "--namespace", "-n", "--timeout", "--create-namespace", "--wait", "--atomic":
+				case "--version":
+					in.version = val
+				case "--namespace", "-n", "--timeout", "--create-namespace", "--wait", "--atomic":
 				default:
 					return nil, fmt.Errorf("%s: flag %s: the test does not know whether it passes values", b, flag)
 				}

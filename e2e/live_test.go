@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // TestLivePortGate is the whole loop on a real control plane under the real
@@ -45,23 +47,23 @@ func TestLivePortGate(t *testing.T) {
 		extra     obj      // further spec fields
 	}
 	apps := []*app{
-		{name: "web", typ: "Service", ip: hostAddr(host, 41), open: []string{"http"}, dead: []string{"admin"},
+		{name: "web", typ: "Service", ip: framework.HostAddr(host, 41), open: []string{"http"}, dead: []string{"admin"},
 			extra: obj{"host": "web.e2e.test"}},
-		{name: "db", typ: "StatefulService", ip: hostAddr(host, 42), open: []string{"sql"}, dead: []string{"metrics", "repl"},
+		{name: "db", typ: "StatefulService", ip: framework.HostAddr(host, 42), open: []string{"sql"}, dead: []string{"metrics", "repl"},
 			extra: obj{"storage": obj{"size": "1Gi", "mountPath": "/data"}}},
 	}
 
 	numbers := map[string]map[string]int{} // app → port name → number
 	start := time.Now()
 	for _, a := range apps {
-		if err := host.addAddress(netip.MustParseAddr(a.ip)); err != nil {
+		if err := host.AddAddress(netip.MustParseAddr(a.ip)); err != nil {
 			t.Fatal(err)
 		}
 		numbers[a.name] = map[string]int{}
 		// Free port numbers on the pod's own address first; the spec is
 		// written with them.
 		for _, pn := range a.open {
-			l, err := host.listen(net.JoinHostPort(a.ip, "0"))
+			l, err := host.Listen(net.JoinHostPort(a.ip, "0"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,7 +71,7 @@ func TestLivePortGate(t *testing.T) {
 			numbers[a.name][pn] = l.Addr().(*net.TCPAddr).Port
 		}
 		for _, pn := range a.dead {
-			l, err := host.listen(net.JoinHostPort(a.ip, "0"))
+			l, err := host.Listen(net.JoinHostPort(a.ip, "0"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +90,7 @@ func TestLivePortGate(t *testing.T) {
 		for k, v := range a.extra {
 			spec[k] = v
 		}
-		if _, err := suite.cluster.kube.create(t.Context(), "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
+		if _, err := suite.cluster.Kube.Create(t.Context(), "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
 			"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
 			"metadata": obj{"name": a.name}, "spec": spec,
 		}); err != nil {
@@ -99,17 +101,17 @@ func TestLivePortGate(t *testing.T) {
 	for _, a := range apps {
 		// The first sync: the children, and a rolling-out status.
 		first := syncAnswer(t, ns, a.name, start, 90*time.Second, a.name+": a first sync by Metacontroller", nil)
-		if got := conditionReason(first.response, "Available"); got != "Progressing" {
+		if got := conditionReason(first.Response, "Available"); got != "Progressing" {
 			t.Errorf("%s: before any pod, Available reason = %q, want Progressing", a.name, got)
 		}
 	}
 
 	for _, a := range apps {
 		pods := waitPods(t, ns, "app.kubernetes.io/instance="+a.name, 1)
-		if rev := dig(pods[0], "metadata", "annotations", "stackdome.io/revision"); rev == nil || rev == "" {
-			t.Errorf("%s: pod %v has no stackdome.io/revision annotation", a.name, dig(pods[0], "metadata", "name"))
+		if rev := framework.Dig(pods[0], "metadata", "annotations", "stackdome.io/revision"); rev == nil || rev == "" {
+			t.Errorf("%s: pod %v has no stackdome.io/revision annotation", a.name, framework.Dig(pods[0], "metadata", "name"))
 		}
-		runPod(t, ns, pods[0], a.ip)
+		suite.kubelet.RunPod(t, ns, pods[0], a.ip)
 	}
 
 	// Metacontroller syncs again as stackdome asks (resyncAfterSeconds, the
@@ -118,13 +120,13 @@ func TestLivePortGate(t *testing.T) {
 		ex := syncAnswer(t, ns, a.name, start, grace+60*time.Second, a.name+": a status naming exactly the dead ports", func(resp obj) error {
 			return checkDeadPorts(resp, a.dead, a.open, numbers[a.name])
 		})
-		t.Logf("%s: status naming the dead ports:\n%s", a.name, mustJSON(ex.response["status"]))
-		stored, err := suite.cluster.kube.get(t.Context(), stackPath(ns, a.name))
+		t.Logf("%s: status naming the dead ports:\n%s", a.name, mustJSON(ex.Response["status"]))
+		stored, err := suite.cluster.Kube.Get(t.Context(), stackPath(ns, a.name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := waitUntil(30*time.Second, 200*time.Millisecond, a.name+": the stored status", func() (bool, error) {
-			stored, err = suite.cluster.kube.get(t.Context(), stackPath(ns, a.name))
+		if err := framework.WaitUntil(30*time.Second, 200*time.Millisecond, a.name+": the stored status", func() (bool, error) {
+			stored, err = suite.cluster.Kube.Get(t.Context(), stackPath(ns, a.name))
 			if err != nil {
 				return false, err
 			}
@@ -152,14 +154,6 @@ func TestLivePortGate(t *testing.T) {
 	}
 }
 
-// hostAddr is the test host's address with last octet n (n < 128: the
-// lower half, outside the Service range).
-func hostAddr(h *testHost, n byte) string {
-	a := h.prefix.Addr().As4()
-	a[3] = n
-	return netip.AddrFrom4(a).String()
-}
-
 // checkDeadPorts holds the state-table row "serving, a port closed past
 // grace": Available=False PortNotListening, Converged=False, Stalled=True
 // PortNotListening, one readiness_failure detail per
@@ -181,70 +175,30 @@ func checkDeadPorts(resp obj, dead, open []string, numbers map[string]int) error
 		wantPorts[strconv.Itoa(numbers[pn])] = true
 	}
 	gotPorts := map[string]bool{}
-	details, _ := dig(resp, "status", "lastFailureDetails").([]any)
+	details, _ := framework.Dig(resp, "status", "lastFailureDetails").([]any)
 	for _, d := range details {
-		if dig(d, "type") != "readiness_failure" {
-			errs = append(errs, fmt.Errorf("failure detail of type %v, want only readiness_failure: %v", dig(d, "type"), d))
+		if framework.Dig(d, "type") != "readiness_failure" {
+			errs = append(errs, fmt.Errorf("failure detail of type %v, want only readiness_failure: %v", framework.Dig(d, "type"), d))
 			continue
 		}
-		gotPorts[fmt.Sprint(dig(d, "port"))] = true
+		gotPorts[fmt.Sprint(framework.Dig(d, "port"))] = true
 	}
 	if !equalSets(gotPorts, wantPorts) {
 		errs = append(errs, fmt.Errorf("readiness_failure ports %v, want %v", keys(gotPorts), keys(wantPorts)))
 	}
-	if ports, ok := dig(resp, "status", "ports").([]any); ok {
+	if ports, ok := framework.Dig(resp, "status", "ports").([]any); ok {
 		for _, p := range ports {
-			name, _ := dig(p, "name").(string)
+			name, _ := framework.Dig(p, "name").(string)
 			want := "Open"
 			if slices.Contains(dead, name) {
 				want = "Closed"
 			}
-			if st := dig(p, "state"); st != want {
+			if st := framework.Dig(p, "state"); st != want {
 				errs = append(errs, fmt.Errorf("status.ports %s state %v, want %s", name, st, want))
 			}
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// markPodReady does what a kubelet would: Running, Ready, with a podIP.
-func markPodReady(t *testing.T, ns string, pod obj, ip string) {
-	t.Helper()
-	name := dig(pod, "metadata", "name").(string)
-	if _, err := suite.cluster.kube.mergePatch(t.Context(), "/api/v1/namespaces/"+ns+"/pods/"+name+"/status", readyStatus(pod, ip, "")); err != nil {
-		t.Fatalf("marking pod %s ready: %v", name, err)
-	}
-}
-
-// readyStatus is the status patch a kubelet would report for pod running and
-// ready at podIP, on a node at hostIP (left out when empty).
-func readyStatus(pod obj, podIP, hostIP string) obj {
-	now := time.Now().UTC().Format(time.RFC3339)
-	var statuses []any
-	containers, _ := dig(pod, "spec", "containers").([]any)
-	for _, c := range containers {
-		statuses = append(statuses, obj{
-			"name": dig(c, "name"), "image": dig(c, "image"), "imageID": "",
-			"ready": true, "started": true, "restartCount": 0,
-			"state": obj{"running": obj{"startedAt": now}},
-		})
-	}
-	st := obj{
-		"phase":             "Running",
-		"podIP":             podIP,
-		"podIPs":            []any{obj{"ip": podIP}},
-		"startTime":         now,
-		"containerStatuses": statuses,
-		"conditions": []any{
-			obj{"type": "Ready", "status": "True", "lastTransitionTime": now},
-			obj{"type": "ContainersReady", "status": "True", "lastTransitionTime": now},
-			obj{"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
-		},
-	}
-	if hostIP != "" {
-		st["hostIP"] = hostIP
-	}
-	return obj{"status": st}
 }
 
 // serve accepts and closes connections on l until the test ends.
@@ -272,7 +226,7 @@ func closedPort(ip string) (int, error) {
 }
 
 func condition(resp obj, typ string) map[string]any {
-	conds, _ := dig(resp, "status", "conditions").([]any)
+	conds, _ := framework.Dig(resp, "status", "conditions").([]any)
 	for _, c := range conds {
 		if c, ok := c.(map[string]any); ok && c["type"] == typ {
 			return c

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -24,6 +23,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // suite is what TestMain sets up for every test of the package.
@@ -34,13 +35,21 @@ var suite struct {
 	binDir  string // cached control-plane binaries
 	mcDir   string // cached Metacontroller build: the binary and src/
 	kubectl string // the kubectl binary
-	mc      *realMetacontroller
-	tmp     string // per-run scratch, removed at exit
-	cluster *cluster
+	mc      *framework.Metacontroller
+	kubelet *framework.Kubelet
+	// traefik is the directory of the Traefik binary, or traefikErr why
+	// there is none: the tests that need it fail with that error.
+	traefik    string
+	traefikErr error
+	// traefikChart installs the pinned Traefik chart, its pod run by the
+	// kubelet on the test host (nil with traefikErr saying why).
+	traefikChart *framework.TraefikChart
+	tmp          string // per-run scratch, removed at exit
+	cluster      *framework.Cluster
 	// host is the test host in a network namespace (testhost_test.go), or
 	// nil with hostErr saying why it could not be made: the tests that need
 	// it fail with that error, the others run.
-	host    *testHost
+	host    *framework.TestHost
 	hostErr error
 }
 
@@ -49,8 +58,8 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) (code int) {
-	var cl cleanups
-	defer cl.run()
+	var cl framework.Cleanups
+	defer cl.Run()
 
 	// An interrupt or a CI cancellation still stops the control plane and
 	// removes the scratch directory; Pdeathsig covers a crash.
@@ -59,7 +68,7 @@ func runMain(m *testing.M) (code int) {
 	go func() {
 		s := <-sig
 		fmt.Fprintf(os.Stderr, "e2e: %v: stopping the control plane\n", s)
-		cl.run()
+		cl.Run()
 		os.Exit(2)
 	}()
 
@@ -76,32 +85,32 @@ func runMain(m *testing.M) (code int) {
 	suite.shared = sharedDir(root)
 	// The real Metacontroller or nothing: without its pinned source the
 	// suite stops here, with one line saying what to set.
-	if _, err := metacontrollerSourcePath(suite.shared); err != nil {
+	if _, err := framework.MetacontrollerSourcePath(suite.shared); err != nil {
 		return fail(err)
 	}
 
 	start := time.Now()
-	suite.binDir, err = buildControlPlane(root)
+	suite.binDir, err = framework.BuildControlPlane(root)
 	if err != nil {
 		return fail(err)
 	}
 	fmt.Fprintf(os.Stderr, "e2e: control-plane binaries ready in %s (%s)\n", time.Since(start).Round(time.Second), suite.binDir)
 
 	start = time.Now()
-	if traefikBuild.dir, traefikBuild.err = buildTraefik(root); traefikBuild.err == nil {
-		fmt.Fprintf(os.Stderr, "e2e: Traefik binary ready in %s (%s)\n", time.Since(start).Round(time.Second), traefikBuild.dir)
+	if suite.traefik, suite.traefikErr = framework.BuildTraefik(root); suite.traefikErr == nil {
+		fmt.Fprintf(os.Stderr, "e2e: Traefik binary ready in %s (%s)\n", time.Since(start).Round(time.Second), suite.traefik)
 	} else {
-		fmt.Fprintf(os.Stderr, "e2e: no Traefik, the tests that need it will fail: %v\n", traefikBuild.err)
+		fmt.Fprintf(os.Stderr, "e2e: no Traefik, the tests that need it will fail: %v\n", suite.traefikErr)
 	}
 
 	start = time.Now()
-	if suite.mcDir, err = buildMetacontroller(root, suite.shared); err != nil {
+	if suite.mcDir, err = framework.BuildMetacontroller(root, suite.shared); err != nil {
 		return fail(err)
 	}
 	fmt.Fprintf(os.Stderr, "e2e: Metacontroller binary ready in %s (%s)\n", time.Since(start).Round(time.Second), suite.mcDir)
 	suite.mcCRDs = metacontrollerCRDs{path: filepath.Join(suite.mcDir, "src", "manifests", "production", "metacontroller-crds-v1.yaml"), real: true}
 	start = time.Now()
-	if suite.kubectl, err = kubectlBinary(root); err != nil {
+	if suite.kubectl, err = framework.KubectlBinary(root); err != nil {
 		return fail(err)
 	}
 	fmt.Fprintf(os.Stderr, "e2e: kubectl ready in %s (%s)\n", time.Since(start).Round(time.Second), suite.kubectl)
@@ -115,7 +124,7 @@ func runMain(m *testing.M) (code int) {
 		return fail(err)
 	}
 	keep := os.Getenv("STACKDOME_E2E_KEEP") != ""
-	cl.add(func() {
+	cl.Add(func() {
 		if keep {
 			fmt.Fprintf(os.Stderr, "e2e: kept %s\n", suite.tmp)
 			return
@@ -126,10 +135,10 @@ func runMain(m *testing.M) (code int) {
 	// The test host comes first: the cluster's Service range is a part of
 	// its /24, so a ClusterIP can be made to answer there.
 	serviceRange := "10.0.0.0/24" // nothing on this machine has it; never dialed
-	if suite.host, suite.hostErr = newTestHost(); suite.hostErr == nil {
-		cl.add(suite.host.close)
-		serviceRange = suite.host.serviceRange().String()
-		fmt.Fprintf(os.Stderr, "e2e: test host %s in a network namespace (root side %s), Service range %s\n", suite.host.guestIP, suite.host.hostIP, serviceRange)
+	if suite.host, suite.hostErr = framework.NewTestHost(); suite.hostErr == nil {
+		cl.Add(suite.host.Close)
+		serviceRange = suite.host.ServiceRange().String()
+		fmt.Fprintf(os.Stderr, "e2e: test host %s in a network namespace (root side %s), Service range %s\n", suite.host.GuestIP, suite.host.HostIP, serviceRange)
 	} else {
 		fmt.Fprintf(os.Stderr, "e2e: no test host, the tests that need one will fail: %v\n", suite.hostErr)
 	}
@@ -139,18 +148,19 @@ func runMain(m *testing.M) (code int) {
 	}
 	ctx := context.Background()
 	start = time.Now()
-	c, err := startCluster(ctx, suite.binDir, filepath.Join(suite.tmp, "cluster"), serviceRange)
+	c, err := framework.StartCluster(ctx, suite.binDir, filepath.Join(suite.tmp, "cluster"), serviceRange)
 	if err != nil {
 		return fail(fmt.Errorf("starting control plane: %w", err))
 	}
-	cl.add(c.stop)
+	cl.Add(c.Stop)
 	suite.cluster = c
-	fmt.Fprintf(os.Stderr, "e2e: control plane %s up in %s at %s\n", clusterVersion, time.Since(start).Round(100*time.Millisecond), c.kube.base)
+	suite.kubelet = framework.NewKubelet(c.Kube)
+	fmt.Fprintf(os.Stderr, "e2e: control plane %s up in %s at %s\n", framework.ClusterVersion, time.Since(start).Round(100*time.Millisecond), c.Kube.Base)
 
 	// Traefik's CRDs before Metacontroller, so its first discovery sees every
 	// kind the chart's CompositeController names.
 	start = time.Now()
-	if err := installPrerequisiteCRDs(ctx, c.kube); err != nil {
+	if err := installPrerequisiteCRDs(ctx, c.Kube); err != nil {
 		return fail(err)
 	}
 	fmt.Fprintf(os.Stderr, "e2e: Traefik CRDs Established in %s\n", time.Since(start).Round(100*time.Millisecond))
@@ -159,20 +169,37 @@ func runMain(m *testing.M) (code int) {
 		return fail(fmt.Errorf("the real Metacontroller's pod needs the test host's privileges: %w", suite.hostErr))
 	}
 	start = time.Now()
-	mc, err := startRealMetacontroller(ctx, c, suite.kubectl, suite.mcDir, filepath.Join(suite.tmp, "metacontroller"))
+	mc, err := framework.StartMetacontroller(ctx, c, suite.kubelet, suite.kubectl, suite.mcDir, filepath.Join(suite.tmp, "metacontroller"))
 	if err != nil {
 		return fail(fmt.Errorf("starting Metacontroller: %w", err))
 	}
-	cl.add(mc.stop)
+	cl.Add(mc.Stop)
 	suite.mc = mc
 	fmt.Fprintf(os.Stderr, "e2e: %s, ready in %s\n", mc, time.Since(start).Round(100*time.Millisecond))
 
+	// Pods on the test host (Traefik's chart, install.md's) reach the API
+	// server at the kubernetes Service's ClusterIP, as in a cluster.
+	stopAPI, err := suite.kubelet.UseHost(ctx, suite.host)
+	if err != nil {
+		return fail(fmt.Errorf("the kubernetes Service on the test host: %w", err))
+	}
+	cl.Add(stopAPI)
+	if suite.traefikErr == nil {
+		chart, err := framework.TraefikChartPath(suite.shared, filepath.Join(suite.tmp, "traefik-chart"))
+		if err != nil {
+			suite.traefikErr = err
+			fmt.Fprintf(os.Stderr, "e2e: no Traefik chart, the tests that need it will fail: %v\n", err)
+		} else {
+			suite.traefikChart = &framework.TraefikChart{Helm: helm, Chart: chart, Binary: suite.traefik, Kubelet: suite.kubelet, Host: suite.host}
+		}
+	}
+
 	code = m.Run()
 	if code != 0 {
-		for _, p := range c.procs {
-			fmt.Fprintf(os.Stderr, "e2e: last lines of %s:\n%s\n", p.name, indent(p.tail(15)))
+		for _, p := range c.Procs {
+			fmt.Fprintf(os.Stderr, "e2e: last lines of %s:\n%s\n", p.Name, framework.Indent(p.Tail(15)))
 		}
-		fmt.Fprintf(os.Stderr, "e2e: last lines of metacontroller:\n%s\n", indent(mc.proc.tail(30)))
+		fmt.Fprintf(os.Stderr, "e2e: last lines of metacontroller:\n%s\n", framework.Indent(mc.Proc.Tail(30)))
 	}
 	return code
 }
@@ -197,41 +224,15 @@ func removeStaleScratch() {
 	}
 }
 
-// buildControlPlane runs e2e/tools/build.sh, which builds only what its cache
-// lacks, and returns the directory holding the binaries.
-func buildControlPlane(root string) (string, error) {
-	if dir := os.Getenv("STACKDOME_E2E_BIN"); dir != "" {
-		return dir, nil
+// requireHost is the suite's test host; without one (no root, no ip or
+// nsenter) it fails t, saying why: a test that needs the host never skips.
+func requireHost(t *testing.T) *framework.TestHost {
+	t.Helper()
+	if suite.hostErr != nil {
+		t.Fatalf("no test host: %v", suite.hostErr)
 	}
-	return runBuildScript(root, "tools", "the control plane")
+	return suite.host
 }
 
-// kubectlBinary runs e2e/kubectl/build.sh (STACKDOME_E2E_KUBECTL: a
-// directory holding kubectl, skip the build) and returns kubectl's path.
-func kubectlBinary(root string) (string, error) {
-	dir := os.Getenv("STACKDOME_E2E_KUBECTL")
-	if dir == "" {
-		var err error
-		if dir, err = runBuildScript(root, "kubectl", "kubectl"); err != nil {
-			return "", err
-		}
-	}
-	return filepath.Join(dir, "kubectl"), nil
-}
-
-// runBuildScript runs e2e/<dir>/build.sh, which prints the directory of what
-// it built (or found cached) on its last line, and returns that directory.
-// Its progress goes to stderr; it dies with the test binary.
-func runBuildScript(root, dir, what string) (string, error) {
-	cmd := exec.Command("bash", filepath.Join(root, "e2e", dir, "build.sh"))
-	cmd.Dir = filepath.Join(root, "e2e", dir)
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("building %s (e2e/%s/build.sh): %w", what, dir, err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return lines[len(lines)-1], nil
-}
+// obj is a JSON object as the API client decodes it.
+type obj = framework.Obj

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // What a test sees of the real Metacontroller: the hook exchanges through the
@@ -42,7 +44,7 @@ type watchEvent struct {
 }
 
 func (e watchEvent) key() string {
-	return fmt.Sprintf("%s/%v", e.object["kind"], dig(e.object, "metadata", "name"))
+	return fmt.Sprintf("%s/%v", e.object["kind"], framework.Dig(e.object, "metadata", "name"))
 }
 
 // watchedResources are the collections a namespace watch follows: the
@@ -72,7 +74,7 @@ func watchNamespace(t *testing.T, ns string) *nsWatch {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &nsWatch{ns: ns, cancel: cancel}
 	t.Cleanup(cancel)
-	k := suite.cluster.kube
+	k := suite.cluster.Kube
 	for _, r := range watchedResources {
 		path := collectionPath(r[0], r[1], ns)
 		var list struct {
@@ -80,8 +82,8 @@ func watchNamespace(t *testing.T, ns string) *nsWatch {
 				ResourceVersion string `json:"resourceVersion"`
 			} `json:"metadata"`
 		}
-		if err := k.do(ctx, "GET", path, "", nil, &list); err != nil {
-			if isCode(err, 404) {
+		if err := k.Do(ctx, "GET", path, "", nil, &list); err != nil {
+			if framework.IsCode(err, 404) {
 				continue // a kind this cluster does not serve
 			}
 			t.Fatalf("listing %s: %v", path, err)
@@ -96,17 +98,17 @@ var watchClient = &http.Client{}
 // follow reads one watch stream until ctx ends, reconnecting from the last
 // resourceVersion seen when the server closes it.
 func (w *nsWatch) follow(ctx context.Context, resource, path, rv string) {
-	k := suite.cluster.kube
+	k := suite.cluster.Kube
 	if watchClient.Transport == nil {
-		watchClient.Transport = k.http.Transport
+		watchClient.Transport = k.HTTP.Transport
 	}
 	for ctx.Err() == nil {
-		req, err := http.NewRequestWithContext(ctx, "GET", k.base+path+"?watch=1&allowWatchBookmarks=true&resourceVersion="+rv, nil)
+		req, err := http.NewRequestWithContext(ctx, "GET", k.Base+path+"?watch=1&allowWatchBookmarks=true&resourceVersion="+rv, nil)
 		if err != nil {
 			w.fail(err)
 			return
 		}
-		req.Header.Set("Authorization", "Bearer "+k.token)
+		req.Header.Set("Authorization", "Bearer "+k.Token)
 		resp, err := watchClient.Do(req)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -125,7 +127,7 @@ func (w *nsWatch) follow(ctx context.Context, resource, path, rv string) {
 				w.fail(fmt.Errorf("watch %s: %w", path, err))
 				continue
 			}
-			v, _ := dig(ev.Object, "metadata", "resourceVersion").(string)
+			v, _ := framework.Dig(ev.Object, "metadata", "resourceVersion").(string)
 			if v != "" {
 				rv = v
 			}
@@ -185,7 +187,7 @@ func (w *nsWatch) errors() []string {
 type mirror map[string]map[string]obj // resource → name → object
 
 func (m mirror) apply(e watchEvent) {
-	name := fmt.Sprint(dig(e.object, "metadata", "name"))
+	name := fmt.Sprint(framework.Dig(e.object, "metadata", "name"))
 	if m[e.resource] == nil {
 		m[e.resource] = map[string]obj{}
 	}
@@ -247,14 +249,14 @@ func (w *nsWatch) writesOf(mark int, parent string) writes {
 	prev := map[string]obj{}
 	var ws writes
 	for i, e := range w.all() {
-		key := e.resource + "/" + fmt.Sprint(dig(e.object, "metadata", "name"))
+		key := e.resource + "/" + fmt.Sprint(framework.Dig(e.object, "metadata", "name"))
 		before, had := prev[key]
 		prev[key] = e.object
 		if i < mark {
 			continue
 		}
 		if e.resource == "stackresources" {
-			if dig(e.object, "metadata", "name") != parent || e.typ != "MODIFIED" {
+			if framework.Dig(e.object, "metadata", "name") != parent || e.typ != "MODIFIED" {
 				continue
 			}
 			if had && mustJSON(before["status"]) != mustJSON(e.object["status"]) {
@@ -283,9 +285,9 @@ func (w *nsWatch) writesOf(mark int, parent string) writes {
 
 // ownedByName: o's controller is the StackResource named parent.
 func ownedByName(o obj, parent string) bool {
-	refs, _ := dig(o, "metadata", "ownerReferences").([]any)
+	refs, _ := framework.Dig(o, "metadata", "ownerReferences").([]any)
 	for _, r := range refs {
-		if dig(r, "kind") == "StackResource" && dig(r, "name") == parent && dig(r, "controller") == true {
+		if framework.Dig(r, "kind") == "StackResource" && framework.Dig(r, "name") == parent && framework.Dig(r, "controller") == true {
 			return true
 		}
 	}
@@ -306,10 +308,10 @@ func metacontrollerWrote(before, after obj) bool {
 
 // managerEntry is o's managedFields entries of manager, as JSON ("" none).
 func managerEntry(o obj, manager string) string {
-	mfs, _ := dig(o, "metadata", "managedFields").([]any)
+	mfs, _ := framework.Dig(o, "metadata", "managedFields").([]any)
 	var out []any
 	for _, m := range mfs {
-		if dig(m, "manager") == manager {
+		if framework.Dig(m, "manager") == manager {
 			out = append(out, m)
 		}
 	}
@@ -325,10 +327,10 @@ func managerEntry(o obj, manager string) string {
 // judged by it; the others have no writer but Metacontroller here.
 func changedByApply(before, after obj) bool {
 	field := "generation"
-	if dig(before, "metadata", "generation") == nil {
+	if framework.Dig(before, "metadata", "generation") == nil {
 		field = "resourceVersion"
 	}
-	return dig(before, "metadata", field) != dig(after, "metadata", field)
+	return framework.Dig(before, "metadata", field) != framework.Dig(after, "metadata", field)
 }
 
 // settle waits until the real Metacontroller leaves ns/name alone: a sync
@@ -337,35 +339,35 @@ func changedByApply(before, after obj) bool {
 // two seconds ago, that wrote nothing (a watch delivers within
 // milliseconds; the margin is for a loaded machine). It returns the last sync and the writes of the
 // whole stretch; past 90 s it fails t under phase.
-func settle(t *testing.T, w *nsWatch, mark int, since time.Time, name, phase string) (hookExchange, writes) {
+func settle(t *testing.T, w *nsWatch, mark int, since time.Time, name, phase string) (framework.HookExchange, writes) {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		if err := suite.mc.healthy(); err != nil {
+		if err := suite.mc.Healthy(); err != nil {
 			t.Fatalf("%s: %v", phase, err)
 		}
 		ws := w.writesOf(mark, name)
-		calls := suite.mc.net.hookCalls("/sync", w.ns, name, since)
+		calls := suite.mc.Net.HookCalls("/sync", w.ns, name, since)
 		// The newest sync old enough for its writes to have reached the
 		// watch: settled when it came after every write, and answered.
-		var last *hookExchange
+		var last *framework.HookExchange
 		for i := len(calls) - 1; i >= 0; i-- {
-			if time.Since(calls[i].at) > 2*time.Second {
+			if time.Since(calls[i].At) > 2*time.Second {
 				last = &calls[i]
 				break
 			}
 		}
 		if last != nil {
-			if last.err != "" || last.status != http.StatusOK {
-				t.Logf("%s: sync answered %d %s", phase, last.status, last.err)
-			} else if last.at.After(ws.last) {
+			if last.Err != "" || last.Status != http.StatusOK {
+				t.Logf("%s: sync answered %d %s", phase, last.Status, last.Err)
+			} else if last.At.After(ws.last) {
 				t.Logf("%s: settled after %d sync(s) of the real Metacontroller: %s", phase, len(calls), ws)
 				return *last, ws
 			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: Metacontroller did not settle %s/%s in 90s: %d sync(s), %s; its last lines:\n%s",
-				phase, w.ns, name, len(calls), ws, indent(suite.mc.proc.tail(20)))
+				phase, w.ns, name, len(calls), ws, framework.Indent(suite.mc.Proc.Tail(20)))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -373,27 +375,27 @@ func settle(t *testing.T, w *nsWatch, mark int, since time.Time, name, phase str
 
 // syncAnswer waits for a sync of ns/name answered after since whose answer
 // cond accepts (nil: any 200), and returns it.
-func syncAnswer(t *testing.T, ns, name string, since time.Time, timeout time.Duration, what string, cond func(resp obj) error) hookExchange {
+func syncAnswer(t *testing.T, ns, name string, since time.Time, timeout time.Duration, what string, cond func(resp obj) error) framework.HookExchange {
 	t.Helper()
 	if cond == nil {
 		return syncWhere(t, ns, name, since, timeout, what, nil)
 	}
-	return syncWhere(t, ns, name, since, timeout, what, func(ex hookExchange) error { return cond(ex.response) })
+	return syncWhere(t, ns, name, since, timeout, what, func(ex framework.HookExchange) error { return cond(ex.Response) })
 }
 
 // syncWhere waits for a sync of ns/name answered 200 after since that cond
 // accepts (nil: any), and returns it.
-func syncWhere(t *testing.T, ns, name string, since time.Time, timeout time.Duration, what string, cond func(hookExchange) error) hookExchange {
+func syncWhere(t *testing.T, ns, name string, since time.Time, timeout time.Duration, what string, cond func(framework.HookExchange) error) framework.HookExchange {
 	t.Helper()
 	var last error = fmt.Errorf("no sync yet")
-	var ex hookExchange
-	err := waitUntil(timeout, 200*time.Millisecond, what, func() (bool, error) {
-		if err := suite.mc.healthy(); err != nil {
+	var ex framework.HookExchange
+	err := framework.WaitUntil(timeout, 200*time.Millisecond, what, func() (bool, error) {
+		if err := suite.mc.Healthy(); err != nil {
 			return false, err
 		}
-		for _, c := range suite.mc.net.hookCalls("/sync", ns, name, since) {
-			if c.status != http.StatusOK || c.response == nil {
-				last = fmt.Errorf("sync answered %d %s", c.status, c.err)
+		for _, c := range suite.mc.Net.HookCalls("/sync", ns, name, since) {
+			if c.Status != http.StatusOK || c.Response == nil {
+				last = fmt.Errorf("sync answered %d %s", c.Status, c.Err)
 				continue
 			}
 			ex = c

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // TestTeamMiddlewaresThroughTraefik proves spec.middlewares on a real
@@ -26,16 +28,16 @@ func TestTeamMiddlewaresThroughTraefik(t *testing.T) {
 	requireStackResourceCRD(t)
 	host := requireHost(t)
 	ctx := t.Context()
-	k := suite.cluster.kube
-	tr := startTraefik(t)
+	k := suite.cluster.Kube
+	tr := installTraefik(t)
 	ns := newNamespace(t)
 	w := watchNamespace(t, ns)
 	const appName, appHost = "ledger", "ledger.e2e.test"
-	guest := host.guestIP.String()
+	guest := host.GuestIP.String()
 	rel := newPagesRelease(t, "stackdome")
 	rel.install(t, "")
 
-	port, _ := host.serve(t, guest, 0, func(rw http.ResponseWriter, r *http.Request) {
+	port, _ := host.Serve(t, guest, 0, func(rw http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/status/503") {
 			rw.WriteHeader(http.StatusServiceUnavailable)
 		}
@@ -45,7 +47,7 @@ func TestTeamMiddlewaresThroughTraefik(t *testing.T) {
 	mwPath := "/apis/traefik.io/v1alpha1/namespaces/" + ns + "/middlewares"
 	headerMiddleware := func(name, header string) {
 		t.Helper()
-		if _, err := k.create(ctx, mwPath, obj{"apiVersion": "traefik.io/v1alpha1", "kind": "Middleware", "metadata": obj{"name": name},
+		if _, err := k.Create(ctx, mwPath, obj{"apiVersion": "traefik.io/v1alpha1", "kind": "Middleware", "metadata": obj{"name": name},
 			"spec": obj{"headers": obj{"customResponseHeaders": obj{header: name}}}}); err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +55,7 @@ func TestTeamMiddlewaresThroughTraefik(t *testing.T) {
 	headerMiddleware("team-headers", "X-Team")
 
 	mark, since := w.mark(), time.Now()
-	if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
+	if _, err := k.Create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
 		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": appName},
 		"spec": obj{"type": "Service", "image": "example.invalid/ledger:1", "host": appHost,
 			"middlewares": []any{obj{"name": "team-headers"}, obj{"name": "late-headers"}},
@@ -66,14 +68,14 @@ func TestTeamMiddlewaresThroughTraefik(t *testing.T) {
 	// routable unless the phase is the team's own deletion.
 	settlePhase := func(phase string, checkRoutes bool) obj {
 		t.Helper()
-		var ex hookExchange
+		var ex framework.HookExchange
 		if checkRoutes {
 			ex, _ = settleRoutable(t, w, mark, since, appName, phase)
 		} else {
 			ex, _ = settle(t, w, mark, since, appName, phase)
 		}
 		mark, since = w.mark(), time.Now()
-		return ex.response
+		return ex.Response
 	}
 	ref := func(name string) string { return ns + "-" + name + "@kubernetescrd" }
 	errorsMW := ref(appName + "-errors")
@@ -81,7 +83,7 @@ func TestTeamMiddlewaresThroughTraefik(t *testing.T) {
 	// headers it carries.
 	get := func(phase string) (xTeam, xLate string) {
 		t.Helper()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, tr.web+"/books", nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, tr.Web+"/books", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +115,7 @@ func TestTeamMiddlewaresThroughTraefik(t *testing.T) {
 	requireMiddlewaresCondition("one missing", res, "False", "MiddlewareNotFound", `"late-headers"`)
 	requirePagesCondition(t, "one missing", res, "True", "Wired")
 	pods := waitPods(t, ns, "app.kubernetes.io/instance="+appName, 1)
-	runPod(t, ns, pods[0], guest)
+	suite.kubelet.RunPod(t, ns, pods[0], guest)
 	waitReadyAddress(t, ns, appName, guest)
 	waitRouters(t, tr, "one missing: the route with team-headers then errors", appRouterWith(appHost, ref("team-headers"), errorsMW))
 	if team, late := get("one missing"); team != "team-headers" || late != "" {
@@ -130,7 +132,7 @@ func TestTeamMiddlewaresThroughTraefik(t *testing.T) {
 	}
 	// The errors Middleware still follows the team's: the app's 503 is the
 	// branded page, the team's header on it.
-	a, err := through(tr.web, appHost, "/status/503", browserAccept, "")
+	a, err := through(tr.Web, appHost, "/status/503", browserAccept, "")
 	if err != nil {
 		t.Fatal(err)
 	} else if err := isPage(503, "503 Service Unavailable", "")(a); a.status != http.StatusServiceUnavailable || err != nil {
@@ -141,7 +143,7 @@ func TestTeamMiddlewaresThroughTraefik(t *testing.T) {
 	// own rule; the deletion is what resyncs the resource), and the next
 	// sync drops the reference. The team's deletion breaks the route
 	// itself, so this phase is not checked write by write.
-	if err := k.do(ctx, "DELETE", mwPath+"/team-headers", "", nil, nil); err != nil {
+	if err := k.Do(ctx, "DELETE", mwPath+"/team-headers", "", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	res = settlePhase("deleted", false)
@@ -150,7 +152,7 @@ func TestTeamMiddlewaresThroughTraefik(t *testing.T) {
 	if team, late := get("deleted"); team != "" || late != "late-headers" {
 		t.Errorf("deleted: X-Team %q X-Late %q, want none and late-headers", team, late)
 	}
-	rs, err := tr.routers()
+	rs, err := tr.Routers()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // pagesRelease is the chart installed with helm in a namespace of its own,
@@ -23,7 +25,7 @@ type pagesRelease struct {
 	name, namespace string
 	errorService    string // the chart's error-page Service
 	clusterIP       netip.Addr
-	hooks, pages    *proc
+	hooks, pages    *framework.Proc
 	uninstalled     bool
 	// serveFlags are further flags of the hooks' pod's `stackdome serve`
 	// (beside hookFlags): it answers the hooks the real Metacontroller
@@ -56,7 +58,7 @@ func (r *pagesRelease) install(t *testing.T, chart string, set ...string) {
 	}
 	release := r.name
 	args := []string{"install", release, chart, "--namespace", r.namespace, "--timeout", "2m",
-		"--set", "replicaCount=1", "--set", "errorPages.replicaCount=1", "--set", "podCIDRs={" + host.prefix.String() + "}"}
+		"--set", "replicaCount=1", "--set", "errorPages.replicaCount=1", "--set", "podCIDRs={" + host.Prefix.String() + "}"}
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
@@ -70,14 +72,14 @@ func (r *pagesRelease) install(t *testing.T, chart string, set ...string) {
 			helm(ctx, "uninstall", release, "--namespace", r.namespace)
 		}
 	})
-	svc, err := suite.cluster.kube.get(ctx, "/api/v1/namespaces/"+r.namespace+"/services/"+r.errorService)
+	svc, err := suite.cluster.Kube.Get(ctx, "/api/v1/namespaces/"+r.namespace+"/services/"+r.errorService)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.clusterIP, err = netip.ParseAddr(fmt.Sprint(dig(svc, "spec", "clusterIP"))); err != nil {
+	if r.clusterIP, err = netip.ParseAddr(fmt.Sprint(framework.Dig(svc, "spec", "clusterIP"))); err != nil {
 		t.Fatalf("error-page Service has no ClusterIP: %v", err)
 	}
-	if err := host.addAddress(r.clusterIP); err != nil {
+	if err := host.AddAddress(r.clusterIP); err != nil {
 		t.Fatal(err)
 	}
 	// Two pods, two processes, as the chart's two Deployments run them: the
@@ -85,10 +87,10 @@ func (r *pagesRelease) install(t *testing.T, chart string, set ...string) {
 	// release's Service sends Metacontroller's hook calls to, and the error
 	// pages' (`--hooks=false`) on an address of its own, which the
 	// error-page Service selects.
-	guest := host.guestIP.String()
+	guest := host.GuestIP.String()
 	r.hooks = startHookServer(t, guest, r.hookFlags(r.serveFlags...)...)
-	pagesIP := netip.MustParseAddr(hostAddr(host, pagesHostByte))
-	if err := host.addAddress(pagesIP); err != nil {
+	pagesIP := netip.MustParseAddr(framework.HostAddr(host, pagesHostByte))
+	if err := host.AddAddress(pagesIP); err != nil {
 		t.Fatal(err)
 	}
 	var pageArgs []string
@@ -97,9 +99,9 @@ func (r *pagesRelease) install(t *testing.T, chart string, set ...string) {
 	}
 	r.pages = startPageServer(t, pagesIP.String(), pagePort, pageArgs...)
 	chartPods := waitPods(t, r.namespace, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=controller", 1)
-	runPod(t, r.namespace, chartPods[0], guest)
+	suite.kubelet.RunPod(t, r.namespace, chartPods[0], guest)
 	pagePods := waitPods(t, r.namespace, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=error-pages", 1)
-	runPod(t, r.namespace, pagePods[0], pagesIP.String())
+	suite.kubelet.RunPod(t, r.namespace, pagePods[0], pagesIP.String())
 	waitReadyAddress(t, r.namespace, r.errorService, pagesIP.String())
 }
 
@@ -112,12 +114,12 @@ const pagesHostByte = 90
 // file and returns the page server's flag naming it.
 func (r *pagesRelease) brandsFile(t *testing.T) []string {
 	t.Helper()
-	cm, err := suite.cluster.kube.get(t.Context(), "/api/v1/namespaces/"+r.namespace+"/configmaps/"+r.name+"-brands")
+	cm, err := suite.cluster.Kube.Get(t.Context(), "/api/v1/namespaces/"+r.namespace+"/configmaps/"+r.name+"-brands")
 	if err != nil {
 		t.Fatalf("the chart's brand ConfigMap: %v", err)
 	}
 	path := filepath.Join(t.TempDir(), "brands.json")
-	if err := os.WriteFile(path, []byte(fmt.Sprint(dig(cm, "data", "brands.json"))), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(fmt.Sprint(framework.Dig(cm, "data", "brands.json"))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return []string{"--brands-file", path}
@@ -134,7 +136,7 @@ func (r *pagesRelease) hookFlags(extra ...string) []string {
 		"--error-service-name", r.errorService,
 		"--error-service-namespace", r.namespace,
 		"--error-service-port", fmt.Sprint(pagePort),
-		"--dial-allow", suite.host.prefix.String(),
+		"--dial-allow", suite.host.Prefix.String(),
 	}, extra...)
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stackdome/stackdome/e2e/framework"
 	kyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
@@ -30,13 +31,13 @@ import (
 func TestChartRefusesMissingPrerequisites(t *testing.T) {
 	ctx := t.Context()
 	start := time.Now()
-	c, err := startCluster(ctx, suite.binDir, filepath.Join(suite.tmp, "bare-cluster"), "10.0.0.0/24")
+	c, err := framework.StartCluster(ctx, suite.binDir, filepath.Join(suite.tmp, "bare-cluster"), "10.0.0.0/24")
 	if err != nil {
 		t.Fatalf("starting a bare control plane: %v", err)
 	}
-	t.Cleanup(c.stop)
+	t.Cleanup(c.Stop)
 	t.Logf("bare control plane up in %s", time.Since(start).Round(100*time.Millisecond))
-	k := c.kube
+	k := c.Kube
 	chart := filepath.Join(suite.root, "chart")
 
 	const (
@@ -48,7 +49,7 @@ func TestChartRefusesMissingPrerequisites(t *testing.T) {
 	)
 	install := func(t *testing.T, want string) {
 		t.Helper()
-		out, err := helmOn(ctx, c.kubeconfig, "install", "stackdome", chart, "--namespace", "stackdome", "--create-namespace", "--timeout", "2m",
+		out, err := helmOn(ctx, c.Kubeconfig, "install", "stackdome", chart, "--namespace", "stackdome", "--create-namespace", "--timeout", "2m",
 			"--set", "podCIDRs={10.244.0.0/16}")
 		got := ""
 		if err != nil {
@@ -65,19 +66,19 @@ func TestChartRefusesMissingPrerequisites(t *testing.T) {
 			t.Cleanup(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
-				if out, err := helmOn(ctx, c.kubeconfig, "uninstall", "stackdome", "--namespace", "stackdome"); err != nil {
+				if out, err := helmOn(ctx, c.Kubeconfig, "uninstall", "stackdome", "--namespace", "stackdome"); err != nil {
 					t.Errorf("helm uninstall: %v\n%s", err, out)
 				}
 			})
 			return
 		}
-		if out, err := helmOn(ctx, c.kubeconfig, "list", "--all", "--namespace", "stackdome", "--short"); err != nil || len(out) > 0 {
+		if out, err := helmOn(ctx, c.Kubeconfig, "list", "--all", "--namespace", "stackdome", "--short"); err != nil || len(out) > 0 {
 			t.Errorf("a refused install left a release: %v\n%s", err, out)
 		}
 	}
 	served := func(t *testing.T, apiVersion, resource string) {
 		t.Helper()
-		if err := waitUntil(30*time.Second, 100*time.Millisecond, apiVersion+" "+resource+" in discovery", func() (bool, error) {
+		if err := framework.WaitUntil(30*time.Second, 100*time.Millisecond, apiVersion+" "+resource+" in discovery", func() (bool, error) {
 			return servesResource(ctx, k, apiVersion, resource), nil
 		}); err != nil {
 			t.Fatal(err)
@@ -99,16 +100,16 @@ func TestChartRefusesMissingPrerequisites(t *testing.T) {
 
 	crd := compositeControllerCRD(t)
 	syncVersion := func(crd obj) obj {
-		versions, _ := dig(crd, "spec", "versions").([]any)
+		versions, _ := framework.Dig(crd, "spec", "versions").([]any)
 		for _, v := range versions {
-			if dig(v, "name") == "v1alpha1" {
-				return dig(v, "schema", "openAPIV3Schema", "properties", "spec", "properties", "hooks", "properties", "sync", "properties").(obj)
+			if framework.Dig(v, "name") == "v1alpha1" {
+				return framework.Dig(v, "schema", "openAPIV3Schema", "properties", "spec", "properties", "hooks", "properties", "sync", "properties").(obj)
 			}
 		}
 		t.Fatal("the CompositeController CRD serves no v1alpha1")
 		return nil
 	}
-	enum := fmt.Sprint(dig(syncVersion(crd), "version", "enum"))
+	enum := fmt.Sprint(framework.Dig(syncVersion(crd), "version", "enum"))
 
 	// An older Metacontroller's CRD: no hooks.sync.version.
 	older := deepCopy(crd).(obj)
@@ -117,10 +118,10 @@ func TestChartRefusesMissingPrerequisites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := k.createYAML(ctx, crdPath, data); err != nil {
+	if _, err := k.CreateYAML(ctx, crdPath, data); err != nil {
 		t.Fatalf("creating the older CompositeController CRD: %v", err)
 	}
-	name := dig(crd, "metadata", "name").(string)
+	name := framework.Dig(crd, "metadata", "name").(string)
 	if err := waitEstablished(ctx, k, name); err != nil {
 		t.Fatal(err)
 	}
@@ -129,13 +130,13 @@ func TestChartRefusesMissingPrerequisites(t *testing.T) {
 
 	replace := func(t *testing.T, want obj) {
 		t.Helper()
-		cur, err := k.get(ctx, crdPath+"/"+name)
+		cur, err := k.Get(ctx, crdPath+"/"+name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want = deepCopy(want).(obj)
-		want["metadata"].(obj)["resourceVersion"] = dig(cur, "metadata", "resourceVersion")
-		if _, err := k.put(ctx, crdPath+"/"+name, want); err != nil {
+		want["metadata"].(obj)["resourceVersion"] = framework.Dig(cur, "metadata", "resourceVersion")
+		if _, err := k.Put(ctx, crdPath+"/"+name, want); err != nil {
 			t.Fatalf("replacing the CompositeController CRD: %v", err)
 		}
 	}
@@ -149,7 +150,7 @@ func TestChartRefusesMissingPrerequisites(t *testing.T) {
 		install(t, "")
 		// What an operator sees later: helm status repeats the NOTES,
 		// with how to check pods that cannot pull the image.
-		out, err := helmOn(ctx, c.kubeconfig, "status", "stackdome", "--namespace", "stackdome")
+		out, err := helmOn(ctx, c.Kubeconfig, "status", "stackdome", "--namespace", "stackdome")
 		if err != nil {
 			t.Fatalf("helm status: %v\n%s", err, out)
 		}
@@ -173,7 +174,7 @@ func compositeControllerCRD(t *testing.T) obj {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, doc := range splitYAML(data) {
+	for _, doc := range framework.SplitYAML(data) {
 		js, err := kyaml.ToJSON(doc)
 		if err != nil {
 			t.Fatal(err)
@@ -182,7 +183,7 @@ func compositeControllerCRD(t *testing.T) obj {
 		if err := json.Unmarshal(js, &o); err != nil {
 			t.Fatal(err)
 		}
-		if dig(o, "metadata", "name") == "compositecontrollers.metacontroller.k8s.io" {
+		if framework.Dig(o, "metadata", "name") == "compositecontrollers.metacontroller.k8s.io" {
 			return o
 		}
 	}

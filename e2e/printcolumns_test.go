@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // tableAccept asks the API server for the server-side Table kubectl prints:
@@ -25,7 +26,7 @@ const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io"
 func TestPrinterColumns(t *testing.T) {
 	requireStackResourceCRD(t)
 	ctx := t.Context()
-	k := suite.cluster.kube
+	k := suite.cluster.Kube
 	ns := newNamespace(t)
 	base := "/apis/stackdome.io/v1alpha1/namespaces/" + ns + "/stackresources"
 
@@ -44,8 +45,8 @@ func TestPrinterColumns(t *testing.T) {
 		}},
 	} {
 		sr["apiVersion"], sr["kind"] = "stackdome.io/v1alpha1", "StackResource"
-		if _, err := k.create(ctx, base, sr); err != nil {
-			t.Fatalf("creating %s: %v", dig(sr, "metadata", "name"), err)
+		if _, err := k.Create(ctx, base, sr); err != nil {
+			t.Fatalf("creating %s: %v", framework.Dig(sr, "metadata", "name"), err)
 		}
 	}
 	// The status stackdome writes for a serving public app (through the
@@ -57,7 +58,7 @@ func TestPrinterColumns(t *testing.T) {
 			"lastTransitionTime": "2026-01-01T00:00:00Z",
 		}},
 	}}
-	if _, err := k.mergePatch(ctx, base+"/shop/status", status); err != nil {
+	if _, err := k.MergePatch(ctx, base+"/shop/status", status); err != nil {
 		t.Fatalf("writing shop's status: %v", err)
 	}
 	// A CronJob's: its last run, the Job and when it was scheduled.
@@ -65,17 +66,17 @@ func TestPrinterColumns(t *testing.T) {
 		"lastScheduleTime": "2026-01-01T03:00:00Z",
 		"last":             obj{"job": "nightly-29455380", "result": "Failed", "startTime": "2026-01-01T03:00:00Z", "finishedAt": "2026-01-01T03:02:00Z"},
 	}}}
-	if _, err := k.mergePatch(ctx, base+"/nightly/status", run); err != nil {
+	if _, err := k.MergePatch(ctx, base+"/nightly/status", run); err != nil {
 		t.Fatalf("writing nightly's status: %v", err)
 	}
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.base+base+"?includeObject=None", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.Base+base+"?includeObject=None", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+k.token)
+	req.Header.Set("Authorization", "Bearer "+k.Token)
 	req.Header.Set("Accept", tableAccept)
-	resp, err := k.http.Do(req)
+	resp, err := k.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // TestRestrictedNamespaceAdmitsPods: Pod Security admission, enforced by the
@@ -20,8 +22,8 @@ import (
 // same pod with runAsNonRoot turned off is refused: the check is live.
 func TestRestrictedNamespaceAdmitsPods(t *testing.T) {
 	ns := newNamespace(t)
-	k := suite.cluster.kube
-	if _, err := k.mergePatch(t.Context(), "/api/v1/namespaces/"+ns, obj{"metadata": obj{"labels": obj{
+	k := suite.cluster.Kube
+	if _, err := k.MergePatch(t.Context(), "/api/v1/namespaces/"+ns, obj{"metadata": obj{"labels": obj{
 		"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest"}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +32,7 @@ func TestRestrictedNamespaceAdmitsPods(t *testing.T) {
 		t.Fatalf("no golden responses: %v", err)
 	}
 	create := func(name string, podSpec any) error {
-		_, err := k.create(t.Context(), "/api/v1/namespaces/"+ns+"/pods?dryRun=All", obj{
+		_, err := k.Create(t.Context(), "/api/v1/namespaces/"+ns+"/pods?dryRun=All", obj{
 			"apiVersion": "v1", "kind": "Pod", "metadata": obj{"name": name}, "spec": podSpec})
 		return err
 	}
@@ -53,16 +55,16 @@ func TestRestrictedNamespaceAdmitsPods(t *testing.T) {
 			}
 			name := strings.TrimSuffix(filepath.Base(path), ".response.json")
 			t.Run(name, func(t *testing.T) {
-				spec := deepCopy(dig(c, tmpl...)).(map[string]any)
+				spec := deepCopy(framework.Dig(c, tmpl...)).(map[string]any)
 				// What the StatefulSet controller adds: a volume per claim template.
-				claims, _ := dig(c, "spec", "volumeClaimTemplates").([]any)
+				claims, _ := framework.Dig(c, "spec", "volumeClaimTemplates").([]any)
 				for _, ct := range claims {
 					vols, _ := spec["volumes"].([]any)
-					cn := dig(ct, "metadata", "name")
+					cn := framework.Dig(ct, "metadata", "name")
 					spec["volumes"] = append(vols, obj{"name": cn, "persistentVolumeClaim": obj{"claimName": fmt.Sprint(cn, "-p")}})
 				}
 				if sa, ok := spec["serviceAccountName"].(string); ok {
-					if _, err := k.create(t.Context(), "/api/v1/namespaces/"+ns+"/serviceaccounts", obj{"metadata": obj{"name": sa}}); err != nil && !isCode(err, http.StatusConflict) {
+					if _, err := k.Create(t.Context(), "/api/v1/namespaces/"+ns+"/serviceaccounts", obj{"metadata": obj{"name": sa}}); err != nil && !framework.IsCode(err, http.StatusConflict) {
 						t.Fatal(err)
 					}
 				}
@@ -73,7 +75,7 @@ func TestRestrictedNamespaceAdmitsPods(t *testing.T) {
 				// A live check: the same pod, run as root, is refused.
 				spec["securityContext"].(map[string]any)["runAsNonRoot"] = false
 				err := create("p", spec)
-				var ae *apiError
+				var ae *framework.APIError
 				if !errors.As(err, &ae) || ae.Code != http.StatusForbidden || !strings.Contains(ae.Message, "violates PodSecurity") {
 					t.Fatalf("runAsNonRoot=false admitted in a restricted namespace (err %v): Pod Security is not enforced", err)
 				}
@@ -99,9 +101,9 @@ func TestAutoscalerOwnsReplicas(t *testing.T) {
 	rel.install(t, "", "compositeController.resyncPeriodSeconds=2")
 	ns := newNamespace(t)
 	w := watchNamespace(t, ns)
-	k := suite.cluster.kube
+	k := suite.cluster.Kube
 	mark, since := w.mark(), time.Now()
-	if _, err := k.create(t.Context(), "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
+	if _, err := k.Create(t.Context(), "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
 		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": "catalog"},
 		"spec": obj{"type": "Service", "image": "example.invalid/catalog:1", "ports": []any{obj{"name": "http", "port": 8080}},
 			"resources":   obj{"requests": obj{"cpu": "100m"}},
@@ -113,12 +115,12 @@ func TestAutoscalerOwnsReplicas(t *testing.T) {
 	depPath := "/apis/apps/v1/namespaces/" + ns + "/deployments/catalog"
 	replicas := func(want int) {
 		t.Helper()
-		if err := waitUntil(60*time.Second, 250*time.Millisecond, fmt.Sprintf("Deployment catalog at %d replicas", want), func() (bool, error) {
-			d, err := k.get(t.Context(), depPath)
+		if err := framework.WaitUntil(60*time.Second, 250*time.Millisecond, fmt.Sprintf("Deployment catalog at %d replicas", want), func() (bool, error) {
+			d, err := k.Get(t.Context(), depPath)
 			if err != nil {
 				return false, err
 			}
-			got := dig(d, "spec", "replicas")
+			got := framework.Dig(d, "spec", "replicas")
 			return fmt.Sprint(got) == fmt.Sprint(want), fmt.Errorf("spec.replicas %v", got)
 		}); err != nil {
 			t.Fatal(err)
@@ -141,7 +143,7 @@ func TestAutoscalerOwnsReplicas(t *testing.T) {
 	replicas(2) // the HorizontalPodAutoscaler controller enforces minReplicas
 	syncKeeps("minReplicas", mark, since, 2)
 	mark, since = w.mark(), time.Now()
-	if _, err := k.mergePatch(t.Context(), depPath+"/scale", obj{"spec": obj{"replicas": 4}}); err != nil {
+	if _, err := k.MergePatch(t.Context(), depPath+"/scale", obj{"spec": obj{"replicas": 4}}); err != nil {
 		t.Fatal(err)
 	}
 	replicas(4)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // TestRefusedServiceReadsNotCreated is #25's "a child the API server
@@ -34,18 +36,18 @@ func TestRefusedServiceReadsNotCreated(t *testing.T) {
 	// refuses (with them its <name>-error-pages Service is refused too).
 	rel.serveFlags = []string{"--verdict-requeue", "1s", "--error-service-name="}
 	rel.install(t, "", "compositeController.resyncPeriodSeconds=2")
-	k := suite.cluster.kube
+	k := suite.cluster.Kube
 	ns := newNamespace(t)
 
 	quotas := "/api/v1/namespaces/" + ns + "/resourcequotas"
-	if _, err := k.create(t.Context(), quotas, obj{"apiVersion": "v1", "kind": "ResourceQuota",
+	if _, err := k.Create(t.Context(), quotas, obj{"apiVersion": "v1", "kind": "ResourceQuota",
 		"metadata": obj{"name": "no-services"}, "spec": obj{"hard": obj{"services": "0"}}}); err != nil {
 		t.Fatalf("creating the quota: %v", err)
 	}
 	// The quota admission refuses by its status: wait for the quota
 	// controller to have counted.
 	for end := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if q, err := k.get(t.Context(), quotas+"/no-services"); err == nil && dig(q, "status", "hard", "services") == "0" {
+		if q, err := k.Get(t.Context(), quotas+"/no-services"); err == nil && framework.Dig(q, "status", "hard", "services") == "0" {
 			break
 		}
 		if time.Now().After(end) {
@@ -53,17 +55,17 @@ func TestRefusedServiceReadsNotCreated(t *testing.T) {
 		}
 	}
 
-	ip := hostAddr(host, 25)
-	if err := host.addAddress(netip.MustParseAddr(ip)); err != nil {
+	ip := framework.HostAddr(host, 25)
+	if err := host.AddAddress(netip.MustParseAddr(ip)); err != nil {
 		t.Fatal(err)
 	}
-	l, err := host.listen(net.JoinHostPort(ip, "0"))
+	l, err := host.Listen(net.JoinHostPort(ip, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	serve(t, l)
 	first := time.Now()
-	if _, err := k.create(t.Context(), "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
+	if _, err := k.Create(t.Context(), "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
 		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": "shop"},
 		"spec": obj{"type": "Service", "image": "example.invalid/shop:1", "replicas": 1, "host": "shop.e2e.test",
 			"ports": []any{obj{"name": "http", "port": l.Addr().(*net.TCPAddr).Port, "public": true}}},
@@ -72,19 +74,19 @@ func TestRefusedServiceReadsNotCreated(t *testing.T) {
 	}
 
 	ex := syncAnswer(t, ns, "shop", first, 90*time.Second, "a first sync", nil)
-	if got := conditionReason(ex.response, "Available"); got != "Progressing" {
+	if got := conditionReason(ex.Response, "Available"); got != "Progressing" {
 		t.Errorf("first sync: Available reason %q, want Progressing (inside the settle time)", got)
 	}
 	// Metacontroller's own word for the refusal: its SyncError event.
 	var refused string
-	if err := waitUntil(60*time.Second, 250*time.Millisecond, "Metacontroller's SyncError event on shop naming the quota", func() (bool, error) {
-		evs, err := listItems(t.Context(), "/api/v1/namespaces/"+ns+"/events", "")
+	if err := framework.WaitUntil(60*time.Second, 250*time.Millisecond, "Metacontroller's SyncError event on shop naming the quota", func() (bool, error) {
+		evs, err := suite.cluster.Kube.List(t.Context(), "/api/v1/namespaces/"+ns+"/events", "")
 		if err != nil {
 			return false, err
 		}
 		for _, e := range evs {
-			msg, _ := dig(e, "message").(string)
-			if dig(e, "involvedObject", "name") == "shop" && dig(e, "reason") == "SyncError" && strings.Contains(msg, "exceeded quota") {
+			msg, _ := framework.Dig(e, "message").(string)
+			if framework.Dig(e, "involvedObject", "name") == "shop" && framework.Dig(e, "reason") == "SyncError" && strings.Contains(msg, "exceeded quota") {
 				refused = msg
 				return true, nil
 			}
@@ -94,7 +96,7 @@ func TestRefusedServiceReadsNotCreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("Metacontroller: %s", refused)
-	runPod(t, ns, waitPods(t, ns, "app.kubernetes.io/instance=shop", 1)[0], ip)
+	suite.kubelet.RunPod(t, ns, waitPods(t, ns, "app.kubernetes.io/instance=shop", 1)[0], ip)
 
 	ex = syncAnswer(t, ns, "shop", first, settle+90*time.Second, "a sync reading ChildNotCreated", func(resp obj) error {
 		if got := conditionReason(resp, "Converged"); got != "ChildNotCreated" {
@@ -102,10 +104,10 @@ func TestRefusedServiceReadsNotCreated(t *testing.T) {
 		}
 		return nil
 	})
-	resp := ex.response
-	t.Logf("ChildNotCreated %s after the StackResource was created; status:\n%s", ex.at.Sub(first).Round(time.Second), mustJSON(resp["status"]))
-	if ex.at.Sub(first) < settle-2*time.Second {
-		t.Errorf("ChildNotCreated after %s, inside the %s settle time", ex.at.Sub(first).Round(time.Second), settle)
+	resp := ex.Response
+	t.Logf("ChildNotCreated %s after the StackResource was created; status:\n%s", ex.At.Sub(first).Round(time.Second), mustJSON(resp["status"]))
+	if ex.At.Sub(first) < settle-2*time.Second {
+		t.Errorf("ChildNotCreated after %s, inside the %s settle time", ex.At.Sub(first).Round(time.Second), settle)
 	}
 	for typ, want := range map[string]string{"Available": "False", "Converged": "False", "Stalled": "True"} {
 		if c := condition(resp, typ); c["status"] != want || c["reason"] != "ChildNotCreated" {
@@ -118,12 +120,12 @@ func TestRefusedServiceReadsNotCreated(t *testing.T) {
 			t.Errorf("message %q does not say %q", msg, part)
 		}
 	}
-	if _, err := k.get(t.Context(), "/api/v1/namespaces/"+ns+"/services/shop"); !isCode(err, 404) {
+	if _, err := k.Get(t.Context(), "/api/v1/namespaces/"+ns+"/services/shop"); !framework.IsCode(err, 404) {
 		t.Errorf("the Service under a quota of zero Services: %v, want 404", err)
 	}
 	// The status Metacontroller wrote reads the same.
-	if err := waitUntil(30*time.Second, 200*time.Millisecond, "the stored status reading ChildNotCreated", func() (bool, error) {
-		live, err := k.get(t.Context(), stackPath(ns, "shop"))
+	if err := framework.WaitUntil(30*time.Second, 200*time.Millisecond, "the stored status reading ChildNotCreated", func() (bool, error) {
+		live, err := k.Get(t.Context(), stackPath(ns, "shop"))
 		if err != nil {
 			return false, err
 		}
@@ -135,7 +137,7 @@ func TestRefusedServiceReadsNotCreated(t *testing.T) {
 
 	// The quota is lifted: Metacontroller's next sync creates the Service,
 	// the one after sees it.
-	if err := k.do(t.Context(), "DELETE", quotas+"/no-services", "", nil, nil); err != nil {
+	if err := k.Do(t.Context(), "DELETE", quotas+"/no-services", "", nil, nil); err != nil {
 		t.Fatalf("deleting the quota: %v", err)
 	}
 	lifted := time.Now()
@@ -145,14 +147,14 @@ func TestRefusedServiceReadsNotCreated(t *testing.T) {
 		}
 		return nil
 	})
-	resp = ex.response
+	resp = ex.Response
 	if c := condition(resp, "Available"); c["status"] != "True" || c["reason"] != "Serving" {
 		t.Errorf("after the Service was created: Available %v %v, want True Serving", c["status"], c["reason"])
 	}
-	if s := dig(resp, "status", "childrenMissingSince"); s != nil {
+	if s := framework.Dig(resp, "status", "childrenMissingSince"); s != nil {
 		t.Errorf("childrenMissingSince %v kept once every child is observed", s)
 	}
-	if _, err := k.get(t.Context(), "/api/v1/namespaces/"+ns+"/services/shop"); err != nil {
+	if _, err := k.Get(t.Context(), "/api/v1/namespaces/"+ns+"/services/shop"); err != nil {
 		t.Errorf("the Service: %v", err)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // TestReplicasAnswerAlike runs stackdome as the chart does — its two
@@ -31,11 +33,11 @@ func TestReplicasAnswerAlike(t *testing.T) {
 	requireStackResourceCRD(t)
 	host := requireHost(t)
 	ctx := t.Context()
-	k := suite.cluster.kube
+	k := suite.cluster.Kube
 	relNS := newNamespace(t)
 	const release = "stackdome"
 	if out, err := helm(ctx, "install", release, suiteChart(), "--namespace", relNS, "--timeout", "2m",
-		"--set", "replicaCount=2", "--set", "podCIDRs={"+host.prefix.String()+"}",
+		"--set", "replicaCount=2", "--set", "podCIDRs={"+host.Prefix.String()+"}",
 		"--set", "compositeController.resyncPeriodSeconds=1"); err != nil {
 		t.Fatalf("helm install: %v\n%s", err, out)
 	}
@@ -46,18 +48,18 @@ func TestReplicasAnswerAlike(t *testing.T) {
 	})
 	flags := []string{"--port-check-grace", "2s", "--verdict-requeue", "1s",
 		"--error-service-name", release + "-error-pages", "--error-service-namespace", relNS,
-		"--dial-allow", host.prefix.String()}
-	replicaIPs := []string{hostAddr(host, 61), hostAddr(host, 62)}
+		"--dial-allow", host.Prefix.String()}
+	replicaIPs := []string{framework.HostAddr(host, 61), framework.HostAddr(host, 62)}
 	chartPods := waitPods(t, relNS, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=controller", 2)
-	replicas := make([]*proc, 2)
+	replicas := make([]*framework.Proc, 2)
 	for i, ip := range replicaIPs {
-		if err := host.addAddress(netip.MustParseAddr(ip)); err != nil {
+		if err := host.AddAddress(netip.MustParseAddr(ip)); err != nil {
 			t.Fatal(err)
 		}
 		replicas[i] = startReplica(t, ip, flags)
 	}
 	// Replica a alone until every status settles, then both.
-	runPod(t, relNS, chartPods[0], replicaIPs[0])
+	suite.kubelet.RunPod(t, relNS, chartPods[0], replicaIPs[0])
 	waitReadyAddress(t, relNS, release, replicaIPs[0])
 
 	ns := newNamespace(t)
@@ -68,19 +70,19 @@ func TestReplicasAnswerAlike(t *testing.T) {
 		numbers       map[string]int
 	}
 	apps := []*app{
-		{name: "web", typ: "Service", ip: hostAddr(host, 51), open: []string{"http", "metrics"}},
-		{name: "db", typ: "StatefulService", ip: hostAddr(host, 52), open: []string{"sql"}},
-		{name: "api", typ: "Service", ip: hostAddr(host, 53), open: []string{"http"}, dead: []string{"admin"}},
+		{name: "web", typ: "Service", ip: framework.HostAddr(host, 51), open: []string{"http", "metrics"}},
+		{name: "db", typ: "StatefulService", ip: framework.HostAddr(host, 52), open: []string{"sql"}},
+		{name: "api", typ: "Service", ip: framework.HostAddr(host, 53), open: []string{"http"}, dead: []string{"admin"}},
 	}
 	start := time.Now()
 	for _, ap := range apps {
-		if err := host.addAddress(netip.MustParseAddr(ap.ip)); err != nil {
+		if err := host.AddAddress(netip.MustParseAddr(ap.ip)); err != nil {
 			t.Fatal(err)
 		}
 		ap.numbers = map[string]int{}
 		var ports []any
 		for _, pn := range ap.open {
-			l, err := host.listen(net.JoinHostPort(ap.ip, "0"))
+			l, err := host.Listen(net.JoinHostPort(ap.ip, "0"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +91,7 @@ func TestReplicasAnswerAlike(t *testing.T) {
 			ports = append(ports, obj{"name": pn, "port": ap.numbers[pn]})
 		}
 		for _, pn := range ap.dead {
-			l, err := host.listen(net.JoinHostPort(ap.ip, "0"))
+			l, err := host.Listen(net.JoinHostPort(ap.ip, "0"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +99,7 @@ func TestReplicasAnswerAlike(t *testing.T) {
 			l.Close()
 			ports = append(ports, obj{"name": pn, "port": ap.numbers[pn]})
 		}
-		if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
+		if _, err := k.Create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
 			"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": ap.name},
 			"spec": obj{"type": ap.typ, "image": "example.invalid/" + ap.name + ":1", "ports": ports},
 		}); err != nil {
@@ -106,17 +108,17 @@ func TestReplicasAnswerAlike(t *testing.T) {
 	}
 	for _, ap := range apps {
 		syncAnswer(t, ns, ap.name, start, 90*time.Second, ap.name+": a first sync", nil)
-		runPod(t, ns, waitPods(t, ns, "app.kubernetes.io/instance="+ap.name, 1)[0], ap.ip)
+		suite.kubelet.RunPod(t, ns, waitPods(t, ns, "app.kubernetes.io/instance="+ap.name, 1)[0], ap.ip)
 	}
 
 	serving := func(r obj) error {
-		if conditionReason(r, "Available") == "Serving" && dig(condition(r, "Converged"), "status") == "True" {
+		if conditionReason(r, "Available") == "Serving" && framework.Dig(condition(r, "Converged"), "status") == "True" {
 			return nil
 		}
 		return fmt.Errorf("status %s", mustJSON(r["status"]))
 	}
 	condemned := func(r obj) error {
-		if dig(condition(r, "Stalled"), "status") == "True" && conditionReason(r, "Stalled") == "PortNotListening" {
+		if framework.Dig(condition(r, "Stalled"), "status") == "True" && conditionReason(r, "Stalled") == "PortNotListening" {
 			return nil
 		}
 		return fmt.Errorf("status %s", mustJSON(r["status"]))
@@ -134,13 +136,13 @@ func TestReplicasAnswerAlike(t *testing.T) {
 		t.Helper()
 		mark, since := w.mark(), time.Now()
 		for _, ap := range apps {
-			if err := waitUntil(60*time.Second, 200*time.Millisecond, fmt.Sprintf("%s: %d syncs of %s", phase, rounds, ap.name), func() (bool, error) {
-				if err := suite.mc.healthy(); err != nil {
+			if err := framework.WaitUntil(60*time.Second, 200*time.Millisecond, fmt.Sprintf("%s: %d syncs of %s", phase, rounds, ap.name), func() (bool, error) {
+				if err := suite.mc.Healthy(); err != nil {
 					return false, err
 				}
 				n := 0
-				for _, c := range suite.mc.net.hookCalls("/sync", ns, ap.name, since) {
-					if c.status == 200 {
+				for _, c := range suite.mc.Net.HookCalls("/sync", ns, ap.name, since) {
+					if c.Status == 200 {
 						n++
 					}
 				}
@@ -157,23 +159,23 @@ func TestReplicasAnswerAlike(t *testing.T) {
 		}
 		endpoints := map[string]int{}
 		for _, ap := range apps {
-			for _, c := range suite.mc.net.hookCalls("/sync", ns, ap.name, since) {
-				endpoints[c.endpoint]++
+			for _, c := range suite.mc.Net.HookCalls("/sync", ns, ap.name, since) {
+				endpoints[c.Endpoint]++
 			}
 		}
 		t.Logf("%s: syncs answered by %v", phase, endpoints)
 	}
-	runPod(t, relNS, chartPods[1], replicaIPs[1])
+	suite.kubelet.RunPod(t, relNS, chartPods[1], replicaIPs[1])
 	waitReadyAddress(t, relNS, release, replicaIPs[1])
 	quiet("replica b's first contact, then both in turn", 6)
 
-	replicas[0].stop(10 * time.Second)
+	replicas[0].Stop(10 * time.Second)
 	replicas[0] = startReplica(t, replicaIPs[0], flags)
 	quiet("replica a restarted", 6)
 
 	// The dead port is fixed in place: these pods stay condemned.
 	api := apps[2]
-	l, err := host.listen(net.JoinHostPort(api.ip, strconv.Itoa(api.numbers["admin"])))
+	l, err := host.Listen(net.JoinHostPort(api.ip, strconv.Itoa(api.numbers["admin"])))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,18 +186,18 @@ func TestReplicasAnswerAlike(t *testing.T) {
 	// verified from scratch.
 	old := waitPods(t, ns, "app.kubernetes.io/instance=api", 1)[0]
 	restarted := time.Now()
-	if _, err := k.mergePatch(ctx, "/apis/apps/v1/namespaces/"+ns+"/deployments/api", obj{"spec": obj{"template": obj{"metadata": obj{
+	if _, err := k.MergePatch(ctx, "/apis/apps/v1/namespaces/"+ns+"/deployments/api", obj{"spec": obj{"template": obj{"metadata": obj{
 		"annotations": obj{"kubectl.kubernetes.io/restartedAt": time.Now().UTC().Format(time.RFC3339)}}}}}); err != nil {
 		t.Fatal(err)
 	}
 	var fresh obj
-	if err := waitUntil(30*time.Second, 200*time.Millisecond, "a pod of the restarted ReplicaSet", func() (bool, error) {
-		pods, err := listItems(ctx, "/api/v1/namespaces/"+ns+"/pods", "app.kubernetes.io/instance=api")
+	if err := framework.WaitUntil(30*time.Second, 200*time.Millisecond, "a pod of the restarted ReplicaSet", func() (bool, error) {
+		pods, err := suite.cluster.Kube.List(ctx, "/api/v1/namespaces/"+ns+"/pods", "app.kubernetes.io/instance=api")
 		if err != nil {
 			return false, err
 		}
 		for _, p := range pods {
-			if dig(p, "metadata", "labels", "pod-template-hash") != dig(old, "metadata", "labels", "pod-template-hash") {
+			if framework.Dig(p, "metadata", "labels", "pod-template-hash") != framework.Dig(old, "metadata", "labels", "pod-template-hash") {
 				fresh = p
 				return true, nil
 			}
@@ -204,21 +206,21 @@ func TestReplicasAnswerAlike(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	freshIP := hostAddr(host, 54)
-	if err := host.addAddress(netip.MustParseAddr(freshIP)); err != nil {
+	freshIP := framework.HostAddr(host, 54)
+	if err := host.AddAddress(netip.MustParseAddr(freshIP)); err != nil {
 		t.Fatal(err)
 	}
 	for _, pn := range []string{"http", "admin"} {
-		l, err := host.listen(net.JoinHostPort(freshIP, strconv.Itoa(api.numbers[pn])))
+		l, err := host.Listen(net.JoinHostPort(freshIP, strconv.Itoa(api.numbers[pn])))
 		if err != nil {
 			t.Fatal(err)
 		}
 		serve(t, l)
 	}
-	runPod(t, ns, fresh, freshIP)
+	suite.kubelet.RunPod(t, ns, fresh, freshIP)
 	ex := syncAnswer(t, ns, "api", restarted, 60*time.Second, "api: Available after the rollout restart", serving)
-	if got := dig(ex.response, "status", "portCheck", "revision"); got != dig(fresh, "metadata", "labels", "pod-template-hash") {
-		t.Errorf("portCheck.revision %v, want the new ReplicaSet's pod-template-hash %v", got, dig(fresh, "metadata", "labels", "pod-template-hash"))
+	if got := framework.Dig(ex.Response, "status", "portCheck", "revision"); got != framework.Dig(fresh, "metadata", "labels", "pod-template-hash") {
+		t.Errorf("portCheck.revision %v, want the new ReplicaSet's pod-template-hash %v", got, framework.Dig(fresh, "metadata", "labels", "pod-template-hash"))
 	}
 	settle(t, w, w.mark(), time.Now(), "api", "after the rollout restart")
 	quiet("after the rollout restart", 3)
@@ -227,7 +229,7 @@ func TestReplicasAnswerAlike(t *testing.T) {
 // startReplica runs one replica of the chart's pod on the test host at ip:
 // `stackdome serve` with hooks on ip:8080 and metrics on ip:8081 (the
 // chart's ports), its error pages on ip:8082, and flags.
-func startReplica(t *testing.T, ip string, flags []string) *proc {
+func startReplica(t *testing.T, ip string, flags []string) *framework.Proc {
 	t.Helper()
 	bin := buildStackdome(t)
 	hooks := net.JoinHostPort(ip, "8080")
@@ -235,11 +237,11 @@ func startReplica(t *testing.T, ip string, flags []string) *proc {
 		"--error-pages-listen", net.JoinHostPort(ip, "8082"),
 		"--metrics-listen", net.JoinHostPort(ip, "8081"),
 		"--drain-delay", "0s", "--log-format", "text"}, flags...)
-	p, err := suite.host.startProc(t.TempDir(), "stackdome-"+ip, bin, args...)
+	p, err := suite.host.StartProc(t.TempDir(), "stackdome-"+ip, bin, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.stop(10 * time.Second) })
-	waitOK(t, p, 30*time.Second, "http://"+hooks+"/readyz")
+	t.Cleanup(func() { p.Stop(10 * time.Second) })
+	framework.WaitOK(t, p, 30*time.Second, "http://"+hooks+"/readyz")
 	return p
 }

@@ -2,24 +2,28 @@
 
 package e2e
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stackdome/stackdome/e2e/framework"
+)
 
 // TestControlPlane proves the harness itself: the API server is the version
 // we built, RBAC is on, the prerequisite CRDs serve, and
 // kube-controller-manager turns a Deployment into a ReplicaSet and a Pod.
 func TestControlPlane(t *testing.T) {
 	ctx := t.Context()
-	k := suite.cluster.kube
+	k := suite.cluster.Kube
 
-	v, err := k.get(ctx, "/version")
+	v, err := k.Get(ctx, "/version")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v["gitVersion"] != clusterVersion || v["major"] != "1" || v["minor"] != "37" {
-		t.Errorf("/version = %v, want gitVersion %s major 1 minor 37", v, clusterVersion)
+	if v["gitVersion"] != framework.ClusterVersion || v["major"] != "1" || v["minor"] != "37" {
+		t.Errorf("/version = %v, want gitVersion %s major 1 minor 37", v, framework.ClusterVersion)
 	}
 
-	if _, err := k.get(ctx, "/apis/rbac.authorization.k8s.io/v1/clusterroles/cluster-admin"); err != nil {
+	if _, err := k.Get(ctx, "/apis/rbac.authorization.k8s.io/v1/clusterroles/cluster-admin"); err != nil {
 		t.Errorf("RBAC bootstrap policy: %v", err)
 	}
 
@@ -28,7 +32,7 @@ func TestControlPlane(t *testing.T) {
 		"/apis/traefik.io/v1alpha1/ingressroutes",
 		"/apis/traefik.io/v1alpha1/middlewares",
 	} {
-		if _, err := k.get(ctx, p); err != nil {
+		if _, err := k.Get(ctx, p); err != nil {
 			t.Errorf("listing %s: %v", p, err)
 		}
 	}
@@ -45,11 +49,11 @@ func TestControlPlane(t *testing.T) {
 			},
 		},
 	}
-	if _, err := k.create(ctx, "/apis/apps/v1/namespaces/"+ns+"/deployments", dep); err != nil {
+	if _, err := k.Create(ctx, "/apis/apps/v1/namespaces/"+ns+"/deployments", dep); err != nil {
 		t.Fatal(err)
 	}
 	pods := waitPods(t, ns, "app=smoke", 1)
-	if phase := dig(pods[0], "status", "phase"); phase != "Pending" {
+	if phase := framework.Dig(pods[0], "status", "phase"); phase != "Pending" {
 		t.Errorf("pod phase = %v, want Pending (there is no kubelet)", phase)
 	}
 }

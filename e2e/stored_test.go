@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"maps"
 	"testing"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // TestHookOutputStoredAsSent proves, for every golden sync response and every
@@ -93,22 +95,22 @@ func TestStatusCheckBites(t *testing.T) {
 // is replaced by a minimal valid one: /status and children do not depend on it.
 func createParent(t *testing.T, ns string, reqParent obj) obj {
 	t.Helper()
-	k := suite.cluster.kube
-	name, _ := dig(reqParent, "metadata", "name").(string)
+	k := suite.cluster.Kube
+	name, _ := framework.Dig(reqParent, "metadata", "name").(string)
 	if name == "" {
 		t.Fatal("request has no parent.metadata.name")
 	}
 	meta := obj{"name": name}
-	if labels, ok := dig(reqParent, "metadata", "labels").(map[string]any); ok {
+	if labels, ok := framework.Dig(reqParent, "metadata", "labels").(map[string]any); ok {
 		meta["labels"] = labels
 	}
 	path := "/apis/stackdome.io/v1alpha1/namespaces/" + ns + "/stackresources"
 	body := obj{"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": meta, "spec": reqParent["spec"]}
-	created, err := k.create(t.Context(), path, body)
-	if isCode(err, 422) {
+	created, err := k.Create(t.Context(), path, body)
+	if framework.IsCode(err, 422) {
 		t.Logf("parent spec rejected at admission, using a minimal valid spec for children and status: %v", err)
 		body["spec"] = obj{"type": "Service", "image": "example.invalid/app:1"}
-		created, err = k.create(t.Context(), path, body)
+		created, err = k.Create(t.Context(), path, body)
 	}
 	if err != nil {
 		t.Fatalf("creating parent: %v", err)
@@ -120,20 +122,20 @@ func createParent(t *testing.T, ns string, reqParent obj) obj {
 func checkChildStored(t *testing.T, ns string, parent, child obj) {
 	t.Helper()
 	ctx := t.Context()
-	k := suite.cluster.kube
+	k := suite.cluster.Kube
 	kind, _ := child["kind"].(string)
-	name, _ := dig(child, "metadata", "name").(string)
+	name, _ := framework.Dig(child, "metadata", "name").(string)
 	t.Run(kind+"/"+name, func(t *testing.T) {
 		sent := asMetacontrollerApplies(child, ns, parent)
-		path, err := k.objectPath(ctx, sent, ns)
+		path, err := k.ObjectPath(ctx, sent, ns)
 		if err != nil {
 			t.Fatal(err)
 		}
-		applied, err := k.apply(ctx, path, sent)
+		applied, err := k.Apply(ctx, path, sent)
 		if err != nil {
 			t.Fatalf("server-side apply rejected: %v", err)
 		}
-		stored, err := k.get(ctx, path)
+		stored, err := k.Get(ctx, path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,14 +143,14 @@ func checkChildStored(t *testing.T, ns string, parent, child obj) {
 			t.Errorf("%s %s: stored differs at %s: %s — Metacontroller would update this child on every sync", kind, name, p, why)
 			t.Logf("sent:\n%s\nstored:\n%s", mustJSON(sent), mustJSON(stored))
 		}
-		again, err := k.apply(ctx, path, sent)
+		again, err := k.Apply(ctx, path, sent)
 		if err != nil {
 			t.Fatalf("second apply: %v", err)
 		}
 		if changedByApply(applied, again) {
 			t.Errorf("%s %s: applying the same object again changed it (generation %v → %v, resourceVersion %v → %v)", kind, name,
-				dig(applied, "metadata", "generation"), dig(again, "metadata", "generation"),
-				dig(applied, "metadata", "resourceVersion"), dig(again, "metadata", "resourceVersion"))
+				framework.Dig(applied, "metadata", "generation"), framework.Dig(again, "metadata", "generation"),
+				framework.Dig(applied, "metadata", "resourceVersion"), framework.Dig(again, "metadata", "resourceVersion"))
 		}
 	})
 }
@@ -169,13 +171,13 @@ func asMetacontrollerApplies(child obj, ns string, parent obj) obj {
 	if labels == nil {
 		labels = obj{}
 	}
-	labels["controller-uid"] = dig(parent, "metadata", "uid")
+	labels["controller-uid"] = framework.Dig(parent, "metadata", "uid")
 	meta["labels"] = labels
 	meta["ownerReferences"] = []any{obj{
 		"apiVersion":         parent["apiVersion"],
 		"kind":               parent["kind"],
-		"name":               dig(parent, "metadata", "name"),
-		"uid":                dig(parent, "metadata", "uid"),
+		"name":               framework.Dig(parent, "metadata", "name"),
+		"uid":                framework.Dig(parent, "metadata", "uid"),
 		"controller":         true,
 		"blockOwnerDeletion": true,
 	}}
@@ -200,20 +202,20 @@ func checkStatusStored(t *testing.T, parent, status obj) obj {
 // observedGeneration forced to metadata.generation, through /status — what
 // Metacontroller does — and reads the parent back.
 func writeStatus(ctx context.Context, parent, status obj) (sent, stored obj, err error) {
-	k := suite.cluster.kube
-	path := "/apis/stackdome.io/v1alpha1/namespaces/" + dig(parent, "metadata", "namespace").(string) +
-		"/stackresources/" + dig(parent, "metadata", "name").(string)
-	live, err := k.get(ctx, path)
+	k := suite.cluster.Kube
+	path := "/apis/stackdome.io/v1alpha1/namespaces/" + framework.Dig(parent, "metadata", "namespace").(string) +
+		"/stackresources/" + framework.Dig(parent, "metadata", "name").(string)
+	live, err := k.Get(ctx, path)
 	if err != nil {
 		return nil, nil, err
 	}
 	sent = deepCopy(status).(map[string]any)
-	sent["observedGeneration"] = dig(live, "metadata", "generation")
+	sent["observedGeneration"] = framework.Dig(live, "metadata", "generation")
 	live["status"] = sent
-	if _, err := k.put(ctx, path+"/status", live); err != nil {
+	if _, err := k.Put(ctx, path+"/status", live); err != nil {
 		return nil, nil, fmt.Errorf("writing status: %w", err)
 	}
-	stored, err = k.get(ctx, path)
+	stored, err = k.Get(ctx, path)
 	return sent, stored, err
 }
 

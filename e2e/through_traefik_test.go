@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // answer is one HTTP answer through Traefik.
@@ -124,10 +126,10 @@ func notBody(s string) func(answer) error {
 
 // runChecks sends each check through the web entry point and reports every
 // failure under the phase's name.
-func runChecks(t *testing.T, tr *traefik, phase string, checks []check) {
+func runChecks(t *testing.T, tr *framework.Traefik, phase string, checks []check) {
 	t.Helper()
 	for _, c := range checks {
-		a, err := through(tr.web, c.host, c.path, c.accept, c.requestID)
+		a, err := through(tr.Web, c.host, c.path, c.accept, c.requestID)
 		if err != nil {
 			t.Errorf("%s: %s: %v", phase, c.name, err)
 			continue
@@ -149,15 +151,15 @@ func runChecks(t *testing.T, tr *traefik, phase string, checks []check) {
 // waitRouters polls Traefik's API until cond holds for its HTTP routers —
 // Traefik applies a change a couple of seconds after it sees it — and then
 // requires every router it built to be enabled.
-func waitRouters(t *testing.T, tr *traefik, what string, cond func([]router) error) []router {
+func waitRouters(t *testing.T, tr *framework.Traefik, what string, cond func([]framework.Router) error) []framework.Router {
 	t.Helper()
-	var rs []router
-	err := waitUntil(45*time.Second, 250*time.Millisecond, what, func() (bool, error) {
-		if done, err := tr.proc.exited(); done {
+	var rs []framework.Router
+	err := framework.WaitUntil(45*time.Second, 250*time.Millisecond, what, func() (bool, error) {
+		if done, err := tr.Proc.Exited(); done {
 			return false, fmt.Errorf("traefik exited (%v)", err)
 		}
 		var err error
-		if rs, err = tr.routers(); err != nil {
+		if rs, err = tr.Routers(); err != nil {
 			return false, err
 		}
 		if err := cond(rs); err != nil {
@@ -177,19 +179,19 @@ func waitRouters(t *testing.T, tr *traefik, what string, cond func([]router) err
 }
 
 // hostRouter finds the router of rule Host(`host`).
-func hostRouter(rs []router, host string) (router, bool) {
+func hostRouter(rs []framework.Router, host string) (framework.Router, bool) {
 	for _, r := range rs {
 		if r.Rule == "Host(`"+host+"`)" {
 			return r, true
 		}
 	}
-	return router{}, false
+	return framework.Router{}, false
 }
 
 // appRouterWith is a waitRouters condition: the app's router exists with
 // exactly these middlewares.
-func appRouterWith(host string, middlewares ...string) func([]router) error {
-	return func(rs []router) error {
+func appRouterWith(host string, middlewares ...string) func([]framework.Router) error {
+	return func(rs []framework.Router) error {
 		r, ok := hostRouter(rs, host)
 		if !ok {
 			return fmt.Errorf("no router for Host(`%s`) yet", host)

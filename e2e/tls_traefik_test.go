@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // TestRoutesThroughTraefik proves a real app's routes on a real Traefik with
@@ -30,11 +32,11 @@ func TestRoutesThroughTraefik(t *testing.T) {
 	requireStackResourceCRD(t)
 	host := requireHost(t)
 	ctx := t.Context()
-	k := suite.cluster.kube
-	tr := startTraefik(t)
+	k := suite.cluster.Kube
+	tr := installTraefik(t)
 	ns := newNamespace(t)
 	const appName, appHost = "shopfront", "store.e2e.test"
-	guest := host.guestIP.String()
+	guest := host.GuestIP.String()
 	rel := newPagesRelease(t, "stackdome")
 	rel.serveFlags = []string{"--entry-points", "websecure", "--http-entry-point", "web"}
 	rel.install(t, "")
@@ -45,14 +47,14 @@ func TestRoutesThroughTraefik(t *testing.T) {
 	// path it was asked for, and 503 to a path ending in /status/503.
 	ports := map[string]int{}
 	for _, name := range []string{"http", "admin", "api"} {
-		ports[name], _ = host.serve(t, guest, 0, func(w http.ResponseWriter, r *http.Request) {
+		ports[name], _ = host.Serve(t, guest, 0, func(w http.ResponseWriter, r *http.Request) {
 			if strings.HasSuffix(r.URL.Path, "/status/503") {
 				w.WriteHeader(http.StatusServiceUnavailable)
 			}
 			fmt.Fprintf(w, "%s %s", name, r.URL.Path)
 		})
 	}
-	if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
+	if _, err := k.Create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
 		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": appName},
 		"spec": obj{
 			"type": "Service", "image": "example.invalid/shopfront:1", "host": appHost, "tls": obj{},
@@ -69,14 +71,14 @@ func TestRoutesThroughTraefik(t *testing.T) {
 	want := setOf("Service/"+appName, "Deployment/"+appName, "Middleware/"+appName+"-strip", "Middleware/"+appName+"-https",
 		"IngressRoute/"+appName, "IngressRoute/"+appName+"-redirect",
 		"Middleware/"+appName+"-errors", "Service/"+appName+"-error-pages", "EndpointSlice/"+appName+"-error-pages")
-	if got := childNames(res.response); !equalSets(got, want) {
+	if got := childNames(res.Response); !equalSets(got, want) {
 		t.Fatalf("children %v, want %v", keys(got), keys(want))
 	}
-	requirePagesCondition(t, "settled", res.response, "True", "Wired")
+	requirePagesCondition(t, "settled", res.Response, "True", "Wired")
 	pods := waitPods(t, ns, "app.kubernetes.io/instance="+appName, 1)
-	runPod(t, ns, pods[0], guest)
+	suite.kubelet.RunPod(t, ns, pods[0], guest)
 	waitReadyAddress(t, ns, appName, guest)
-	waitRouters(t, tr, "the app's routers: three on websecure, the redirect on web", func(rs []router) error {
+	waitRouters(t, tr, "the app's routers: three on websecure, the redirect on web", func(rs []framework.Router) error {
 		var app, redirect int
 		for _, r := range rs {
 			if !strings.Contains(r.Rule, appHost) {
@@ -97,7 +99,7 @@ func TestRoutesThroughTraefik(t *testing.T) {
 
 	// The redirect: plain HTTP on web, any path, answered by Traefik.
 	noFollow := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, tr.web+"/admin/settings?x=1", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, tr.Web+"/admin/settings?x=1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +116,7 @@ func TestRoutesThroughTraefik(t *testing.T) {
 
 	// TLS on websecure (Traefik's default certificate: tls {} and no
 	// resolver), with SNI for the app's host.
-	websecure := strings.TrimPrefix(tr.websecure, "http://")
+	websecure := strings.TrimPrefix(tr.Websecure, "http://")
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{ServerName: appHost, InsecureSkipVerify: true}, // the default certificate is self-signed
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // TestAdmissionTransitions proves the CRD's CEL transition rules on a real
@@ -17,11 +19,11 @@ import (
 func TestAdmissionTransitions(t *testing.T) {
 	requireStackResourceCRD(t)
 	ns := newNamespace(t)
-	k := suite.cluster.kube
+	k := suite.cluster.Kube
 	base := "/apis/stackdome.io/v1alpha1/namespaces/" + ns + "/stackresources"
 	create := func(name string, spec obj) {
 		t.Helper()
-		if _, err := k.create(t.Context(), base, obj{"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
+		if _, err := k.Create(t.Context(), base, obj{"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
 			"metadata": obj{"name": name}, "spec": spec}); err != nil {
 			t.Fatalf("creating %s: %v", name, err)
 		}
@@ -51,18 +53,18 @@ func TestAdmissionTransitions(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			path := base + "/" + tc.name
-			before, err := k.get(t.Context(), path)
+			before, err := k.Get(t.Context(), path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = k.mergePatch(t.Context(), path+"?dryRun=All", tc.patch)
+			_, err = k.MergePatch(t.Context(), path+"?dryRun=All", tc.patch)
 			if len(tc.want) == 0 {
 				if err != nil {
 					t.Fatalf("edit refused: %v", err)
 				}
 				return
 			}
-			var ae *apiError
+			var ae *framework.APIError
 			if !errors.As(err, &ae) {
 				t.Fatalf("edit accepted, want a refusal mentioning %q (err %v)", tc.want, err)
 			}
@@ -74,11 +76,11 @@ func TestAdmissionTransitions(t *testing.T) {
 					t.Errorf("message %q lacks %q", ae.Message, frag)
 				}
 			}
-			after, err := k.get(t.Context(), path)
+			after, err := k.Get(t.Context(), path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if dig(after, "metadata", "resourceVersion") != dig(before, "metadata", "resourceVersion") {
+			if framework.Dig(after, "metadata", "resourceVersion") != framework.Dig(before, "metadata", "resourceVersion") {
 				t.Errorf("a refused edit changed the object")
 			}
 		})

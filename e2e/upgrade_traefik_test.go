@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // TestSyncHookVersionUpgrade upgrades the chart, mid-flight, from the
@@ -40,15 +42,15 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 	requireStackResourceCRD(t)
 	host := requireHost(t)
 	ctx := t.Context()
-	k := suite.cluster.kube
-	tr := startTraefik(t)
+	k := suite.cluster.Kube
+	tr := installTraefik(t)
 	const appName, appHost = "basket", "basket.e2e.test"
-	guest := host.guestIP.String()
+	guest := host.GuestIP.String()
 	oldChart := chartWithSyncHookAt(t, "v1")
 
 	rel := newPagesRelease(t, "stackdome")
 	appNS := newNamespace(t)
-	appLn, err := host.listen(net.JoinHostPort(guest, "0"))
+	appLn, err := host.Listen(net.JoinHostPort(guest, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +65,7 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 	w := watchNamespace(t, appNS)
 	mark, since := w.mark(), time.Now()
 
-	if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+appNS+"/stackresources", obj{
+	if _, err := k.Create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+appNS+"/stackresources", obj{
 		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": appName},
 		"spec": obj{"type": "Service", "image": "example.invalid/basket:1", "replicas": 1, "host": appHost,
 			"ports": []any{obj{"name": "http", "port": appPort, "public": true}}},
@@ -74,12 +76,12 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 	// request shape of the hook version the live CompositeController now
 	// registers (keys namespace/name at v2), leaves the app alone; every
 	// write of the phase is checked for routes that stay routable.
-	settlePhase := func(phase string, v2 bool) hookExchange {
+	settlePhase := func(phase string, v2 bool) framework.HookExchange {
 		t.Helper()
-		first := syncWhere(t, appNS, appName, since, 90*time.Second, phase+": a sync at the registered version", func(ex hookExchange) error {
-			return requestKeysAt(ex.request, v2)
+		first := syncWhere(t, appNS, appName, since, 90*time.Second, phase+": a sync at the registered version", func(ex framework.HookExchange) error {
+			return requestKeysAt(ex.Request, v2)
 		})
-		ex, _ := settleRoutable(t, w, mark, first.at.Add(-time.Millisecond), appName, phase)
+		ex, _ := settleRoutable(t, w, mark, first.At.Add(-time.Millisecond), appName, phase)
 		mark, since = w.mark(), time.Now()
 		return ex
 	}
@@ -90,13 +92,13 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 
 	// --- The chart as it shipped before 0.2.0: the sync hook at v1.
 	res := settlePhase("sync hook at v1", false)
-	if got := childNames(res.response); !equalSets(got, unwired) {
+	if got := childNames(res.Response); !equalSets(got, unwired) {
 		t.Errorf("sync hook at v1: children %v, want %v", keys(got), keys(unwired))
 	}
-	requireRequestKeys(t, "sync hook at v1", res.request, appNS, false)
-	requirePagesCondition(t, "sync hook at v1", res.response, "False", "ErrorServiceNotSeen")
+	requireRequestKeys(t, "sync hook at v1", res.Request, appNS, false)
+	requirePagesCondition(t, "sync hook at v1", res.Response, "False", "ErrorServiceNotSeen")
 	pods := waitPods(t, appNS, "app.kubernetes.io/instance="+appName, 1)
-	runPod(t, appNS, pods[0], guest)
+	suite.kubelet.RunPod(t, appNS, pods[0], guest)
 	waitReadyAddress(t, appNS, appName, guest)
 	waitRouters(t, tr, "sync hook at v1: the app's router without middleware", appRouterWith(appHost))
 	runChecks(t, tr, "sync hook at v1", []check{
@@ -113,11 +115,11 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 	}
 	requireSyncHookAt(t, rel, "v2")
 	res = settlePhase("upgraded to v2", true)
-	if got := childNames(res.response); !equalSets(got, wired) {
+	if got := childNames(res.Response); !equalSets(got, wired) {
 		t.Errorf("upgraded to v2: children %v, want %v", keys(got), keys(wired))
 	}
-	requireRequestKeys(t, "upgraded to v2", res.request, appNS, true)
-	requirePagesCondition(t, "upgraded to v2", res.response, "True", "Wired")
+	requireRequestKeys(t, "upgraded to v2", res.Request, appNS, true)
+	requirePagesCondition(t, "upgraded to v2", res.Response, "True", "Wired")
 	waitRouters(t, tr, "upgraded to v2: the app's router with its errors Middleware", appRouterWith(appHost, middleware))
 	pagesServed := []check{
 		{name: "app answers 200", host: appHost, path: "/", accept: browserAccept, status: 200, want: isBody("app ok")},
@@ -132,11 +134,11 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 	}
 	requireSyncHookAt(t, rel, "v1")
 	res = settlePhase("rolled back to v1", false)
-	if got := childNames(res.response); !equalSets(got, wired) {
+	if got := childNames(res.Response); !equalSets(got, wired) {
 		t.Errorf("rolled back to v1: children %v, want %v kept", keys(got), keys(wired))
 	}
-	requireRequestKeys(t, "rolled back to v1", res.request, appNS, false)
-	requirePagesCondition(t, "rolled back to v1", res.response, "False", "ErrorServiceNotSeen")
+	requireRequestKeys(t, "rolled back to v1", res.Request, appNS, false)
+	requirePagesCondition(t, "rolled back to v1", res.Response, "False", "ErrorServiceNotSeen")
 	waitRouters(t, tr, "rolled back to v1: the app's router keeps its errors Middleware", appRouterWith(appHost, middleware))
 	runChecks(t, tr, "rolled back to v1", pagesServed)
 
@@ -184,22 +186,13 @@ func chartWithSyncHookAt(t *testing.T, version string) string {
 // register the sync hook at version.
 func requireSyncHookAt(t *testing.T, rel *pagesRelease, version string) {
 	t.Helper()
-	cc, err := suite.cluster.kube.get(t.Context(), "/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/"+rel.compositeController())
+	cc, err := suite.cluster.Kube.Get(t.Context(), "/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/"+rel.compositeController())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := hookVersion(cc, "sync"); got != version {
+	if got := framework.HookVersion(cc, "sync"); got != version {
 		t.Fatalf("the live CompositeController registers the sync hook at %s, want %s", got, version)
 	}
-}
-
-// hookVersion is the version of one of cc's hooks: "v1" when unset, as
-// HookVersion's CRD default and GetVersion have it.
-func hookVersion(cc obj, hook string) string {
-	if v, _ := dig(cc, "spec", "hooks", hook, "version").(string); v != "" {
-		return v
-	}
-	return "v1"
 }
 
 // requireRequestKeys requires every key of the children and related maps of
@@ -210,7 +203,7 @@ func requireRequestKeys(t *testing.T, phase string, req obj, ns string, v2 bool)
 	if err := requestKeysAt(req, v2); err != nil {
 		t.Errorf("%s: %v", phase, err)
 	}
-	services, _ := dig(req, "related", "Service.v1").(map[string]any)
+	services, _ := framework.Dig(req, "related", "Service.v1").(map[string]any)
 	if v2 != (len(services) == 1) {
 		t.Errorf("%s: related Services %v", phase, keys(setOfKeys(services)))
 	}
@@ -251,7 +244,7 @@ type routeProbe struct {
 	wg     sync.WaitGroup
 }
 
-func startRouteProbe(tr *traefik, host string) *routeProbe {
+func startRouteProbe(tr *framework.Traefik, host string) *routeProbe {
 	p := &routeProbe{done: make(chan struct{})}
 	p.wg.Add(1)
 	go func() {
@@ -264,7 +257,7 @@ func startRouteProbe(tr *traefik, host string) *routeProbe {
 				return
 			case <-tick.C:
 			}
-			a, err := through(tr.web, host, "/", "", "")
+			a, err := through(tr.Web, host, "/", "", "")
 			p.total.Add(1)
 			if err != nil || a.status != http.StatusOK {
 				p.mu.Lock()

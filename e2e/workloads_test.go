@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // TestAdmissionWorkloads proves the CRD's rules for sidecars and the
@@ -88,14 +90,14 @@ func TestCronJobRuns(t *testing.T) {
 	rel := newPagesRelease(t, "stackdome")
 	rel.install(t, "", "compositeController.resyncPeriodSeconds=2")
 	ns := newNamespace(t)
-	k := suite.cluster.kube
+	k := suite.cluster.Kube
 	ctx := t.Context()
 	base := "/apis/stackdome.io/v1alpha1/namespaces/" + ns + "/stackresources"
 	spec := obj{"type": "CronJob", "image": "example.invalid/report:1", "args": []any{"nightly"},
 		"cronJob": obj{"schedule": "* * * * *", "concurrencyPolicy": "Forbid", "failedJobsHistoryLimit": 2},
 		"job":     obj{"backoffLimit": 0}}
 	since := time.Now()
-	if _, err := k.create(ctx, base, obj{"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
+	if _, err := k.Create(ctx, base, obj{"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
 		"metadata": obj{"name": "nightly"}, "spec": spec}); err != nil {
 		t.Fatal(err)
 	}
@@ -104,8 +106,8 @@ func TestCronJobRuns(t *testing.T) {
 	// The CronJob controller's own run.
 	jobs := "/apis/batch/v1/namespaces/" + ns + "/jobs"
 	var first obj
-	err := waitUntil(100*time.Second, time.Second, "a Job made by the CronJob controller", func() (bool, error) {
-		items, err := listItems(ctx, jobs, "app.kubernetes.io/instance=nightly")
+	err := framework.WaitUntil(100*time.Second, time.Second, "a Job made by the CronJob controller", func() (bool, error) {
+		items, err := suite.cluster.Kube.List(ctx, jobs, "app.kubernetes.io/instance=nightly")
 		if len(items) > 0 {
 			first = items[0]
 		}
@@ -114,16 +116,16 @@ func TestCronJobRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owners, _ := dig(first, "metadata", "ownerReferences").([]any)
-	if len(owners) != 1 || dig(owners[0], "kind") != "CronJob" || dig(owners[0], "name") != "nightly" {
-		t.Fatalf("Job %s is not the CronJob's: owners %s", dig(first, "metadata", "name"), mustJSON(owners))
+	owners, _ := framework.Dig(first, "metadata", "ownerReferences").([]any)
+	if len(owners) != 1 || framework.Dig(owners[0], "kind") != "CronJob" || framework.Dig(owners[0], "name") != "nightly" {
+		t.Fatalf("Job %s is not the CronJob's: owners %s", framework.Dig(first, "metadata", "name"), mustJSON(owners))
 	}
-	firstName := dig(first, "metadata", "name").(string)
+	firstName := framework.Dig(first, "metadata", "name").(string)
 	endRun(t, ns, firstName, 3)
 	since = time.Now()
 	waitJobCondition(t, ns, firstName, "Failed")
 	res := syncAnswer(t, ns, "nightly", since, 90*time.Second, "after a failed run: Available JobFailed", reasonIs("Available", "JobFailed"))
-	msg, _ := condition(res.response, "Available")["message"].(string)
+	msg, _ := condition(res.Response, "Available")["message"].(string)
 	if !strings.Contains(msg, "Job "+firstName+" failed") || !strings.Contains(msg, "exited with code 3") {
 		t.Fatalf("Available's message %q names neither the Job %s nor the exit code 3", msg, firstName)
 	}
@@ -132,23 +134,23 @@ func TestCronJobRuns(t *testing.T) {
 	// by hand from the job template.
 	spec["cronJob"].(obj)["suspend"] = true
 	since = time.Now()
-	if _, err := k.mergePatch(ctx, base+"/nightly", obj{"spec": spec}); err != nil {
+	if _, err := k.MergePatch(ctx, base+"/nightly", obj{"spec": spec}); err != nil {
 		t.Fatal(err)
 	}
 	res = syncAnswer(t, ns, "nightly", since, 90*time.Second, "suspended: Stalled Suspended", reasonIs("Stalled", "Suspended"))
-	if c := condition(res.response, "Stalled"); c["status"] != "True" {
+	if c := condition(res.Response, "Stalled"); c["status"] != "True" {
 		t.Fatalf("suspended: Stalled %v, want True Suspended", c)
 	}
-	cron, err := k.get(ctx, "/apis/batch/v1/namespaces/"+ns+"/cronjobs/nightly")
+	cron, err := k.Get(ctx, "/apis/batch/v1/namespaces/"+ns+"/cronjobs/nightly")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := dig(cron, "spec", "jobTemplate").(map[string]any)
+	tmpl := framework.Dig(cron, "spec", "jobTemplate").(map[string]any)
 	manual := "nightly-manual"
 	md, _ := tmpl["metadata"].(map[string]any)
-	if _, err := k.create(ctx, jobs, obj{"apiVersion": "batch/v1", "kind": "Job",
+	if _, err := k.Create(ctx, jobs, obj{"apiVersion": "batch/v1", "kind": "Job",
 		"metadata": obj{"name": manual, "labels": md["labels"], "annotations": obj{"cronjob.kubernetes.io/instantiate": "manual"},
-			"ownerReferences": []any{obj{"apiVersion": "batch/v1", "kind": "CronJob", "name": "nightly", "uid": dig(cron, "metadata", "uid"), "controller": true}}},
+			"ownerReferences": []any{obj{"apiVersion": "batch/v1", "kind": "CronJob", "name": "nightly", "uid": framework.Dig(cron, "metadata", "uid"), "controller": true}}},
 		"spec": tmpl["spec"]}); err != nil {
 		t.Fatalf("creating a Job from the CronJob's template: %v", err)
 	}
@@ -156,18 +158,18 @@ func TestCronJobRuns(t *testing.T) {
 	endRun(t, ns, manual, 0)
 	waitJobCondition(t, ns, manual, "Complete")
 	res = syncAnswer(t, ns, "nightly", since, 90*time.Second, "after a successful run: status.run.lastSucceeded", func(resp obj) error {
-		if got := dig(resp, "status", "run", "lastSucceeded", "job"); got != manual {
+		if got := framework.Dig(resp, "status", "run", "lastSucceeded", "job"); got != manual {
 			return fmt.Errorf("status.run.lastSucceeded.job %v", got)
 		}
 		return nil
 	})
-	if c := condition(res.response, "Available"); c["status"] != "True" {
+	if c := condition(res.Response, "Available"); c["status"] != "True" {
 		t.Fatalf("after a successful run: Available %v, want True", c)
 	}
-	if got := dig(res.response, "status", "run", "lastSucceeded", "job"); got != manual {
-		t.Fatalf("status.run.lastSucceeded.job %v, want %s; run %s", got, manual, mustJSON(dig(res.response, "status", "run")))
+	if got := framework.Dig(res.Response, "status", "run", "lastSucceeded", "job"); got != manual {
+		t.Fatalf("status.run.lastSucceeded.job %v, want %s; run %s", got, manual, mustJSON(framework.Dig(res.Response, "status", "run")))
 	}
-	if got := dig(res.response, "status", "run", "lastFailed", "job"); got != firstName {
+	if got := framework.Dig(res.Response, "status", "run", "lastFailed", "job"); got != firstName {
 		t.Fatalf("status.run.lastFailed.job %v, want %s", got, firstName)
 	}
 }
@@ -177,7 +179,7 @@ func TestCronJobRuns(t *testing.T) {
 func reasonIs(typ, reason string) func(resp obj) error {
 	return func(resp obj) error {
 		if got := conditionReason(resp, typ); got != reason {
-			return fmt.Errorf("%s reason %q, want %q; status %s", typ, got, reason, mustJSON(dig(resp, "status")))
+			return fmt.Errorf("%s reason %q, want %q; status %s", typ, got, reason, mustJSON(framework.Dig(resp, "status")))
 		}
 		return nil
 	}
@@ -189,7 +191,7 @@ func reasonIs(typ, reason string) func(resp obj) error {
 func endRun(t *testing.T, ns, job string, exit int) {
 	t.Helper()
 	pods := waitPods(t, ns, "batch.kubernetes.io/job-name="+job, 1)
-	name := dig(pods[0], "metadata", "name").(string)
+	name := framework.Dig(pods[0], "metadata", "name").(string)
 	now := time.Now().UTC().Format(time.RFC3339)
 	phase, reason := "Failed", "Error"
 	if exit == 0 {
@@ -199,7 +201,7 @@ func endRun(t *testing.T, ns, job string, exit int) {
 		"name": "app", "image": "example.invalid/report:1", "imageID": "", "ready": false, "restartCount": 0, "started": false,
 		"state": obj{"terminated": obj{"exitCode": exit, "reason": reason, "startedAt": now, "finishedAt": now}},
 	}}}}
-	if _, err := suite.cluster.kube.mergePatch(t.Context(), "/api/v1/namespaces/"+ns+"/pods/"+name+"/status", patch); err != nil {
+	if _, err := suite.cluster.Kube.MergePatch(t.Context(), "/api/v1/namespaces/"+ns+"/pods/"+name+"/status", patch); err != nil {
 		t.Fatalf("ending pod %s of Job %s: %v", name, job, err)
 	}
 }
@@ -208,14 +210,14 @@ func endRun(t *testing.T, ns, job string, exit int) {
 // condition typ (Complete, Failed).
 func waitJobCondition(t *testing.T, ns, job, typ string) {
 	t.Helper()
-	err := waitUntil(60*time.Second, 250*time.Millisecond, fmt.Sprintf("Job %s %s", job, typ), func() (bool, error) {
-		j, err := suite.cluster.kube.get(context.Background(), "/apis/batch/v1/namespaces/"+ns+"/jobs/"+job)
+	err := framework.WaitUntil(60*time.Second, 250*time.Millisecond, fmt.Sprintf("Job %s %s", job, typ), func() (bool, error) {
+		j, err := suite.cluster.Kube.Get(context.Background(), "/apis/batch/v1/namespaces/"+ns+"/jobs/"+job)
 		if err != nil {
 			return false, err
 		}
-		conds, _ := dig(j, "status", "conditions").([]any)
+		conds, _ := framework.Dig(j, "status", "conditions").([]any)
 		for _, c := range conds {
-			if dig(c, "type") == typ && dig(c, "status") == "True" {
+			if framework.Dig(c, "type") == typ && framework.Dig(c, "status") == "True" {
 				return true, nil
 			}
 		}

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# build.sh builds Traefik v3.7.13 for the e2e suite from the Go module proxy,
+# build.sh builds Traefik v3.7.11 (the pinned Traefik chart's appVersion) for the e2e suite from the Go module proxy,
 # into a cache outside the repository keyed by the hash of everything that
 # decides the bytes (go.mod, go.sum, this script). A fresh clone on the same
 # machine reuses the binary; it is built only when missing.
 #
-# `go install github.com/traefik/traefik/v3/cmd/traefik@v3.7.13` cannot work:
+# `go install github.com/traefik/traefik/v3/cmd/traefik@v3.7.11` cannot work:
 # Traefik's go.mod has replace directives, which apply only in the main module.
 # So this directory is a wrapper module repeating them, and the script lays out
 # a source tree in the cache from the module cache (nothing copied from Traefik
@@ -18,9 +18,9 @@
 #   - go-http-auth/: abbot/go-http-auth v0.4.0 plus the two functions of the
 #     containous fork Traefik pins (the proxy refuses that pseudo-version);
 #     only the basicAuth/digestAuth middlewares use them.
-# Why a wrapper module: Traefik's go.mod (traefik/traefik@v3.7.13 go.mod) has
+# Why a wrapper module: Traefik's go.mod (traefik/traefik@v3.7.11 go.mod) has
 # replace directives, which apply only in the main module, so
-# `go install github.com/traefik/traefik/v3/cmd/traefik@v3.7.13` cannot work.
+# `go install github.com/traefik/traefik/v3/cmd/traefik@v3.7.11` cannot work.
 #
 # Prints the cache directory (holding `traefik` and the CRD definitions
 # `crds.yaml`) on stdout; progress goes to stderr.
@@ -28,7 +28,7 @@
 # STACKDOME_E2E_BUILD_P sets `go build -p` (default: the number of CPUs).
 set -euo pipefail
 
-traefik_version=v3.7.13
+traefik_version=v3.7.11
 lego_version=v5.4.1
 httpauth_version=v0.4.0
 

@@ -14,7 +14,7 @@ require (
 	github.com/sirupsen/logrus v1.9.4
 	github.com/spiffe/go-spiffe/v2 v2.7.0
 	github.com/traefik/paerser v0.2.2
-	github.com/traefik/traefik/v3 v3.7.13
+	github.com/traefik/traefik/v3 v3.7.11
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1
 )
 

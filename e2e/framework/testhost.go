@@ -1,6 +1,6 @@
 //go:build e2e
 
-package e2e
+package framework
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 	"time"
 )
 
-// testHost is a machine of its own for backends Traefik must reach: a network
+// TestHost is a machine of its own for backends Traefik must reach: a network
 // namespace joined to the root one by a veth pair on a private /24 that
 // exists only on this machine (EndpointSlices refuse loopback addresses, so a
 // backend on 127.0.0.0/8 can never be a Traefik server). The root side is
@@ -32,9 +32,9 @@ import (
 // veth pair, its addresses and its route when the last process in it is
 // gone — after a crash, a -timeout or a kill -9 as after a clean run. Nothing
 // is left to clean on the next run, and names are unique per process.
-type testHost struct {
-	prefix          netip.Prefix
-	hostIP, guestIP netip.Addr
+type TestHost struct {
+	Prefix          netip.Prefix
+	HostIP, GuestIP netip.Addr
 	hostLink        string
 	guestLink       string
 	netns           string // /proc/<holder>/ns/net
@@ -46,9 +46,9 @@ type testHost struct {
 // nothing else on the machine uses it (newTestHost checks the routes).
 const testHostNet = "10.213.%d.0/24"
 
-// newTestHost makes the namespace, the veth pair and the addresses. It
+// NewTestHost makes the namespace, the veth pair and the addresses. It
 // needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN); the error says so.
-func newTestHost() (_ *testHost, err error) {
+func NewTestHost() (_ *TestHost, err error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("the test host needs root: a network namespace and a veth pair (run the e2e suite as root, as CI does)")
 	}
@@ -57,10 +57,10 @@ func newTestHost() (_ *testHost, err error) {
 			return nil, fmt.Errorf("the test host needs %s (iproute2, util-linux): %w", tool, err)
 		}
 	}
-	h := &testHost{}
+	h := &TestHost{}
 	defer func() {
 		if err != nil {
-			h.close()
+			h.Close()
 		}
 	}()
 	if err := h.claimPrefix(); err != nil {
@@ -77,12 +77,12 @@ func newTestHost() (_ *testHost, err error) {
 	h.hostLink = "sdh" + strconv.Itoa(os.Getpid())
 	h.guestLink = "sdg" + strconv.Itoa(os.Getpid())
 
-	bits := strconv.Itoa(h.prefix.Bits())
+	bits := strconv.Itoa(h.Prefix.Bits())
 	steps := [][]string{
 		{"ip", "link", "add", h.hostLink, "type", "veth", "peer", "name", h.guestLink, "netns", strconv.Itoa(pid)},
-		{"ip", "addr", "add", h.hostIP.String() + "/" + bits, "dev", h.hostLink},
+		{"ip", "addr", "add", h.HostIP.String() + "/" + bits, "dev", h.hostLink},
 		{"ip", "link", "set", h.hostLink, "up"},
-		h.inside("ip", "addr", "add", h.guestIP.String()+"/"+bits, "dev", h.guestLink),
+		h.inside("ip", "addr", "add", h.GuestIP.String()+"/"+bits, "dev", h.guestLink),
 		h.inside("ip", "link", "set", h.guestLink, "up"),
 		h.inside("ip", "link", "set", "lo", "up"),
 	}
@@ -97,7 +97,7 @@ func newTestHost() (_ *testHost, err error) {
 // claimPrefix takes a /24 of testHostNet that no route on the machine
 // overlaps, holding a lock file for it so that two suites running at once
 // never take the same one.
-func (h *testHost) claimPrefix() error {
+func (h *TestHost) claimPrefix() error {
 	routes, err := routedPrefixes()
 	if err != nil {
 		return err
@@ -122,9 +122,9 @@ func (h *testHost) claimPrefix() error {
 			continue
 		}
 		h.lock = f
-		h.prefix = p
-		h.hostIP = p.Addr().Next()
-		h.guestIP = h.hostIP.Next()
+		h.Prefix = p
+		h.HostIP = p.Addr().Next()
+		h.GuestIP = h.HostIP.Next()
 		return nil
 	}
 	return fmt.Errorf("no free /24 in %s", strings.Replace(testHostNet, "%d", "x", 1))
@@ -163,22 +163,22 @@ func overlapsAny(p netip.Prefix, ps []netip.Prefix) bool {
 	return false
 }
 
-// serviceRange is the upper half of the test host's /24: the test cluster's
+// ServiceRange is the upper half of the test host's /24: the test cluster's
 // --service-cluster-ip-range, so a ClusterIP can be given to the test host
 // (addAddress) the way a service proxy would make it answer.
-func (h *testHost) serviceRange() netip.Prefix {
-	a := h.prefix.Addr().As4()
+func (h *TestHost) ServiceRange() netip.Prefix {
+	a := h.Prefix.Addr().As4()
 	a[3] = 128
-	return netip.PrefixFrom(netip.AddrFrom4(a), h.prefix.Bits()+1)
+	return netip.PrefixFrom(netip.AddrFrom4(a), h.Prefix.Bits()+1)
 }
 
-// addAddress gives the test host one more address (a /32 on its link),
+// AddAddress gives the test host one more address (a /32 on its link),
 // reachable from the root namespace through the /24's route. An address it
 // has already is no error: a ClusterIP an earlier test's release held (and
 // left on the host) can be handed to a later release of the same run.
-func (h *testHost) addAddress(ip netip.Addr) error {
-	if !h.prefix.Contains(ip) {
-		return fmt.Errorf("%s is outside the test host's %s: it would not be routed there", ip, h.prefix)
+func (h *TestHost) AddAddress(ip netip.Addr) error {
+	if !h.Prefix.Contains(ip) {
+		return fmt.Errorf("%s is outside the test host's %s: it would not be routed there", ip, h.Prefix)
 	}
 	err := run(h.inside("ip", "addr", "add", ip.String()+"/32", "dev", h.guestLink)...)
 	if err != nil && (strings.Contains(err.Error(), "Address already assigned") || strings.Contains(err.Error(), "File exists")) {
@@ -187,39 +187,29 @@ func (h *testHost) addAddress(ip netip.Addr) error {
 	return err
 }
 
-// delAddress takes an address added by addAddress away again.
-func (h *testHost) delAddress(ip netip.Addr) error {
+// DelAddress takes an address added by addAddress away again.
+func (h *TestHost) DelAddress(ip netip.Addr) error {
 	return run(h.inside("ip", "addr", "del", ip.String()+"/32", "dev", h.guestLink)...)
 }
 
 // inside is argv run inside the test host's namespace (nsenter execs it, so
 // the process keeps its pid and its Pdeathsig).
-func (h *testHost) inside(argv ...string) []string {
+func (h *TestHost) inside(argv ...string) []string {
 	return append([]string{"nsenter", "--net=" + h.netns, "--"}, argv...)
 }
 
-// startProc runs bin inside the test host, like the package's startProc.
-func (h *testHost) startProc(dir, name, bin string, args ...string) (*proc, error) {
+// StartProc runs bin inside the test host, like the package's startProc.
+func (h *TestHost) StartProc(dir, name, bin string, args ...string) (*Proc, error) {
 	argv := h.inside(append([]string{bin}, args...)...)
 	return startProc(dir, name, argv[0], argv[1:]...)
 }
 
-// requireHost is the suite's test host; without one (no root, no ip or
-// nsenter) it fails t, saying why: a test that needs the host never skips.
-func requireHost(t *testing.T) *testHost {
-	t.Helper()
-	if suite.hostErr != nil {
-		t.Fatalf("no test host: %v", suite.hostErr)
-	}
-	return suite.host
-}
-
-// serve answers HTTP with handler on the test host at address ip, on port
+// Serve answers HTTP with handler on the test host at address ip, on port
 // (0: one the kernel picks), until the test ends: an app's container as the
 // pod's address reaches it. It returns the port and the server.
-func (h *testHost) serve(t *testing.T, ip string, port int, handler http.HandlerFunc) (int, *http.Server) {
+func (h *TestHost) Serve(t *testing.T, ip string, port int, handler http.HandlerFunc) (int, *http.Server) {
 	t.Helper()
-	ln, err := h.listen(net.JoinHostPort(ip, strconv.Itoa(port)))
+	ln, err := h.Listen(net.JoinHostPort(ip, strconv.Itoa(port)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,8 +219,8 @@ func (h *testHost) serve(t *testing.T, ip string, port int, handler http.Handler
 	return ln.Addr().(*net.TCPAddr).Port, srv
 }
 
-// listen opens a TCP listener inside the test host (listenIn).
-func (h *testHost) listen(addr string) (net.Listener, error) { return listenIn(h.netns, addr) }
+// Listen opens a TCP listener inside the test host (listenIn).
+func (h *TestHost) Listen(addr string) (net.Listener, error) { return listenIn(h.netns, addr) }
 
 // listenIn opens a TCP listener inside the network namespace netns (a
 // /proc/<pid>/ns/net path): the socket is made on an OS thread moved into the
@@ -312,10 +302,10 @@ func setns(f *os.File) error {
 	return nil
 }
 
-// close removes the namespace (and with it the veth pair and addresses) by
+// Close removes the namespace (and with it the veth pair and addresses) by
 // ending its holder, then releases the /24. Processes started inside must
 // be stopped first; the namespace lives as long as any of them does.
-func (h *testHost) close() {
+func (h *TestHost) Close() {
 	if h.holder != nil && h.holder.Process != nil {
 		_ = syscall.Kill(-h.holder.Process.Pid, syscall.SIGKILL)
 		_ = h.holder.Wait()
@@ -340,4 +330,22 @@ func run(argv ...string) error {
 		return fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(string(out)))
 	}
 	return nil
+}
+
+// runContext runs argv until it exits or ctx ends.
+func runContext(ctx context.Context, argv ...string) error {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.WaitDelay = 5 * time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// HostAddr is the test host's address with last octet n (n < 128: the
+// lower half, outside the Service range).
+func HostAddr(h *TestHost, n byte) string {
+	a := h.Prefix.Addr().As4()
+	a[3] = n
+	return netip.AddrFrom4(a).String()
 }

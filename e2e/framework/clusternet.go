@@ -1,6 +1,6 @@
 //go:build e2e
 
-package e2e
+package framework
 
 import (
 	"bytes"
@@ -42,28 +42,28 @@ import (
 // Every hook exchange through it is recorded, so a test can read what the
 // real Metacontroller sent and what stackdome answered.
 type clusterNet struct {
-	kube *kube
+	kube *Kube
 	next atomic.Uint64
 
 	mu        sync.Mutex
-	exchanges []hookExchange
+	exchanges []HookExchange
 }
 
-// hookExchange is one request through the proxy and its answer.
-type hookExchange struct {
-	at         time.Time // when the answer came back
+// HookExchange is one request through the proxy and its answer.
+type HookExchange struct {
+	At         time.Time // when the answer came back
 	url        string
 	path       string // /sync, /customize ...
 	parentNS   string // the request's parent, when it names one
 	parentName string
-	request    obj
-	response   obj // nil unless a 200 with a JSON body
-	status     int
-	err        string // the forwarding error, if any
-	endpoint   string // address:port the request went to
+	Request    Obj
+	Response   Obj // nil unless a 200 with a JSON body
+	Status     int
+	Err        string // the forwarding error, if any
+	Endpoint   string // address:port the request went to
 }
 
-func newClusterNet(k *kube) *clusterNet { return &clusterNet{kube: k} }
+func newClusterNet(k *Kube) *clusterNet { return &clusterNet{kube: k} }
 
 // serveIn serves the proxy inside the network namespace netns at addr.
 func (n *clusterNet) serveIn(netns, addr string) (stop func(), err error) {
@@ -80,7 +80,19 @@ func (n *clusterNet) serveIn(netns, addr string) (stop func(), err error) {
 // ClusterIP:443) and forwards every connection, TLS untouched, to the API
 // server at apiAddr: what kube-proxy does for the kubernetes Service.
 func forwardAPIIn(netns, addr, apiAddr string) (stop func(), err error) {
-	l, err := listenIn(netns, addr)
+	return forwardIn(netns, addr, func(context.Context) (string, error) { return apiAddr, nil })
+}
+
+// forwardIn listens at addr, inside netns ("": the root namespace), and
+// forwards every connection, bytes untouched, to the address to gives for
+// it: kube-proxy's job for one Service port.
+func forwardIn(netns, addr string, to func(context.Context) (string, error)) (stop func(), err error) {
+	var l net.Listener
+	if netns == "" {
+		l, err = net.Listen("tcp", addr)
+	} else {
+		l, err = listenIn(netns, addr)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +104,13 @@ func forwardAPIIn(netns, addr, apiAddr string) (stop func(), err error) {
 			}
 			go func() {
 				defer c.Close()
-				up, err := net.DialTimeout("tcp", apiAddr, 5*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				target, err := to(ctx)
+				cancel()
+				if err != nil {
+					return
+				}
+				up, err := net.DialTimeout("tcp", target, 5*time.Second)
 				if err != nil {
 					return
 				}
@@ -107,36 +125,53 @@ func forwardAPIIn(netns, addr, apiAddr string) (stop func(), err error) {
 	return func() { l.Close() }, nil
 }
 
+// ForwardService is kube-proxy for one port of Service ns/name: it listens
+// at addr, on the test host h (nil: in the root namespace, where a load
+// balancer's address is), and forwards each connection to one ready
+// endpoint of the Service's EndpointSlices, round robin. stop closes the
+// listener.
+func (n *clusterNet) ForwardService(h *TestHost, addr, ns, name string, port int) (stop func(), err error) {
+	netns := ""
+	if h != nil {
+		netns = h.netns
+	}
+	return forwardIn(netns, addr, func(ctx context.Context) (string, error) {
+		to, _, err := n.resolve(ctx, name+"."+ns, port)
+		return to, err
+	})
+}
+
+// ServeHTTP is the proxy: it forwards one http:// request and records it.
 func (n *clusterNet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodConnect || r.URL.Host == "" {
 		http.Error(w, "the cluster-network stand-in forwards http:// requests only", http.StatusMethodNotAllowed)
 		return
 	}
-	ex := hookExchange{url: r.URL.String(), path: r.URL.Path}
+	ex := HookExchange{url: r.URL.String(), path: r.URL.Path}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	var req obj
-	if decodeJSON(body, &req) == nil {
-		ex.request = req
-		ex.parentNS, _ = dig(req, "parent", "metadata", "namespace").(string)
-		ex.parentName, _ = dig(req, "parent", "metadata", "name").(string)
+	var req Obj
+	if decodeNumbers(body, &req) == nil {
+		ex.Request = req
+		ex.parentNS, _ = Dig(req, "parent", "metadata", "namespace").(string)
+		ex.parentName, _ = Dig(req, "parent", "metadata", "name").(string)
 	}
 	code, answer, err := n.forward(r, body, &ex)
-	ex.at = time.Now()
+	ex.At = time.Now()
 	if err != nil {
-		ex.err, ex.status = err.Error(), code
+		ex.Err, ex.Status = err.Error(), code
 		n.record(ex)
 		http.Error(w, err.Error(), code)
 		return
 	}
-	ex.status = code
+	ex.Status = code
 	if code == http.StatusOK {
-		var resp obj
-		if decodeJSON(answer.body, &resp) == nil {
-			ex.response = resp
+		var resp Obj
+		if decodeNumbers(answer.body, &resp) == nil {
+			ex.Response = resp
 		}
 	}
 	n.record(ex)
@@ -154,7 +189,7 @@ type answerOf struct {
 	body   []byte
 }
 
-func (n *clusterNet) forward(r *http.Request, body []byte, ex *hookExchange) (int, answerOf, error) {
+func (n *clusterNet) forward(r *http.Request, body []byte, ex *HookExchange) (int, answerOf, error) {
 	ctx := r.Context()
 	host, portText, err := net.SplitHostPort(r.URL.Host)
 	if err != nil {
@@ -168,7 +203,7 @@ func (n *clusterNet) forward(r *http.Request, body []byte, ex *hookExchange) (in
 	if err != nil {
 		return code, answerOf{}, err
 	}
-	ex.endpoint = addr
+	ex.Endpoint = addr
 	u := url.URL{Scheme: "http", Host: addr, Path: r.URL.Path, RawQuery: r.URL.RawQuery}
 	out, err := http.NewRequestWithContext(ctx, r.Method, u.String(), bytes.NewReader(body))
 	if err != nil {
@@ -199,22 +234,22 @@ func (n *clusterNet) resolve(ctx context.Context, host string, port int) (string
 	if !ok {
 		return "", http.StatusBadGateway, fmt.Errorf("%s: no such host (the stand-in resolves <service>.<namespace>[.svc[.cluster.local]] only)", host)
 	}
-	svc, err := n.kube.get(ctx, "/api/v1/namespaces/"+ns+"/services/"+name)
+	svc, err := n.kube.Get(ctx, "/api/v1/namespaces/"+ns+"/services/"+name)
 	if err != nil {
 		return "", http.StatusBadGateway, fmt.Errorf("%s: no such host: %w", host, err)
 	}
 	portName, found := "", false
-	ports, _ := dig(svc, "spec", "ports").([]any)
+	ports, _ := Dig(svc, "spec", "ports").([]any)
 	for _, p := range ports {
-		if fmt.Sprint(dig(p, "port")) == strconv.Itoa(port) {
-			portName, _ = dig(p, "name").(string)
+		if fmt.Sprint(Dig(p, "port")) == strconv.Itoa(port) {
+			portName, _ = Dig(p, "name").(string)
 			found = true
 		}
 	}
 	if !found {
 		return "", http.StatusServiceUnavailable, fmt.Errorf("Service %s/%s has no port %d", ns, name, port)
 	}
-	slices, err := listItems(ctx, "/apis/discovery.k8s.io/v1/namespaces/"+ns+"/endpointslices", "kubernetes.io/service-name="+name)
+	slices, err := n.kube.List(ctx, "/apis/discovery.k8s.io/v1/namespaces/"+ns+"/endpointslices", "kubernetes.io/service-name="+name)
 	if err != nil {
 		return "", http.StatusBadGateway, err
 	}
@@ -223,9 +258,9 @@ func (n *clusterNet) resolve(ctx context.Context, host string, port int) (string
 		target := 0
 		sp, _ := s["ports"].([]any)
 		for _, p := range sp {
-			pn, _ := dig(p, "name").(string)
+			pn, _ := Dig(p, "name").(string)
 			if pn == portName {
-				v, _ := dig(p, "port").(json.Number)
+				v, _ := Dig(p, "port").(json.Number)
 				i, _ := v.Int64()
 				target = int(i)
 			}
@@ -235,10 +270,10 @@ func (n *clusterNet) resolve(ctx context.Context, host string, port int) (string
 		}
 		eps, _ := s["endpoints"].([]any)
 		for _, e := range eps {
-			if dig(e, "conditions", "ready") != true {
+			if Dig(e, "conditions", "ready") != true {
 				continue
 			}
-			as, _ := dig(e, "addresses").([]any)
+			as, _ := Dig(e, "addresses").([]any)
 			for _, a := range as {
 				addrs = append(addrs, net.JoinHostPort(fmt.Sprint(a), strconv.Itoa(target)))
 			}
@@ -261,16 +296,16 @@ func serviceName(host string) (name, ns string, ok bool) {
 	return parts[0], parts[1], true
 }
 
-func (n *clusterNet) record(ex hookExchange) {
+func (n *clusterNet) record(ex HookExchange) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.exchanges = append(n.exchanges, ex)
-	if dir := os.Getenv("STACKDOME_E2E_REQUESTS"); dir != "" && ex.request != nil && ex.path == "/sync" {
+	if dir := os.Getenv("STACKDOME_E2E_REQUESTS"); dir != "" && ex.Request != nil && ex.path == "/sync" {
 		// What the real Metacontroller sent, one file a sync, in order:
 		// <seq>-<namespace>-<name>-sync-<hook version>.json.
-		cc, _ := dig(ex.request, "controller").(map[string]any)
-		version := hookVersion(cc, "sync")
-		b, _ := json.MarshalIndent(ex.request, "", "  ")
+		cc, _ := Dig(ex.Request, "controller").(map[string]any)
+		version := HookVersion(cc, "sync")
+		b, _ := json.MarshalIndent(ex.Request, "", "  ")
 		if os.MkdirAll(dir, 0o755) == nil {
 			file := fmt.Sprintf("%05d-%s-%s-sync-%s.json", len(n.exchanges), ex.parentNS, ex.parentName, version)
 			_ = os.WriteFile(filepath.Join(dir, file), append(b, '\n'), 0o644)
@@ -278,8 +313,8 @@ func (n *clusterNet) record(ex hookExchange) {
 	}
 }
 
-// count is the number of exchanges on path.
-func (n *clusterNet) count(path string) int {
+// Count is the number of exchanges on path.
+func (n *clusterNet) Count(path string) int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	c := 0
@@ -291,16 +326,33 @@ func (n *clusterNet) count(path string) int {
 	return c
 }
 
-// hookCalls returns the exchanges on path (/sync ...) for parent ns/name
+// HookCalls returns the exchanges on path (/sync ...) for parent ns/name
 // answered at or after since, oldest first.
-func (n *clusterNet) hookCalls(path, ns, name string, since time.Time) []hookExchange {
+func (n *clusterNet) HookCalls(path, ns, name string, since time.Time) []HookExchange {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	var out []hookExchange
+	var out []HookExchange
 	for _, ex := range n.exchanges {
-		if ex.path == path && ex.parentNS == ns && ex.parentName == name && !ex.at.Before(since) {
+		if ex.path == path && ex.parentNS == ns && ex.parentName == name && !ex.At.Before(since) {
 			out = append(out, ex)
 		}
 	}
 	return out
+}
+
+// HookVersion is the version of one of cc's hooks: "v1" when unset, as
+// HookVersion's CRD default and GetVersion have it.
+func HookVersion(cc Obj, hook string) string {
+	if v, _ := Dig(cc, "spec", "hooks", hook, "version").(string); v != "" {
+		return v
+	}
+	return "v1"
+}
+
+// decodeNumbers decodes JSON keeping numbers as json.Number, as the suite
+// compares them.
+func decodeNumbers(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(v)
 }

@@ -1,17 +1,20 @@
 //go:build e2e
 
-package e2e
+package framework
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -48,7 +51,7 @@ func newPodSandbox(dir string) (*podSandbox, error) {
 	self, _ := os.Readlink("/proc/self/ns/net")
 	// unshare(1) unshares, then execs sleep: until then the holder is still
 	// in the root namespace.
-	if err := waitUntil(5*time.Second, 10*time.Millisecond, "the pod's network namespace", func() (bool, error) {
+	if err := WaitUntil(5*time.Second, 10*time.Millisecond, "the pod's network namespace", func() (bool, error) {
 		ns, err := os.Readlink(s.netns)
 		return err == nil && ns != self, err
 	}); err != nil {
@@ -82,17 +85,18 @@ type container struct {
 	image   string
 	command []string
 	args    []string
-	env     []string // NAME=value, from the spec's env (literal values only)
+	env     []string // NAME=value, from the spec's env (values and fieldRefs to the pod's name and namespace)
+	ports   []int    // containerPorts
 }
 
 // containersOf reads the containers of a pod spec (init containers first
 // when init is true).
-func containersOf(pod obj, init bool) ([]container, error) {
+func containersOf(pod Obj, init bool) ([]container, error) {
 	field := "containers"
 	if init {
 		field = "initContainers"
 	}
-	raw, _ := dig(pod, "spec", field).([]any)
+	raw, _ := Dig(pod, "spec", field).([]any)
 	var out []container
 	for _, r := range raw {
 		var c struct {
@@ -103,8 +107,20 @@ func containersOf(pod obj, init bool) ([]container, error) {
 			Env     []struct {
 				Name      string `json:"name"`
 				Value     string `json:"value"`
-				ValueFrom any    `json:"valueFrom"`
+				ValueFrom *struct {
+					FieldRef *struct {
+						FieldPath string `json:"fieldPath"`
+					} `json:"fieldRef"`
+					ResourceFieldRef *struct {
+						Resource string `json:"resource"`
+						Divisor  any    `json:"divisor"`
+					} `json:"resourceFieldRef"`
+				} `json:"valueFrom"`
 			} `json:"env"`
+			Resources struct {
+				Requests map[string]string `json:"requests"`
+				Limits   map[string]string `json:"limits"`
+			} `json:"resources"`
 		}
 		b, err := json.Marshal(r)
 		if err != nil {
@@ -113,12 +129,27 @@ func containersOf(pod obj, init bool) ([]container, error) {
 		if err := json.Unmarshal(b, &c); err != nil {
 			return nil, err
 		}
-		ct := container{name: c.Name, image: c.Image, command: c.Command, args: c.Args}
+		ct := container{name: c.Name, image: c.Image, command: c.Command, args: c.Args, ports: containerPorts(r)}
 		for _, e := range c.Env {
-			if e.ValueFrom != nil {
-				return nil, fmt.Errorf("container %s: env %s: valueFrom is not supported by the stand-in kubelet", c.Name, e.Name)
+			value := e.Value
+			switch {
+			case e.ValueFrom == nil:
+			case e.ValueFrom.FieldRef != nil && (e.ValueFrom.FieldRef.FieldPath == "metadata.name" || e.ValueFrom.FieldRef.FieldPath == "metadata.namespace"):
+				// The downward API's pod fields a chart commonly reads.
+				value = fmt.Sprint(Dig(pod, strings.Split(e.ValueFrom.FieldRef.FieldPath, ".")...))
+			case e.ValueFrom.ResourceFieldRef != nil && fmt.Sprint(e.ValueFrom.ResourceFieldRef.Divisor) == "1":
+				// The container's own requests and limits, as the kubelet
+				// resolves them: CPU rounded up to a whole core, an unset
+				// limit the node's allocatable (this machine's).
+				v, err := resourceField(e.ValueFrom.ResourceFieldRef.Resource, c.Resources.Requests, c.Resources.Limits)
+				if err != nil {
+					return nil, fmt.Errorf("container %s: env %s: %w", c.Name, e.Name, err)
+				}
+				value = strconv.FormatInt(v, 10)
+			default:
+				return nil, fmt.Errorf("container %s: env %s: the stand-in kubelet resolves only fieldRefs to metadata.name and metadata.namespace and resourceFieldRefs of divisor 1", c.Name, e.Name)
 			}
-			ct.env = append(ct.env, e.Name+"="+e.Value)
+			ct.env = append(ct.env, e.Name+"="+value)
 		}
 		out = append(out, ct)
 	}
@@ -141,7 +172,7 @@ const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 // image's files at its path, so the container's own command runs unchanged.
 // env is the environment a kubelet sets (KUBERNETES_SERVICE_HOST/PORT ...)
 // before the container's own.
-func (s *podSandbox) runContainer(name string, c container, img image, saDir string, env []string) (*proc, error) {
+func (s *podSandbox) runContainer(name string, c container, img image, saDir string, env []string) (*Proc, error) {
 	if len(c.command) == 0 {
 		return nil, fmt.Errorf("container %s: no command (an image's entrypoint is not known to the stand-in kubelet)", c.name)
 	}
@@ -150,6 +181,16 @@ func (s *podSandbox) runContainer(name string, c container, img image, saDir str
 	layers := map[string]string{} // directory in the container → host directory
 	for path, file := range img.files {
 		d := filepath.Dir(path)
+		if d == "/" {
+			// Nothing can be mounted over /: a file at the image's root
+			// (stackdome's /stackdome) runs from where it is.
+			for i, a := range c.command {
+				if a == path {
+					c.command[i] = file
+				}
+			}
+			continue
+		}
 		host, ok := layers[d]
 		if !ok {
 			host = filepath.Join(s.dir, name+"-image", strings.ReplaceAll(strings.Trim(d, "/"), "/", "_"))
@@ -167,10 +208,12 @@ func (s *podSandbox) runContainer(name string, c container, img image, saDir str
 	// /var/run is /run on this machine; a tmpfs over it in the container's
 	// mount namespace holds the ServiceAccount directory without touching
 	// the host's.
-	script := []string{"set -e",
-		"mount -t tmpfs -o mode=0755,size=1m tmpfs /run",
-		"mkdir -p " + serviceAccountDir,
-		"mount --bind -o ro " + saDir + " " + serviceAccountDir,
+	script := []string{"set -e"}
+	if saDir != "" {
+		script = append(script,
+			"mount -t tmpfs -o mode=0755,size=1m tmpfs /run",
+			"mkdir -p "+serviceAccountDir,
+			"mount --bind -o ro "+saDir+" "+serviceAccountDir)
 	}
 	for d, host := range layers {
 		script = append(script, "mount --bind -o ro "+host+" "+d)
@@ -182,17 +225,17 @@ func (s *podSandbox) runContainer(name string, c container, img image, saDir str
 	return startProcEnv(s.dir, name, append(full, c.env...), argv[0], argv[1:]...)
 }
 
-// probe runs an httpGet probe of the pod spec (port, path) from inside the
+// probe runs an httpGet probe of the pod spec (host, port, path) from inside the
 // sandbox, as the kubelet probes in the pod's network namespace; nil on 2xx
 // or 3xx.
-func (s *podSandbox) probe(ctx context.Context, port int, path string) error {
+func (s *podSandbox) probe(ctx context.Context, host string, port int, path string) error {
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) { return dialIn(ctx, s.netns, addr) },
 		Proxy:       nil,
 	}
 	defer tr.CloseIdleConnections()
 	cl := &http.Client{Transport: tr, Timeout: 2 * time.Second}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d%s", port, path), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s%s", net.JoinHostPort(host, strconv.Itoa(port)), path), nil)
 	if err != nil {
 		return err
 	}
@@ -208,20 +251,68 @@ func (s *podSandbox) probe(ctx context.Context, port int, path string) error {
 }
 
 // httpGetProbe reads a container's readinessProbe.httpGet (port as a
-// number, path); ok is false when it has none.
-func httpGetProbe(pod obj, container, probe string) (port int, path string, ok bool) {
-	cs, _ := dig(pod, "spec", "containers").([]any)
+// number or a containerPort's name, path); ok is false when it has none.
+func httpGetProbe(pod Obj, container, probe string) (port int, path string, ok bool) {
+	cs, _ := Dig(pod, "spec", "containers").([]any)
 	for _, c := range cs {
-		if dig(c, "name") != container {
+		if Dig(c, "name") != container {
 			continue
 		}
-		p, _ := dig(c, probe, "httpGet", "port").(json.Number)
-		n, err := p.Int64()
-		if err != nil {
-			return 0, "", false
+		path, _ = Dig(c, probe, "httpGet", "path").(string)
+		switch p := Dig(c, probe, "httpGet", "port").(type) {
+		case json.Number:
+			n, err := p.Int64()
+			return int(n), path, err == nil
+		case string:
+			n, ok := portByName(c, p)
+			return n, path, ok
 		}
-		path, _ = dig(c, probe, "httpGet", "path").(string)
-		return int(n), path, true
+		return 0, "", false
 	}
 	return 0, "", false
+}
+
+// resourceField is a resourceFieldRef's value (divisor 1): requests.cpu or
+// limits.cpu in whole cores rounded up, requests.memory or limits.memory in
+// bytes; an unset limit (or request) is the node's allocatable, this
+// machine's CPUs or memory.
+func resourceField(resource string, requests, limits map[string]string) (int64, error) {
+	kind, name, _ := strings.Cut(resource, ".")
+	q := requests[name]
+	if kind == "limits" {
+		q = limits[name]
+	}
+	if q == "" {
+		if name == "cpu" {
+			return int64(runtime.NumCPU()), nil
+		}
+		return machineMemory()
+	}
+	mult := map[string]float64{"m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40}
+	num, scale := q, 1.0
+	for suffix, m := range mult { // at most one suffix matches
+		if n, ok := strings.CutSuffix(q, suffix); ok {
+			num, scale = n, m
+		}
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, fmt.Errorf("quantity %q of %s: %w", q, resource, err)
+	}
+	return int64(math.Ceil(f * scale)), nil
+}
+
+// machineMemory is MemTotal of /proc/meminfo, in bytes.
+func machineMemory() (int64, error) {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, errors.New("no MemTotal in /proc/meminfo")
 }

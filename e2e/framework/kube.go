@@ -1,6 +1,6 @@
 //go:build e2e
 
-package e2e
+package framework
 
 import (
 	"bytes"
@@ -13,30 +13,34 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 )
 
-// kube is a deliberately small API-server client: net/http, a bearer token,
+// Kube is a deliberately small API-server client: net/http, a bearer token,
 // JSON in and out. The e2e suite speaks the wire protocol itself so it proves
 // what Metacontroller's requests do, not what a client library smooths over.
-type kube struct {
-	base  string // https://127.0.0.1:<port>
-	token string
-	http  *http.Client
+type Kube struct {
+	Base  string // https://127.0.0.1:<port>
+	Token string
+	HTTP  *http.Client
+
+	discoveryMu sync.Mutex
+	discovery   map[string]map[string]restMapping // apiVersion → kind → mapping
 }
 
-func newKube(base, token string, caPEM []byte) (*kube, error) {
+func newKube(base, token string, caPEM []byte) (*Kube, error) {
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(caPEM) {
 		return nil, errors.New("no CA certificate in PEM")
 	}
-	return &kube{
-		base:  base,
-		token: token,
-		http: &http.Client{
+	return &Kube{
+		Base:  base,
+		Token: token,
+		HTTP: &http.Client{
 			Timeout: 30 * time.Second,
 			Transport: &http.Transport{
 				TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
@@ -47,8 +51,8 @@ func newKube(base, token string, caPEM []byte) (*kube, error) {
 	}, nil
 }
 
-// apiError is a non-2xx answer, carrying the server's Status message.
-type apiError struct {
+// APIError is a non-2xx answer, carrying the server's Status message.
+type APIError struct {
 	Method, Path string
 	Code         int
 	Reason       string
@@ -57,19 +61,21 @@ type apiError struct {
 	retryAfter   time.Duration
 }
 
-func (e *apiError) Error() string {
+// Error names the request and the API server's answer.
+func (e *APIError) Error() string {
 	return fmt.Sprintf("%s %s: %d %s: %s", e.Method, e.Path, e.Code, e.Reason, e.Message)
 }
 
-func isCode(err error, code int) bool {
-	var ae *apiError
+// IsCode reports whether err is the API server answering code.
+func IsCode(err error, code int) bool {
+	var ae *APIError
 	return errors.As(err, &ae) && ae.Code == code
 }
 
-// do sends body (bytes sent as is, anything else JSON-encoded) and decodes a
+// Do sends body (bytes sent as is, anything else JSON-encoded) and decodes a
 // 2xx JSON answer into out (if non-nil). Numbers decode as json.Number so an
 // integer can be told from a float.
-func (k *kube) do(ctx context.Context, method, path, contentType string, body, out any) error {
+func (k *Kube) Do(ctx context.Context, method, path, contentType string, body, out any) error {
 	var payload []byte
 	switch b := body.(type) {
 	case nil:
@@ -87,7 +93,7 @@ func (k *kube) do(ctx context.Context, method, path, contentType string, body, o
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		data, err := k.once(ctx, method, path, contentType, payload, body != nil)
-		var ae *apiError
+		var ae *APIError
 		if errors.As(err, &ae) && ae.Code == http.StatusTooManyRequests && time.Now().Before(deadline) {
 			select {
 			case <-ctx.Done():
@@ -113,16 +119,16 @@ func (k *kube) do(ctx context.Context, method, path, contentType string, body, o
 }
 
 // once sends one request and returns the body of a 2xx answer.
-func (k *kube) once(ctx context.Context, method, path, contentType string, payload []byte, hasBody bool) ([]byte, error) {
+func (k *Kube) once(ctx context.Context, method, path, contentType string, payload []byte, hasBody bool) ([]byte, error) {
 	var rd io.Reader
 	if hasBody {
 		rd = bytes.NewReader(payload)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, k.base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, k.Base+path, rd)
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+k.token)
+	req.Header.Set("Authorization", "Bearer "+k.Token)
 	req.Header.Set("Accept", "application/json")
 	if hasBody {
 		if contentType == "" {
@@ -130,7 +136,7 @@ func (k *kube) once(ctx context.Context, method, path, contentType string, paylo
 		}
 		req.Header.Set("Content-Type", contentType)
 	}
-	resp, err := k.http.Do(req)
+	resp, err := k.HTTP.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +148,7 @@ func (k *kube) once(ctx context.Context, method, path, contentType string, paylo
 	if resp.StatusCode/100 == 2 {
 		return data, nil
 	}
-	ae := &apiError{Method: method, Path: path, Code: resp.StatusCode, Body: string(data), retryAfter: 200 * time.Millisecond}
+	ae := &APIError{Method: method, Path: path, Code: resp.StatusCode, Body: string(data), retryAfter: 200 * time.Millisecond}
 	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 && s < 2 {
 		ae.retryAfter = time.Duration(s) * time.Second
 	}
@@ -155,49 +161,53 @@ func (k *kube) once(ctx context.Context, method, path, contentType string, paylo
 	return nil, ae
 }
 
-// obj is a Kubernetes object as generic JSON.
-type obj = map[string]any
+// Obj is a Kubernetes object as generic JSON.
+type Obj = map[string]any
 
-func (k *kube) get(ctx context.Context, path string) (obj, error) {
-	var o obj
-	return o, k.do(ctx, http.MethodGet, path, "", nil, &o)
+// Get reads the object at path.
+func (k *Kube) Get(ctx context.Context, path string) (Obj, error) {
+	var o Obj
+	return o, k.Do(ctx, http.MethodGet, path, "", nil, &o)
 }
 
-func (k *kube) create(ctx context.Context, path string, body any) (obj, error) {
-	var o obj
-	return o, k.do(ctx, http.MethodPost, path, "", body, &o)
+// Create posts body to the collection at path and returns what was stored.
+func (k *Kube) Create(ctx context.Context, path string, body any) (Obj, error) {
+	var o Obj
+	return o, k.Do(ctx, http.MethodPost, path, "", body, &o)
 }
 
-// createYAML posts a YAML document; kube-apiserver decodes YAML natively, so
+// CreateYAML posts a YAML document; kube-apiserver decodes YAML natively, so
 // the suite needs no YAML library.
-func (k *kube) createYAML(ctx context.Context, path string, doc []byte) (obj, error) {
-	var o obj
-	return o, k.do(ctx, http.MethodPost, path, "application/yaml", doc, &o)
+func (k *Kube) CreateYAML(ctx context.Context, path string, doc []byte) (Obj, error) {
+	var o Obj
+	return o, k.Do(ctx, http.MethodPost, path, "application/yaml", doc, &o)
 }
 
-func (k *kube) put(ctx context.Context, path string, body any) (obj, error) {
-	var o obj
-	return o, k.do(ctx, http.MethodPut, path, "", body, &o)
+// Put replaces the object at path with body.
+func (k *Kube) Put(ctx context.Context, path string, body any) (Obj, error) {
+	var o Obj
+	return o, k.Do(ctx, http.MethodPut, path, "", body, &o)
 }
 
-func (k *kube) mergePatch(ctx context.Context, path string, patch any) (obj, error) {
-	var o obj
-	return o, k.do(ctx, http.MethodPatch, path, "application/merge-patch+json", patch, &o)
+// MergePatch applies a JSON merge patch to the object at path.
+func (k *Kube) MergePatch(ctx context.Context, path string, patch any) (Obj, error) {
+	var o Obj
+	return o, k.Do(ctx, http.MethodPatch, path, "application/merge-patch+json", patch, &o)
 }
 
-// apply is exactly Metacontroller's server-side apply of a child: PATCH
+// Apply is exactly Metacontroller's server-side apply of a child: PATCH
 // application/apply-patch+yaml (with a JSON body, which is YAML),
 // fieldManager=metacontroller, force=true.
-func (k *kube) apply(ctx context.Context, path string, body any) (obj, error) {
-	var o obj
+func (k *Kube) Apply(ctx context.Context, path string, body any) (Obj, error) {
+	var o Obj
 	q := url.Values{"fieldManager": {"metacontroller"}, "force": {"true"}}
-	return o, k.do(ctx, http.MethodPatch, path+"?"+q.Encode(), "application/apply-patch+yaml", body, &o)
+	return o, k.Do(ctx, http.MethodPatch, path+"?"+q.Encode(), "application/apply-patch+yaml", body, &o)
 }
 
-// resourcePath maps apiVersion/kind to the REST path of a named object (name
+// ResourcePath maps apiVersion/kind to the REST path of a named object (name
 // may be empty for the collection), through the API server's discovery, so a
 // kind the server does not serve is an error here rather than a 404 later.
-func (k *kube) resourcePath(ctx context.Context, apiVersion, kind, namespace, name string) (string, error) {
+func (k *Kube) ResourcePath(ctx context.Context, apiVersion, kind, namespace, name string) (string, error) {
 	m, err := k.mapping(ctx, apiVersion, kind)
 	if err != nil {
 		return "", err
@@ -219,16 +229,16 @@ func (k *kube) resourcePath(ctx context.Context, apiVersion, kind, namespace, na
 	return p, nil
 }
 
-// objectPath is resourcePath for an object's own apiVersion, kind and name;
+// ObjectPath is resourcePath for an object's own apiVersion, kind and name;
 // namespace is used when the kind is namespaced.
-func (k *kube) objectPath(ctx context.Context, o obj, namespace string) (string, error) {
+func (k *Kube) ObjectPath(ctx context.Context, o Obj, namespace string) (string, error) {
 	apiVersion, _ := o["apiVersion"].(string)
 	kind, _ := o["kind"].(string)
-	name, _ := dig(o, "metadata", "name").(string)
+	name, _ := Dig(o, "metadata", "name").(string)
 	if apiVersion == "" || kind == "" || name == "" {
 		return "", fmt.Errorf("object without apiVersion, kind or metadata.name: %v", o)
 	}
-	return k.resourcePath(ctx, apiVersion, kind, namespace, name)
+	return k.ResourcePath(ctx, apiVersion, kind, namespace, name)
 }
 
 type restMapping struct {
@@ -236,17 +246,12 @@ type restMapping struct {
 	namespaced bool
 }
 
-var discovery = struct {
-	sync.Mutex
-	groups map[string]map[string]restMapping // apiVersion → kind → mapping
-}{groups: map[string]map[string]restMapping{}}
-
 // mapping reads the discovery document of apiVersion (cached; a miss is
 // re-read, since CRDs appear while the suite runs).
-func (k *kube) mapping(ctx context.Context, apiVersion, kind string) (restMapping, error) {
-	discovery.Lock()
-	defer discovery.Unlock()
-	if m, ok := discovery.groups[apiVersion][kind]; ok {
+func (k *Kube) mapping(ctx context.Context, apiVersion, kind string) (restMapping, error) {
+	k.discoveryMu.Lock()
+	defer k.discoveryMu.Unlock()
+	if m, ok := k.discovery[apiVersion][kind]; ok {
 		return m, nil
 	}
 	p := "/apis/" + apiVersion
@@ -260,7 +265,7 @@ func (k *kube) mapping(ctx context.Context, apiVersion, kind string) (restMappin
 			Namespaced bool   `json:"namespaced"`
 		} `json:"resources"`
 	}
-	if err := k.do(ctx, http.MethodGet, p, "", nil, &list); err != nil {
+	if err := k.Do(ctx, http.MethodGet, p, "", nil, &list); err != nil {
 		return restMapping{}, fmt.Errorf("discovering %s: %w", apiVersion, err)
 	}
 	kinds := map[string]restMapping{}
@@ -269,7 +274,10 @@ func (k *kube) mapping(ctx context.Context, apiVersion, kind string) (restMappin
 			kinds[r.Kind] = restMapping{plural: r.Name, namespaced: r.Namespaced}
 		}
 	}
-	discovery.groups[apiVersion] = kinds
+	if k.discovery == nil {
+		k.discovery = map[string]map[string]restMapping{}
+	}
+	k.discovery[apiVersion] = kinds
 	m, ok := kinds[kind]
 	if !ok {
 		return restMapping{}, fmt.Errorf("the API server serves no kind %s in %s", kind, apiVersion)
@@ -277,8 +285,28 @@ func (k *kube) mapping(ctx context.Context, apiVersion, kind string) (restMappin
 	return m, nil
 }
 
-// dig walks nested maps by key; nil when any step is missing.
-func dig(v any, keys ...string) any {
+// List lists a collection, optionally by label selector, sorted by name.
+func (k *Kube) List(ctx context.Context, path, selector string) ([]Obj, error) {
+	if selector != "" {
+		path += "?labelSelector=" + url.QueryEscape(selector)
+	}
+	l, err := k.Get(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	raw, _ := l["items"].([]any)
+	items := make([]Obj, 0, len(raw))
+	for _, it := range raw {
+		items = append(items, it.(map[string]any))
+	}
+	sort.Slice(items, func(i, j int) bool {
+		return Dig(items[i], "metadata", "name").(string) < Dig(items[j], "metadata", "name").(string)
+	})
+	return items, nil
+}
+
+// Dig walks nested maps by key; nil when any step is missing.
+func Dig(v any, keys ...string) any {
 	for _, k := range keys {
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -289,9 +317,9 @@ func dig(v any, keys ...string) any {
 	return v
 }
 
-// splitYAML splits a multi-document YAML stream on its `---` separators,
+// SplitYAML splits a multi-document YAML stream on its `---` separators,
 // dropping documents that hold only comments or whitespace.
-func splitYAML(data []byte) [][]byte {
+func SplitYAML(data []byte) [][]byte {
 	var docs [][]byte
 	var cur []string
 	flush := func() {

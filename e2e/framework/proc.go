@@ -1,6 +1,6 @@
 //go:build e2e
 
-package e2e
+package framework
 
 import (
 	"bytes"
@@ -18,11 +18,11 @@ import (
 	"time"
 )
 
-// proc is one process of the control plane (or stackdome itself), started in
+// Proc is one process of the control plane (or stackdome itself), started in
 // its own process group with its output in a log file. It dies with the test
 // binary (Pdeathsig), so not even a panic or a -timeout leaks it.
-type proc struct {
-	name string
+type Proc struct {
+	Name string
 	cmd  *exec.Cmd
 	log  string
 	done chan struct{}
@@ -30,12 +30,12 @@ type proc struct {
 }
 
 // startProc runs bin with args, logging to <dir>/<name>.log.
-func startProc(dir, name, bin string, args ...string) (*proc, error) {
+func startProc(dir, name, bin string, args ...string) (*Proc, error) {
 	return startProcEnv(dir, name, nil, bin, args...)
 }
 
 // startProcEnv is startProc with the environment env (nil: the test's own).
-func startProcEnv(dir, name string, env []string, bin string, args ...string) (*proc, error) {
+func startProcEnv(dir, name string, env []string, bin string, args ...string) (*Proc, error) {
 	logPath := filepath.Join(dir, name+".log")
 	f, err := os.Create(logPath)
 	if err != nil {
@@ -49,7 +49,7 @@ func startProcEnv(dir, name string, env []string, bin string, args ...string) (*
 		f.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	p := &Proc{Name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		f.Close()
@@ -58,8 +58,8 @@ func startProcEnv(dir, name string, env []string, bin string, args ...string) (*
 	return p, nil
 }
 
-// exited reports whether the process is gone, with its error.
-func (p *proc) exited() (bool, error) {
+// Exited reports whether the process is gone, with its error.
+func (p *Proc) Exited() (bool, error) {
 	select {
 	case <-p.done:
 		return true, p.err
@@ -68,9 +68,9 @@ func (p *proc) exited() (bool, error) {
 	}
 }
 
-// stop sends SIGTERM to the process group, then SIGKILL after grace.
-func (p *proc) stop(grace time.Duration) {
-	if done, _ := p.exited(); done {
+// Stop sends SIGTERM to the process group, then SIGKILL after grace.
+func (p *Proc) Stop(grace time.Duration) {
+	if done, _ := p.Exited(); done {
 		return
 	}
 	pgid := p.cmd.Process.Pid
@@ -83,8 +83,8 @@ func (p *proc) stop(grace time.Duration) {
 	}
 }
 
-// tail returns the last n lines of the process log, for failure messages.
-func (p *proc) tail(n int) string {
+// Tail returns the last n lines of the process log, for failure messages.
+func (p *Proc) Tail(n int) string {
 	data, err := os.ReadFile(p.log)
 	if err != nil {
 		return err.Error()
@@ -96,10 +96,10 @@ func (p *proc) tail(n int) string {
 	return string(bytes.Join(lines, []byte("\n")))
 }
 
-// freePorts asks the kernel for n distinct free loopback ports. All listeners
+// FreePorts asks the kernel for n distinct free loopback ports. All listeners
 // are held until every port is known, so the same port is never handed out
 // twice within one call.
-func freePorts(n int) ([]int, error) {
+func FreePorts(n int) ([]int, error) {
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
@@ -118,19 +118,21 @@ func freePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
-// cleanups is a LIFO stack of teardown steps for what TestMain owns.
-type cleanups struct {
+// Cleanups is a LIFO stack of teardown steps for what TestMain owns.
+type Cleanups struct {
 	mu  sync.Mutex
 	fns []func()
 }
 
-func (c *cleanups) add(fn func()) {
+// Add pushes a teardown step.
+func (c *Cleanups) Add(fn func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.fns = append(c.fns, fn)
 }
 
-func (c *cleanups) run() {
+// Run runs the steps added so far, last first, once.
+func (c *Cleanups) Run() {
 	c.mu.Lock()
 	fns := c.fns
 	c.fns = nil
@@ -140,9 +142,9 @@ func (c *cleanups) run() {
 	}
 }
 
-// waitUntil polls cond every interval until it returns true, returns an error,
+// WaitUntil polls cond every interval until it returns true, returns an error,
 // or timeout passes; the last error is reported on timeout.
-func waitUntil(timeout, interval time.Duration, what string, cond func() (bool, error)) error {
+func WaitUntil(timeout, interval time.Duration, what string, cond func() (bool, error)) error {
 	deadline := time.Now().Add(timeout)
 	var last error
 	for {
@@ -163,18 +165,19 @@ func waitUntil(timeout, interval time.Duration, what string, cond func() (bool, 
 	}
 }
 
-func indent(s string) string {
+// Indent indents every line of s by a tab, for a log excerpt in a failure.
+func Indent(s string) string {
 	return "\t" + strings.ReplaceAll(s, "\n", "\n\t")
 }
 
-// waitOK waits until url answers 200, failing the test if p exits first or
+// WaitOK waits until url answers 200, failing the test if p exits first or
 // timeout passes: a process started by the test is ready.
-func waitOK(t *testing.T, p *proc, timeout time.Duration, url string) {
+func WaitOK(t *testing.T, p *Proc, timeout time.Duration, url string) {
 	t.Helper()
 	client := &http.Client{Timeout: 2 * time.Second}
-	if err := waitUntil(timeout, 100*time.Millisecond, p.name+" "+url, func() (bool, error) {
-		if done, err := p.exited(); done {
-			return false, fmt.Errorf("%s exited (%v):\n%s", p.name, err, indent(p.tail(30)))
+	if err := WaitUntil(timeout, 100*time.Millisecond, p.Name+" "+url, func() (bool, error) {
+		if done, err := p.Exited(); done {
+			return false, fmt.Errorf("%s exited (%v):\n%s", p.Name, err, Indent(p.Tail(30)))
 		}
 		resp, err := client.Get(url)
 		if err != nil {

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package e2e
+package framework
 
 import (
 	"context"
@@ -16,37 +16,37 @@ import (
 	"time"
 )
 
-// cluster is a real control plane on loopback: etcd, kube-apiserver and
+// Cluster is a real control plane on loopback: etcd, kube-apiserver and
 // kube-controller-manager, with no kubelet and no scheduler. Pods are created
 // by the controllers and stay Pending until a test patches their status.
-type cluster struct {
+type Cluster struct {
 	dir          string
-	kube         *kube
-	kubeconfig   string // admin kubeconfig (helm, kube-controller-manager)
+	Kube         *Kube
+	Kubeconfig   string // admin kubeconfig (helm, kube-controller-manager)
 	caFile       string // the CA of the API server's serving certificate
 	token        string // the admin's bearer token
 	serviceRange string // --service-cluster-ip-range
-	procs        []*proc
+	Procs        []*Proc
 }
 
 const (
-	clusterVersion = "v1.37.2"
+	ClusterVersion = "v1.37.2"
 	adminUser      = "e2e-admin"
 )
 
-// startCluster starts the control plane from the binaries in binDir, with all
+// StartCluster starts the control plane from the binaries in binDir, with all
 // state under dir and ClusterIPs from serviceRange. On error everything
 // started so far is stopped.
-func startCluster(ctx context.Context, binDir, dir, serviceRange string) (*cluster, error) {
-	c := &cluster{dir: dir, serviceRange: serviceRange}
+func StartCluster(ctx context.Context, binDir, dir, serviceRange string) (*Cluster, error) {
+	c := &Cluster{dir: dir, serviceRange: serviceRange}
 	if err := c.start(ctx, binDir); err != nil {
-		c.stop()
+		c.Stop()
 		return nil, err
 	}
 	return c, nil
 }
 
-func (c *cluster) start(ctx context.Context, binDir string) error {
+func (c *Cluster) start(ctx context.Context, binDir string) error {
 	dir := c.dir
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -74,7 +74,7 @@ func (c *cluster) start(ctx context.Context, binDir string) error {
 		return fmt.Errorf("writing token file: %w", err)
 	}
 
-	ports, err := freePorts(3)
+	ports, err := FreePorts(3)
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func (c *cluster) start(ctx context.Context, binDir string) error {
 	if err != nil {
 		return err
 	}
-	c.procs = append(c.procs, etcd)
+	c.Procs = append(c.Procs, etcd)
 
 	apiURL := "https://127.0.0.1:" + strconv.Itoa(apiPort)
 	apiserver, err := startProc(dir, "kube-apiserver", filepath.Join(binDir, "kube-apiserver"),
@@ -124,32 +124,32 @@ func (c *cluster) start(ctx context.Context, binDir string) error {
 	if err != nil {
 		return err
 	}
-	c.procs = append(c.procs, apiserver)
+	c.Procs = append(c.Procs, apiserver)
 
-	c.kube, err = newKube(apiURL, token, p.caPEM)
+	c.Kube, err = newKube(apiURL, token, p.caPEM)
 	if err != nil {
 		return err
 	}
-	if err := waitUntil(90*time.Second, 250*time.Millisecond, "kube-apiserver /readyz", func() (bool, error) {
-		for _, pr := range c.procs {
-			if done, err := pr.exited(); done {
-				return false, fmt.Errorf("%s exited (%v):\n%s", pr.name, err, indent(pr.tail(30)))
+	if err := WaitUntil(90*time.Second, 250*time.Millisecond, "kube-apiserver /readyz", func() (bool, error) {
+		for _, pr := range c.Procs {
+			if done, err := pr.Exited(); done {
+				return false, fmt.Errorf("%s exited (%v):\n%s", pr.Name, err, Indent(pr.Tail(30)))
 			}
 		}
 		var raw []byte
-		err := c.kube.do(ctx, "GET", "/readyz", "", nil, &raw)
+		err := c.Kube.Do(ctx, "GET", "/readyz", "", nil, &raw)
 		return err == nil, err
 	}); err != nil {
 		return err
 	}
 
-	c.kubeconfig = filepath.Join(dir, "kubeconfig")
-	if err := writeKubeconfig(c.kubeconfig, apiURL, token, p.caPEM); err != nil {
+	c.Kubeconfig = filepath.Join(dir, "kubeconfig")
+	if err := writeKubeconfig(c.Kubeconfig, apiURL, token, p.caPEM); err != nil {
 		return err
 	}
 
 	kcm, err := startProc(dir, "kube-controller-manager", filepath.Join(binDir, "kube-controller-manager"),
-		"--kubeconfig="+c.kubeconfig,
+		"--kubeconfig="+c.Kubeconfig,
 		"--bind-address=127.0.0.1",
 		"--secure-port=0", // serve nothing: readiness is seen through the API instead
 		"--leader-elect=false",
@@ -168,16 +168,16 @@ func (c *cluster) start(ctx context.Context, binDir string) error {
 	if err != nil {
 		return err
 	}
-	c.procs = append(c.procs, kcm)
+	c.Procs = append(c.Procs, kcm)
 
 	// The service-account controller creating "default" in namespace default
 	// proves kube-controller-manager is up and talking to the API server;
 	// without that account, pod creation fails ServiceAccount admission.
-	if err := waitUntil(90*time.Second, 250*time.Millisecond, "kube-controller-manager (default ServiceAccount)", func() (bool, error) {
-		if done, err := kcm.exited(); done {
-			return false, fmt.Errorf("kube-controller-manager exited (%v):\n%s", err, indent(kcm.tail(30)))
+	if err := WaitUntil(90*time.Second, 250*time.Millisecond, "kube-controller-manager (default ServiceAccount)", func() (bool, error) {
+		if done, err := kcm.Exited(); done {
+			return false, fmt.Errorf("kube-controller-manager exited (%v):\n%s", err, Indent(kcm.Tail(30)))
 		}
-		_, err := c.kube.get(ctx, "/api/v1/namespaces/default/serviceaccounts/default")
+		_, err := c.Kube.Get(ctx, "/api/v1/namespaces/default/serviceaccounts/default")
 		return err == nil, err
 	}); err != nil {
 		return err
@@ -185,19 +185,19 @@ func (c *cluster) start(ctx context.Context, binDir string) error {
 	return nil
 }
 
-// stop stops the processes in reverse start order.
-func (c *cluster) stop() {
-	for i := len(c.procs) - 1; i >= 0; i-- {
-		c.procs[i].stop(10 * time.Second)
+// Stop stops the processes in reverse start order.
+func (c *Cluster) Stop() {
+	for i := len(c.Procs) - 1; i >= 0; i-- {
+		c.Procs[i].Stop(10 * time.Second)
 	}
-	c.procs = nil
+	c.Procs = nil
 }
 
-// healthy reports the first control-plane process that has died.
-func (c *cluster) healthy() error {
-	for _, p := range c.procs {
-		if done, err := p.exited(); done {
-			return fmt.Errorf("%s exited (%v):\n%s", p.name, err, indent(p.tail(30)))
+// Healthy reports the first control-plane process that has died.
+func (c *Cluster) Healthy() error {
+	for _, p := range c.Procs {
+		if done, err := p.Exited(); done {
+			return fmt.Errorf("%s exited (%v):\n%s", p.Name, err, Indent(p.Tail(30)))
 		}
 	}
 	return nil
