@@ -6,12 +6,12 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/stackdome/stackdome/e2e/framework"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,11 +61,13 @@ func TestFleet(t *testing.T) {
 	requireStackResourceCRD(t)
 	host := requireHost(t)
 	ctx := t.Context()
-	k := suite.cluster.kube
+	k := suite.cluster.Kube
 	t.Logf("fleet: N=%d, Metacontroller %s, load average %s", n, mode, loadAverage())
 
 	if mode == "raised" {
-		restartMetacontroller(t, fleetRaisedFlags)
+		if err := suite.mc.Restart(t.Context(), suite.kubelet, fleetRaisedFlags); err != nil {
+			t.Fatal(err)
+		}
 	} else if mode != "production" {
 		t.Fatalf("STACKDOME_FLEET_MC=%q: production or raised", mode)
 	}
@@ -76,20 +78,20 @@ func TestFleet(t *testing.T) {
 	relNS := newNamespace(t)
 	const release = "stackdome"
 	if out, err := helm(ctx, "install", release, suiteChart(), "--namespace", relNS, "--timeout", "2m",
-		"--set", "replicaCount=2", "--set", "podCIDRs={"+host.prefix.String()+"}"); err != nil {
+		"--set", "replicaCount=2", "--set", "podCIDRs={"+host.Prefix.String()+"}"); err != nil {
 		t.Fatalf("helm install: %v\n%s", err, out)
 	}
 	flags := []string{"--error-service-name", release + "-error-pages", "--error-service-namespace", relNS,
-		"--dial-allow", host.prefix.String()}
-	replicaIPs := []string{hostAddr(host, 61), hostAddr(host, 62)}
+		"--dial-allow", host.Prefix.String()}
+	replicaIPs := []string{framework.HostAddr(host, 61), framework.HostAddr(host, 62)}
 	chartPods := waitPods(t, relNS, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=controller", 2)
-	replicas := make([]*proc, 2)
+	replicas := make([]*framework.Proc, 2)
 	for i, ip := range replicaIPs {
-		if err := host.addAddress(netip.MustParseAddr(ip)); err != nil {
+		if err := host.AddAddress(netip.MustParseAddr(ip)); err != nil {
 			t.Fatal(err)
 		}
 		replicas[i] = startReplica(t, ip, flags)
-		runPod(t, relNS, chartPods[i], ip)
+		suite.kubelet.RunPod(t, relNS, chartPods[i], ip)
 	}
 	for _, ip := range replicaIPs {
 		waitReadyAddress(t, relNS, release, ip)
@@ -98,12 +100,12 @@ func TestFleet(t *testing.T) {
 	// The apps' pods: four addresses listening on the declared ports.
 	var podIPs []string
 	for i := range 4 {
-		ip := hostAddr(host, byte(100+i))
-		if err := host.addAddress(netip.MustParseAddr(ip)); err != nil {
+		ip := framework.HostAddr(host, byte(100+i))
+		if err := host.AddAddress(netip.MustParseAddr(ip)); err != nil {
 			t.Fatal(err)
 		}
 		for _, port := range []string{"8080", "9090"} {
-			l, err := host.listen(net.JoinHostPort(ip, port))
+			l, err := host.Listen(net.JoinHostPort(ip, port))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +128,7 @@ func TestFleet(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for i := range work {
-				if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", fleetApp(i)); err != nil {
+				if _, err := k.Create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", fleetApp(i)); err != nil {
 					t.Errorf("creating app %d: %v", i, err)
 				}
 			}
@@ -144,7 +146,7 @@ func TestFleet(t *testing.T) {
 	var tDeployments, tConverged time.Duration
 	deadline := start.Add(time.Duration(n)*3*time.Second + 5*time.Minute)
 	for tConverged == 0 {
-		if err := suite.mc.healthy(); err != nil {
+		if err := suite.mc.Healthy(); err != nil {
 			t.Fatal(err)
 		}
 		deps, conv := fleetProgress(w)
@@ -157,14 +159,14 @@ func TestFleet(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("fleet: after %s, %d of %d Deployments, %d of %d apps Converged; Metacontroller's last lines:\n%s",
-				time.Since(start).Round(time.Second), deps, n, conv, n, indent(suite.mc.proc.tail(20)))
+				time.Since(start).Round(time.Second), deps, n, conv, n, framework.Indent(suite.mc.Proc.Tail(20)))
 		}
 		time.Sleep(time.Second)
 	}
 	cpu1 := procCPU(t, replicas)
 	sync1 := replicaSyncs(t, replicaIPs)
 	rss := procRSS(t, replicas)
-	mcRSS := procRSS(t, []*proc{suite.mc.proc})
+	mcRSS := procRSS(t, []*framework.Proc{suite.mc.Proc})
 	mark := w.mark()
 	t.Logf("fleet: N=%d created in %s; every Deployment after %s, every app Converged after %s (from the first create)",
 		n, created.Round(100*time.Millisecond), tDeployments.Round(100*time.Millisecond), tConverged.Round(100*time.Millisecond))
@@ -258,14 +260,14 @@ func fleetProgress(w *nsWatch) (deployments, converged int) {
 	deps := map[string]bool{}
 	conv := map[string]bool{}
 	for _, e := range w.events {
-		name := fmt.Sprint(dig(e.object, "metadata", "name"))
+		name := fmt.Sprint(framework.Dig(e.object, "metadata", "name"))
 		switch e.resource {
 		case "deployments":
 			if e.typ == "ADDED" {
 				deps[name] = true
 			}
 		case "stackresources":
-			conv[name] = dig(condition(e.object, "Converged"), "status") == "True"
+			conv[name] = framework.Dig(condition(e.object, "Converged"), "status") == "True"
 		}
 	}
 	for _, c := range conv {
@@ -353,46 +355,6 @@ func reportFleetWrites(t *testing.T, w *nsWatch, names []string, mark int) {
 	}
 }
 
-// restartMetacontroller stops the suite's Metacontroller and runs it again
-// in its pod sandbox with the StatefulSet's command and args followed by
-// extra (a later flag wins), as a `kubectl edit` of its StatefulSet would.
-func restartMetacontroller(t *testing.T, extra []string) {
-	t.Helper()
-	ctx := t.Context()
-	m := suite.mc
-	pod, err := suite.cluster.kube.get(ctx, "/api/v1/namespaces/"+metacontrollerNS+"/pods/"+m.pod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := containersOf(pod, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeSvc, err := suite.cluster.kube.get(ctx, "/api/v1/namespaces/default/services/kubernetes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := cs[0]
-	c.args = append(append([]string{}, c.args...), extra...)
-	m.proc.stop(10 * time.Second)
-	img := image{files: map[string]string{metacontrollerBinPath: filepath.Join(suite.mcDir, "metacontroller")}}
-	env := []string{"KUBERNETES_SERVICE_HOST=" + fmt.Sprint(dig(kubeSvc, "spec", "clusterIP")), "KUBERNETES_SERVICE_PORT=443",
-		"HTTP_PROXY=http://" + proxyAddr}
-	if m.proc, err = m.sandbox.runContainer("metacontroller-raised", c, img, filepath.Join(m.dir, "serviceaccount"), env); err != nil {
-		t.Fatal(err)
-	}
-	m.command = append(append([]string{}, c.command...), c.args...)
-	if err := waitUntil(90*time.Second, 250*time.Millisecond, "Metacontroller's readiness probe", func() (bool, error) {
-		if err := m.healthy(); err != nil {
-			return false, err
-		}
-		err := m.sandbox.probe(ctx, 8081, "/readyz")
-		return err == nil, err
-	}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // fleetKubelet binds every new pod of a namespace and reports it Running
 // and Ready at one of ips, in turn. It lists the namespace's unbound pods
 // (fieldSelector spec.nodeName=) twice a second.
@@ -409,23 +371,23 @@ func (kl *fleetKubelet) count() int {
 
 func startFleetKubelet(t *testing.T, ns string, ips []string) *fleetKubelet {
 	t.Helper()
-	requireNode(t)
+	suite.kubelet.RequireNode(t)
 	kl := &fleetKubelet{}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	k := suite.cluster.kube
+	k := suite.cluster.Kube
 	run := func(pod obj, ip string) {
-		name := fmt.Sprint(dig(pod, "metadata", "name"))
-		if _, err := k.create(ctx, "/api/v1/namespaces/"+ns+"/pods/"+name+"/binding", obj{
+		name := fmt.Sprint(framework.Dig(pod, "metadata", "name"))
+		if _, err := k.Create(ctx, "/api/v1/namespaces/"+ns+"/pods/"+name+"/binding", obj{
 			"apiVersion": "v1", "kind": "Binding", "metadata": obj{"name": name},
-			"target": obj{"apiVersion": "v1", "kind": "Node", "name": testNode},
+			"target": obj{"apiVersion": "v1", "kind": "Node", "name": framework.TestNode},
 		}); err != nil {
-			if ctx.Err() == nil && !isCode(err, 409) {
+			if ctx.Err() == nil && !framework.IsCode(err, 409) {
 				t.Errorf("binding pod %s: %v", name, err)
 			}
 			return
 		}
-		if _, err := k.mergePatch(ctx, "/api/v1/namespaces/"+ns+"/pods/"+name+"/status", readyStatus(pod, ip, "")); err != nil && ctx.Err() == nil {
+		if _, err := k.MergePatch(ctx, "/api/v1/namespaces/"+ns+"/pods/"+name+"/status", framework.ReadyStatus(pod, ip, "")); err != nil && ctx.Err() == nil {
 			t.Errorf("pod %s ready: %v", name, err)
 		}
 		kl.mu.Lock()
@@ -435,14 +397,14 @@ func startFleetKubelet(t *testing.T, ns string, ips []string) *fleetKubelet {
 	go func() {
 		next := 0
 		for ctx.Err() == nil {
-			l, err := k.get(ctx, "/api/v1/namespaces/"+ns+"/pods?fieldSelector="+url.QueryEscape("spec.nodeName="))
+			l, err := k.Get(ctx, "/api/v1/namespaces/"+ns+"/pods?fieldSelector="+url.QueryEscape("spec.nodeName="))
 			items, _ := l["items"].([]any)
 			if err == nil && len(items) > 0 {
 				var wg sync.WaitGroup
 				sem := make(chan struct{}, 8)
 				for _, it := range items {
 					pod := it.(map[string]any)
-					if dig(pod, "metadata", "deletionTimestamp") != nil {
+					if framework.Dig(pod, "metadata", "deletionTimestamp") != nil {
 						continue
 					}
 					ip := ips[next%len(ips)]
@@ -485,17 +447,14 @@ func startSyncCounter(t *testing.T) *syncCounter {
 	s := &syncCounter{}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	cn := suite.mc.net
+	cn := suite.mc.Net
 	drain := func() {
-		cn.mu.Lock()
-		ex := cn.exchanges
-		cn.exchanges = nil
-		cn.mu.Unlock()
+		ex := cn.Drain()
 		s.mu.Lock()
 		for _, e := range ex {
-			if e.path == "/sync" {
+			if e.Path() == "/sync" {
 				s.n++
-				if e.status != http.StatusOK {
+				if e.Status != http.StatusOK {
 					s.fail++
 				}
 			}
@@ -520,11 +479,11 @@ func startSyncCounter(t *testing.T) *syncCounter {
 }
 
 // procCPU is the CPU seconds (utime+stime) the processes have used.
-func procCPU(t *testing.T, ps []*proc) float64 {
+func procCPU(t *testing.T, ps []*framework.Proc) float64 {
 	t.Helper()
 	var ticks float64
 	for _, p := range ps {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -552,11 +511,11 @@ func kib(v []int) string {
 
 // procRSS reads VmRSS and VmHWM of each process, checking it is the binary
 // meant (the sandbox's nsenter, unshare and sh exec it).
-func procRSS(t *testing.T, ps []*proc) rssOf {
+func procRSS(t *testing.T, ps []*framework.Proc) rssOf {
 	t.Helper()
 	var r rssOf
 	for _, p := range ps {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pid()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -569,7 +528,7 @@ func procRSS(t *testing.T, ps []*proc) rssOf {
 			case len(f) >= 2 && f[0] == "VmHWM:":
 				hwm, _ = strconv.Atoi(f[1])
 			case len(f) >= 2 && f[0] == "Name:" && f[1] != "stackdome" && f[1] != "metacontroller":
-				t.Errorf("pid %d is %s, not the process measured", p.cmd.Process.Pid, f[1])
+				t.Errorf("pid %d is %s, not the process measured", p.Pid(), f[1])
 			}
 		}
 		r.rss, r.hwm = append(r.rss, rss), append(r.hwm, hwm)
@@ -642,7 +601,7 @@ func loadAverage() string {
 func measureSecretCache(t *testing.T, ns string, n int) {
 	t.Helper()
 	ctx := t.Context()
-	k := suite.cluster.kube
+	k := suite.cluster.Kube
 	other := newNamespace(t)
 	blob := strings.Repeat("x", 100<<10)
 	work := make(chan int)
@@ -650,7 +609,7 @@ func measureSecretCache(t *testing.T, ns string, n int) {
 	for range 4 {
 		wg.Go(func() {
 			for i := range work {
-				if _, err := k.create(ctx, "/api/v1/namespaces/"+other+"/secrets", obj{"apiVersion": "v1", "kind": "Secret",
+				if _, err := k.Create(ctx, "/api/v1/namespaces/"+other+"/secrets", obj{"apiVersion": "v1", "kind": "Secret",
 					"metadata": obj{"name": fmt.Sprintf("release-v%d", i)}, "stringData": obj{"release": blob}}); err != nil {
 					t.Errorf("secret %d: %v", i, err)
 				}
@@ -663,8 +622,8 @@ func measureSecretCache(t *testing.T, ns string, n int) {
 	close(work)
 	wg.Wait()
 	time.Sleep(10 * time.Second)
-	before := procRSS(t, []*proc{suite.mc.proc})
-	if _, err := k.create(ctx, "/api/v1/namespaces/"+ns+"/secrets", obj{"apiVersion": "v1", "kind": "Secret",
+	before := procRSS(t, []*framework.Proc{suite.mc.Proc})
+	if _, err := k.Create(ctx, "/api/v1/namespaces/"+ns+"/secrets", obj{"apiVersion": "v1", "kind": "Secret",
 		"metadata": obj{"name": "db"}, "stringData": obj{"password": "x"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -672,21 +631,21 @@ func measureSecretCache(t *testing.T, ns string, n int) {
 	app["metadata"] = obj{"name": "uses-secret"}
 	app["spec"].(obj)["envFrom"] = []any{obj{"secretRef": obj{"name": "db"}}}
 	start := time.Now()
-	if _, err := k.create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", app); err != nil {
+	if _, err := k.Create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", app); err != nil {
 		t.Fatal(err)
 	}
-	if err := waitUntil(3*time.Minute, time.Second, "uses-secret Converged", func() (bool, error) {
-		r, err := k.get(ctx, stackPath(ns, "uses-secret"))
+	if err := framework.WaitUntil(3*time.Minute, time.Second, "uses-secret Converged", func() (bool, error) {
+		r, err := k.Get(ctx, stackPath(ns, "uses-secret"))
 		if err != nil {
 			return false, err
 		}
-		return dig(condition(r, "Converged"), "status") == "True", fmt.Errorf("status %s", mustJSON(r["status"]))
+		return framework.Dig(condition(r, "Converged"), "status") == "True", fmt.Errorf("status %s", mustJSON(r["status"]))
 	}); err != nil {
 		t.Fatal(err)
 	}
 	converged := time.Since(start)
 	time.Sleep(20 * time.Second)
-	after := procRSS(t, []*proc{suite.mc.proc})
+	after := procRSS(t, []*framework.Proc{suite.mc.Proc})
 	mib := float64(n) * 100 / 1024
 	t.Logf("fleet: Secret cache: %d Secrets of 100 KiB (%.0f MiB) in %s; Metacontroller RSS %s before the first secretRef, %s after (peak %s; Converged after %s): +%.0f MiB, %.1f× the Secrets' bytes",
 		n, mib, other, before, after, after.peakString(), converged.Round(100*time.Millisecond),

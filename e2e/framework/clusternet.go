@@ -313,6 +313,19 @@ func (n *clusterNet) record(ex HookExchange) {
 	}
 }
 
+// Drain returns the exchanges recorded so far and forgets them, so that a
+// long run (the fleet) holds no more than a second's requests.
+func (n *clusterNet) Drain() []HookExchange {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	ex := n.exchanges
+	n.exchanges = nil
+	return ex
+}
+
+// Path is the hook's path of the exchange (/sync, /customize ...).
+func (e HookExchange) Path() string { return e.path }
+
 // Count is the number of exchanges on path.
 func (n *clusterNet) Count(path string) int {
 	n.mu.Lock()

@@ -42,7 +42,8 @@ type Metacontroller struct {
 	Net     *clusterNet
 	running *Pod
 	pod     string
-	command []string // the StatefulSet's container command and args
+	place   Placement // where the kubelet runs the pod (Restart)
+	command []string  // the StatefulSet's container command and args
 	stops   []func()
 }
 
@@ -161,11 +162,40 @@ func StartMetacontroller(ctx context.Context, c *Cluster, kl *Kubelet, kubectl, 
 	}
 	// The kubelet binds the pod, mounts its ServiceAccount token, runs the
 	// container and reports it running once its readiness probe answers.
-	if m.running, err = kl.Start(ctx, pod, Placement{sandbox: m.sandbox, Env: env, Dir: dir}); err != nil {
+	m.place = Placement{sandbox: m.sandbox, Env: env, Dir: dir}
+	if m.running, err = kl.Start(ctx, pod, m.place); err != nil {
 		return nil, err
 	}
 	m.Proc = m.running.Proc(cs[0].name)
 	return m, nil
+}
+
+// Restart runs Metacontroller's container again with its StatefulSet's
+// command and args followed by extra (a later flag wins), as a `kubectl
+// edit` of the StatefulSet's args would, in the same pod sandbox and behind
+// the same network stand-ins; it returns once the readiness probe answers.
+func (m *Metacontroller) Restart(ctx context.Context, kl *Kubelet, extra []string) error {
+	pod, err := kl.kube.Get(ctx, "/api/v1/namespaces/"+metacontrollerNS+"/pods/"+m.pod)
+	if err != nil {
+		return err
+	}
+	cs, _ := Dig(pod, "spec", "containers").([]any)
+	if len(cs) != 1 {
+		return fmt.Errorf("pod %s: want one container, have %d", m.pod, len(cs))
+	}
+	c := cs[0].(Obj)
+	args, _ := c["args"].([]any)
+	for _, a := range extra {
+		args = append(args, a)
+	}
+	c["args"] = args
+	m.running.stopContainers(10 * time.Second)
+	if m.running, err = kl.Start(ctx, pod, m.place); err != nil {
+		return err
+	}
+	m.Proc = m.running.Proc(fmt.Sprint(c["name"]))
+	m.command = append(m.command, extra...)
+	return nil
 }
 
 // Stop ends Metacontroller's process, its network stand-ins and its sandbox.

@@ -272,6 +272,15 @@ func (p *Pod) Delete(ctx context.Context) {
 func (p *Pod) Stop() { p.stopOnce.Do(func() { p.stopProcesses(5 * time.Second) }) }
 
 func (p *Pod) stopProcesses(grace time.Duration) {
+	p.stopContainers(grace)
+	if p.sandbox != nil && p.sandbox.holder != nil {
+		p.sandbox.close()
+	}
+}
+
+// stopContainers ends the pod's processes and handlers, leaving its sandbox
+// (a container restart keeps the pod's network namespace).
+func (p *Pod) stopContainers(grace time.Duration) {
 	if grace < time.Second {
 		grace = time.Second
 	}
@@ -282,9 +291,6 @@ func (p *Pod) stopProcesses(grace time.Duration) {
 		if proc := p.procs[p.order[i]]; proc != nil {
 			proc.Stop(grace)
 		}
-	}
-	if p.sandbox != nil && p.sandbox.holder != nil {
-		p.sandbox.close()
 	}
 }
 

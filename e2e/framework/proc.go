@@ -58,6 +58,9 @@ func startProcEnv(dir, name string, env []string, bin string, args ...string) (*
 	return p, nil
 }
 
+// Pid is the process ID.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
 // Exited reports whether the process is gone, with its error.
 func (p *Proc) Exited() (bool, error) {
 	select {
