@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-
 )
 
 // hookVersions: the chart moving its sync hook between versions v1 and v2

@@ -8,6 +8,8 @@
 // n related pods with full managedFields, each at the status fixpoint of one
 // view of the verifier (View): the answer's status is the request's, as at a
 // live server's steady state, where Metacontroller then writes nothing.
+// The request is assembled by internal/mcrequest, the one Metacontroller
+// stand-in, which the fixture generator uses too.
 package syncbench
 
 import (
@@ -20,6 +22,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stackdome/stackdome/hooks"
+	"github.com/stackdome/stackdome/internal/mcrequest"
 	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/portcheck"
 )
@@ -125,31 +128,32 @@ func Build(fixture string, pods int, ports [3]int32, view View) (Payload, error)
 	}
 
 	// Observed children: each desired child as the API server stores it
-	// after Metacontroller applied it.
-	children := map[string]any{}
-	for g := range shells {
-		children[g] = map[string]any{}
-	}
-	for _, d := range desired {
+	// after Metacontroller applied it, with the status of the fixture's.
+	var children []mcrequest.Object
+	for i, d := range desired {
 		group := metacontroller.GroupKey(d["kind"].(string), d["apiVersion"].(string))
-		name := d["metadata"].(map[string]any)["name"].(string)
-		key := nsMarker + "/" + name
-		shell, _ := shells[group].(map[string]any)[key].(map[string]any)
-		children[group].(map[string]any)[key] = observedChild(d, shell, pods)
+		shell, _ := shells[group].(map[string]any)[nsMarker+"/"+d["metadata"].(map[string]any)["name"].(string)].(map[string]any)
+		st, _ := shell["status"].(map[string]any)
+		children = append(children, observedChild(mcrequest.Observed(d, parent, i, st), pods))
 	}
-	req["children"] = children
-
-	podsByName := map[string]any{}
+	// Related: the pods, and the error-page Service as the fixture relates it.
+	var cluster []mcrequest.Object
+	for _, svc := range related["Service.v1"].(map[string]any) {
+		cluster = append(cluster, svc.(map[string]any))
+	}
 	for i := range pods {
-		p := relatedPod(podShell, st.Revision, i, ports)
-		podsByName[nsMarker+"/"+p["metadata"].(map[string]any)["name"].(string)] = p
+		cluster = append(cluster, relatedPod(podShell, st.Revision, i, ports))
 	}
-	related["Pod.v1"] = podsByName // and the error-page Service as the fixture relates it
+	cust, err := hooks.DefaultConfig().Customize(&metacontroller.CustomizeRequest{Parent: mcrequest.Raw(parent)})
+	if err != nil {
+		return Payload{}, err
+	}
+	build := mcrequest.Sync{Parent: parent, Children: children, Cluster: cluster, Rules: cust.RelatedResources}
 
 	// The verifier's view: its verdict is on the pod Sync asks to dial.
 	var verdicts hooks.Verdicts
 	if view == Verified {
-		_, jobs, err := syncMap(req, nil)
+		_, jobs, err := hooks.Sync(build.Request(), nil, Now)
 		if err != nil {
 			return Payload{}, err
 		}
@@ -163,7 +167,7 @@ func Build(fixture string, pods int, ports [3]int32, view View) (Payload, error)
 	settled := false
 	for range 5 {
 		parent["status"] = status
-		resp, _, err := syncMap(req, verdicts)
+		resp, _, err := hooks.Sync(build.Request(), verdicts, Now)
 		if err != nil {
 			return Payload{}, err
 		}
@@ -175,7 +179,7 @@ func Build(fixture string, pods int, ports [3]int32, view View) (Payload, error)
 	if !settled {
 		return Payload{}, fmt.Errorf("the status does not settle in 5 syncs: %s", StatusDiff(parent["status"], status))
 	}
-	body, err := json.Marshal(req)
+	body, err := json.Marshal(build.Request())
 	if err != nil {
 		return Payload{}, err
 	}
