@@ -17,8 +17,10 @@ import (
 // functions live in k8s.io/kubernetes, which is not importable; each one
 // below cites the function of kubernetes/kubernetes@v1.37.2 it restates:
 //
-//	pkg/apis/core/v1/defaults.go   SetDefaults_Container, _Probe, _PodSpec,
-//	                               _Service, _ServicePort, _PersistentVolumeClaimSpec
+//	pkg/apis/core/v1/defaults.go   SetDefaults_Container, _Probe, _HTTPGetAction,
+//	                               _PodSpec, _ObjectFieldSelector, the volume
+//	                               sources' DefaultMode, _Service, _ServicePort,
+//	                               _PersistentVolumeClaimSpec
 //	pkg/apis/apps/v1/defaults.go   SetDefaults_Deployment, _StatefulSet
 //	pkg/apis/batch/v1/defaults.go  SetDefaults_Job, _CronJob
 //	pkg/registry/batch/job/strategy.go         the generated selector and its labels
@@ -183,6 +185,25 @@ func podSpec(s *corev1.PodSpec) {
 	for i := range s.Containers {
 		container(&s.Containers[i])
 	}
+	for i := range s.Volumes {
+		volume(&s.Volumes[i].VolumeSource)
+	}
+}
+
+// SetDefaults_SecretVolumeSource, _ConfigMapVolumeSource,
+// _ProjectedVolumeSource and _DownwardAPIVolumeSource: mode 0644.
+func volume(v *corev1.VolumeSource) {
+	mode := corev1.SecretVolumeSourceDefaultMode // 0644, as each of the four
+	switch {
+	case v.Secret != nil:
+		orDefault(&v.Secret.DefaultMode, mode)
+	case v.ConfigMap != nil:
+		orDefault(&v.ConfigMap.DefaultMode, mode)
+	case v.Projected != nil:
+		orDefault(&v.Projected.DefaultMode, mode)
+	case v.DownwardAPI != nil:
+		orDefault(&v.DownwardAPI.DefaultMode, mode)
+	}
 }
 
 // SetDefaults_Container: IfNotPresent, but Always for an image tagged latest
@@ -199,6 +220,16 @@ func container(c *corev1.Container) {
 	}
 	if c.TerminationMessagePolicy == "" {
 		c.TerminationMessagePolicy = corev1.TerminationMessageReadFile
+	}
+	for i := range c.Ports {
+		if c.Ports[i].Protocol == "" {
+			c.Ports[i].Protocol = corev1.ProtocolTCP
+		}
+	}
+	for _, e := range c.Env {
+		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.APIVersion == "" {
+			e.ValueFrom.FieldRef.APIVersion = "v1" // SetDefaults_ObjectFieldSelector
+		}
 	}
 	for _, p := range []*corev1.Probe{c.ReadinessProbe, c.LivenessProbe, c.StartupProbe} {
 		probe(p)
@@ -218,10 +249,19 @@ func imageTag(image string) string {
 	return ""
 }
 
-// SetDefaults_Probe: every 10 s, 1 s timeout, one success, three failures.
+// SetDefaults_Probe: every 10 s, 1 s timeout, one success, three
+// failures; and SetDefaults_HTTPGetAction: path /, scheme HTTP.
 func probe(p *corev1.Probe) {
 	if p == nil {
 		return
+	}
+	if g := p.HTTPGet; g != nil {
+		if g.Path == "" {
+			g.Path = "/"
+		}
+		if g.Scheme == "" {
+			g.Scheme = corev1.URISchemeHTTP
+		}
 	}
 	for _, f := range []struct {
 		v   *int32
