@@ -30,7 +30,8 @@ func Applied(desired, parent Object) Object {
 
 // Observed is desired as the API server stores it once Metacontroller
 // created it for parent: Applied, its last-applied annotation, the parent
-// as controlling owner, uid number n (UID) and resourceVersion 2000+n,
+// as controlling owner, uid number n (UID), resourceVersion 2000+n and
+// generation 1 (but a Service's: the API server keeps none for it),
 // Metacontroller's managedFields, and the server's defaults (Default).
 // status is the object's status as its controller reports it; nil: none.
 func Observed(desired, parent Object, n int, status map[string]any) Object {
@@ -40,7 +41,9 @@ func Observed(desired, parent Object, n int, status map[string]any) Object {
 	Map(md, "annotations")[LastApplied] = string(Raw(la))
 	puid := Str(parent, "metadata", "uid")
 	md["creationTimestamp"] = ChildCreated
-	md["generation"] = 1
+	if Str(o, "kind") != "Service" { // the Service registry keeps no generation
+		md["generation"] = 1
+	}
 	md["resourceVersion"] = fmt.Sprint(2000 + n)
 	md["uid"] = UID(100 + n)
 	md["ownerReferences"] = []any{map[string]any{"apiVersion": Str(parent, "apiVersion"), "blockOwnerDeletion": true,

@@ -26,6 +26,8 @@ import (
 //	pkg/registry/batch/job/strategy.go         the generated selector and its labels
 //	pkg/registry/core/service/ipallocator      the ClusterIP (here a stand-in
 //	                                            address derived from the name)
+//	pkg/registry/core/service/storage/alloc.go the IP families, of a single-stack
+//	                                            IPv4 cluster
 //
 // Only the kinds whose defaults the fixtures carry are defaulted: Service,
 // Deployment, StatefulSet, Job and CronJob. The e2e
@@ -81,7 +83,7 @@ func deployment(s *appsv1.DeploymentSpec) {
 }
 
 // SetDefaults_StatefulSet (apps/v1): replicas 1, OrderedReady,
-// RollingUpdate with partition 0, Retain on delete and scale, revision
+// RollingUpdate with partition 0 and maxUnavailable 1, Retain on delete and scale, revision
 // history 10; each claim template a v1 PersistentVolumeClaim, Filesystem,
 // Pending.
 func statefulSet(s *appsv1.StatefulSetSpec) {
@@ -92,8 +94,15 @@ func statefulSet(s *appsv1.StatefulSetSpec) {
 	if s.UpdateStrategy.Type == "" {
 		s.UpdateStrategy.Type = appsv1.RollingUpdateStatefulSetStrategyType
 	}
-	if s.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType && s.UpdateStrategy.RollingUpdate == nil {
-		s.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr(int32(0))}
+	if s.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType {
+		if s.UpdateStrategy.RollingUpdate == nil {
+			s.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateStatefulSetStrategy{}
+		}
+		orDefault(&s.UpdateStrategy.RollingUpdate.Partition, 0)
+		if s.UpdateStrategy.RollingUpdate.MaxUnavailable == nil { // MaxUnavailableStatefulSet, on in v1.37
+			one := intstr.FromInt32(1)
+			s.UpdateStrategy.RollingUpdate.MaxUnavailable = &one
+		}
 	}
 	if s.PersistentVolumeClaimRetentionPolicy == nil {
 		s.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
@@ -294,6 +303,12 @@ func service(s *corev1.ServiceSpec, name string) {
 	s.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
 	if s.IPFamilyPolicy == nil {
 		s.IPFamilyPolicy = ptr(corev1.IPFamilyPolicySingleStack)
+		if s.ClusterIP == corev1.ClusterIPNone && len(s.Selector) == 0 {
+			// A headless Service without a selector takes every family of
+			// the cluster (pkg/registry/core/service/storage/alloc.go,
+			// initIPFamilyFields); the fixtures' cluster has IPv4 only.
+			s.IPFamilyPolicy = ptr(corev1.IPFamilyPolicyRequireDualStack)
+		}
 	}
 	for i := range s.Ports {
 		p := &s.Ports[i]
