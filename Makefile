@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
-.PHONY: build run test test-monitoring vet fmt-check mod-check generate bench bench-pages bench-traefik bench-fleet browser-test e2e tools clean
+.PHONY: build run test test-monitoring vet fmt-check mod-check generate fixtures bench bench-pages bench-traefik bench-fleet browser-test e2e tools clean
 .PHONY: image image-push kind-load version promtool chart-readme FORCE
 
 # -buildvcs=false whatever GOFLAGS says: the binary depends on the source
@@ -150,6 +150,15 @@ generate: $(BIN)/controller-gen
 	$(BIN)/controller-gen crd:crdVersions=v1 paths=./schema/... output:crd:stdout > schema/crd.yaml.tmp
 	mv schema/crd.yaml.tmp schema/crd.yaml
 	mkdir -p chart/crds && cp schema/crd.yaml chart/crds/stackresources.stackdome.io.yaml
+
+## fixtures: testdata/sync/*.request.json from hooks' generator (the cases
+## in hooks/fixturegen_*_test.go, built through internal/mcrequest, the
+## hook's own Customize and Sync), then the golden answers from the current
+## code. make test fails when a committed request is not what the generator
+## makes (TestGenerateFixtures); review both diffs like code.
+fixtures:
+	$(GO) test ./hooks -run '^TestGenerateFixtures$$' -count=1 -update-fixtures
+	$(GO) test ./hooks -run '^TestSync$$' -count=1 -update
 
 ## bench: every benchmark in one run (docs/performance.md reads its output):
 ## the sync hook over HTTP against its floor and a generic hook (x-floor,

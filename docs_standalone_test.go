@@ -53,8 +53,7 @@ var sharedInputFiles = []string{
 }
 
 // standaloneScanned is what the check reads: docs, READMEs, Go source
-// (comments included), scripts and manifests. The fixture generator
-// (hack/*.py) is left to its own replacement.
+// (comments included), scripts and manifests; no other kind of file.
 func standaloneScanned(path string) bool {
 	switch filepath.Base(path) {
 	case "Makefile", "run":
@@ -147,7 +146,7 @@ func TestOutsideRefsBites(t *testing.T) {
 		"ok: docs/content/reference/dynamic-configuration/kubernetes-crd-definition-v1.yml\n")
 	write("x.go", "// bad: STYLE.md says so\n// ok: 2 shared cores\n")
 	write("e2e/vendor_test.go", "// ok: the archives in shared/vendor/\n// bad: traefik-errorpages.md §2.3\n")
-	write("hack/gen.py", "# skipped: ../shared/testdata\n")
+	write("notes.py", "# skipped: ../shared/testdata\n")
 	write(".git/x.md", "skipped: DESIGN.md\n")
 	got := outsideRefs(t, root)
 	want := []string{

@@ -378,7 +378,7 @@ func oddShapes(tb testing.TB) map[string]oddShape {
        "type": "PodScheduled"`, `"status": "Unknown",
        "type": "PodScheduled"`)
 	bend("Unschedulable without message or time", "unschedulable", `"message": "0/3 nodes`, `"x-message": "0/3 nodes`, `"lastTransitionTime": "2026-11-29T11:40:00Z",
-       "status": "False"`, `"status": "False"`)
+       "x-message"`, `"x-message"`)
 	bend("PodScheduled gated", "unschedulable", `"reason": "Unschedulable"`, `"reason": "SchedulingGated"`)
 	bend("pod phase unknown", "unschedulable", `"phase": "Pending"`, `"phase": "Unknown"`)
 	bend("ReplicaFailure False", "create-failed", `"status": "True",

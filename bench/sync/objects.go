@@ -12,59 +12,20 @@ import (
 // stores them after Metacontroller applied them and the controllers and the
 // kubelet ran.
 
-// observedChild is desired as stored: the shell's server-set metadata and
-// status, the shell's server-defaulted spec under the desired one, and
-// Metacontroller's last-applied annotation.
-func observedChild(desired, shell map[string]any, pods int) map[string]any {
-	la, _ := json.Marshal(desired)
-	var out map[string]any
-	_ = roundTrip(desired, &out)
-	md := out["metadata"].(map[string]any)
-	if shell != nil {
-		for k, v := range shell["metadata"].(map[string]any) {
-			if _, ok := md[k]; !ok {
-				md[k] = v
-			}
+// observedChild is a child as stored (mcrequest.Observed), a Deployment's
+// status counting pods replicas, all ready.
+func observedChild(o map[string]any, pods int) map[string]any {
+	if o["kind"] == "Deployment" {
+		st, _ := o["status"].(map[string]any)
+		if st == nil {
+			st = map[string]any{}
+			o["status"] = st
 		}
-		if s, ok := shell["spec"].(map[string]any); ok {
-			out["spec"] = merge(s, out["spec"].(map[string]any))
-		}
-		if s, ok := shell["status"]; ok {
-			out["status"] = s
-		}
-	}
-	md["namespace"] = nsMarker
-	ann, _ := md["annotations"].(map[string]any)
-	if ann == nil {
-		ann = map[string]any{}
-	}
-	ann["metacontroller.k8s.io/last-applied-configuration"] = string(la)
-	md["annotations"] = ann
-	if out["kind"] == "Deployment" {
-		st := out["status"].(map[string]any)
 		for _, k := range []string{"replicas", "updatedReplicas", "readyReplicas", "availableReplicas"} {
 			st[k] = pods
 		}
 	}
-	return out
-}
-
-// merge returns base with over laid on top; lists are replaced whole.
-func merge(base, over map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range base {
-		out[k] = v
-	}
-	for k, v := range over {
-		if b, ok := out[k].(map[string]any); ok {
-			if o, ok := v.(map[string]any); ok {
-				out[k] = merge(b, o)
-				continue
-			}
-		}
-		out[k] = v
-	}
-	return out
+	return o
 }
 
 // relatedPod is pod i of the current revision, running and ready, with the

@@ -8,6 +8,8 @@
 // n related pods with full managedFields, each at the status fixpoint of one
 // view of the verifier (View): the answer's status is the request's, as at a
 // live server's steady state, where Metacontroller then writes nothing.
+// The request is assembled by internal/mcrequest, the one Metacontroller
+// stand-in, which the fixture generator uses too.
 package syncbench
 
 import (
@@ -21,6 +23,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stackdome/stackdome/hooks"
+	"github.com/stackdome/stackdome/internal/mcrequest"
 	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/portcheck"
 )
@@ -157,35 +160,36 @@ func BuildShape(fixture string, s Shape, view View) (Payload, error) {
 	}
 
 	// Observed children: each desired child as the API server stores it
-	// after Metacontroller applied it.
-	children := map[string]any{}
-	for g := range shells {
-		children[g] = map[string]any{}
-	}
-	observe := func(desired []map[string]any, pods int) {
-		for _, d := range desired {
+	// after Metacontroller applied it, with the status of the fixture's.
+	observe := func(desired []map[string]any, pods int) []mcrequest.Object {
+		var children []mcrequest.Object
+		for i, d := range desired {
 			group := metacontroller.GroupKey(d["kind"].(string), d["apiVersion"].(string))
-			name := d["metadata"].(map[string]any)["name"].(string)
-			key := nsMarker + "/" + name
-			shell, _ := shells[group].(map[string]any)[key].(map[string]any)
-			children[group].(map[string]any)[key] = observedChild(d, shell, pods)
+			shell, _ := shells[group].(map[string]any)[nsMarker+"/"+d["metadata"].(map[string]any)["name"].(string)].(map[string]any)
+			st, _ := shell["status"].(map[string]any)
+			children = append(children, observedChild(mcrequest.Observed(d, parent, i, st), pods))
 		}
+		return children
 	}
-	observe(desired, s.Pods)
-	req["children"] = children
-
-	podsByName := map[string]any{}
+	// Related: the pods, and the error-page Service as the fixture relates it.
+	var cluster []mcrequest.Object
+	for _, svc := range related["Service.v1"].(map[string]any) {
+		cluster = append(cluster, svc.(map[string]any))
+	}
 	for i := range s.Pods {
-		p := relatedPod(podShell, rev, i, s.Ports)
-		podsByName[nsMarker+"/"+p["metadata"].(map[string]any)["name"].(string)] = p
+		cluster = append(cluster, relatedPod(podShell, rev, i, s.Ports))
 	}
-	related["Pod.v1"] = podsByName // and the error-page Service as the fixture relates it
-
-	verdicts, err := viewOf(req, view)
+	cust, err := hooks.DefaultConfig().Customize(&metacontroller.CustomizeRequest{Parent: mcrequest.Raw(parent)})
 	if err != nil {
 		return Payload{}, err
 	}
-	if status, err = fixpoint(req, status, verdicts); err != nil {
+	build := &mcrequest.Sync{Parent: parent, Children: observe(desired, s.Pods), Cluster: cluster, Rules: cust.RelatedResources}
+
+	verdicts, err := viewOf(build, view)
+	if err != nil {
+		return Payload{}, err
+	}
+	if status, err = fixpoint(build, status, verdicts); err != nil {
 		return Payload{}, err
 	}
 
@@ -194,44 +198,60 @@ func BuildShape(fixture string, s Shape, view View) (Payload, error) {
 		// template; the Deployment surged one updated pod, which is ready,
 		// and the old ones still run.
 		spec["image"] = strings.Replace(spec["image"].(string), ":", ":next-", 1)
-		desired, _, next, err := desiredOf(req)
+		resp, _, err := hooks.Sync(build.Request(), nil, Now)
+		if err != nil {
+			return Payload{}, err
+		}
+		desired, _, next, err := answerOf(resp)
 		if err != nil {
 			return Payload{}, err
 		}
 		if next == rev {
 			return Payload{}, fmt.Errorf("the new image left the revision at %s", rev)
 		}
-		observe(desired, s.Pods)
-		for _, c := range children["Deployment.apps/v1"].(map[string]any) {
-			st := c.(map[string]any)["status"].(map[string]any)
+		build.Children = observe(desired, s.Pods)
+		for _, c := range build.Children {
+			if c["kind"] != "Deployment" {
+				continue
+			}
+			st := c["status"].(map[string]any)
 			st["replicas"] = s.Pods + 1
 			st["updatedReplicas"] = 1
 			st["readyReplicas"] = s.Pods + 1
 			st["availableReplicas"] = s.Pods + 1
 		}
-		p := relatedPod(podShell, next, s.Pods, s.Ports)
-		podsByName[nsMarker+"/"+p["metadata"].(map[string]any)["name"].(string)] = p
-		if verdicts, err = viewOf(req, view); err != nil {
+		build.Cluster = append(build.Cluster, relatedPod(podShell, next, s.Pods, s.Ports))
+		if verdicts, err = viewOf(build, view); err != nil {
 			return Payload{}, err
 		}
-		if _, err = fixpoint(req, status, verdicts); err != nil {
+		if _, err = fixpoint(build, status, verdicts); err != nil {
 			return Payload{}, err
 		}
 	}
-	body, err := json.Marshal(req)
+	body, err := json.Marshal(build.Request())
 	if err != nil {
 		return Payload{}, err
 	}
-	return Payload{Body: body, Pods: len(podsByName), View: view, verdicts: verdicts}, nil
+	pods := s.Pods
+	if s.Rollout {
+		pods++
+	}
+	return Payload{Body: body, Pods: pods, View: view, verdicts: verdicts}, nil
 }
 
-// desiredOf syncs req as a new resource (no status, no verdict): its
-// desired children, the status computed, and the revision of its pods.
+// desiredOf syncs req, the fixture's request with its spec changed, as a
+// new resource (no status, no verdict): its desired children, the status
+// computed, and the revision of its pods.
 func desiredOf(req map[string]any) (desired []map[string]any, status any, rev string, err error) {
 	resp, _, err := syncMap(req, nil)
 	if err != nil {
 		return nil, nil, "", err
 	}
+	return answerOf(resp)
+}
+
+// answerOf is a sync answer's children, its status and its revision.
+func answerOf(resp *metacontroller.SyncResponse) (desired []map[string]any, status any, rev string, err error) {
 	if err := roundTrip(resp.Children, &desired); err != nil {
 		return nil, nil, "", err
 	}
@@ -242,13 +262,13 @@ func desiredOf(req map[string]any) (desired []map[string]any, status any, rev st
 	return desired, resp.Status, st.Revision, nil
 }
 
-// viewOf is the verifier of view for req: for Verified, one holding an
-// Open verdict on the pod Sync asks to dial.
-func viewOf(req map[string]any, view View) (hooks.Verdicts, error) {
+// viewOf is the verifier of view for the request build makes: for
+// Verified, one holding an Open verdict on the pod Sync asks to dial.
+func viewOf(build *mcrequest.Sync, view View) (hooks.Verdicts, error) {
 	if view != Verified {
 		return nil, nil
 	}
-	_, jobs, err := syncMap(req, nil)
+	_, jobs, err := hooks.Sync(build.Request(), nil, Now)
 	if err != nil {
 		return nil, err
 	}
@@ -260,12 +280,11 @@ func viewOf(req map[string]any, view View) (hooks.Verdicts, error) {
 
 // fixpoint feeds status back as the parent's until it no longer changes: the
 // request a live server with that view sees at steady state. It leaves the
-// settled status in req and returns it.
-func fixpoint(req map[string]any, status any, verdicts hooks.Verdicts) (any, error) {
-	parent := req["parent"].(map[string]any)
+// settled status in build's parent and returns it.
+func fixpoint(build *mcrequest.Sync, status any, verdicts hooks.Verdicts) (any, error) {
 	for range 5 {
-		parent["status"] = status
-		resp, _, err := syncMap(req, verdicts)
+		build.Parent["status"] = status
+		resp, _, err := hooks.Sync(build.Request(), verdicts, Now)
 		if err != nil {
 			return nil, err
 		}
@@ -274,7 +293,7 @@ func fixpoint(req map[string]any, status any, verdicts hooks.Verdicts) (any, err
 		}
 		status = resp.Status
 	}
-	return nil, fmt.Errorf("the status does not settle in 5 syncs: %s", StatusDiff(parent["status"], status))
+	return nil, fmt.Errorf("the status does not settle in 5 syncs: %s", StatusDiff(build.Parent["status"], status))
 }
 
 func syncMap(req map[string]any, verdicts hooks.Verdicts) (*metacontroller.SyncResponse, []hooks.DialJob, error) {
