@@ -528,7 +528,7 @@ func (s *docStandIns) kubelet(ctx context.Context) {
 
 // images tells the kubelet what the pod's images are: the chart's
 // stackdome image is the stackdome binary built from the repository (its
-// Dockerfile's entrypoint, /stackdome serve); any other image the kubelet
+// image's entrypoint, /stackdome serve, tools/image); any other image the kubelet
 // does not know answers like go-httpbin, the page's first app.
 func (s *docStandIns) images(pod obj) {
 	containers, _ := framework.Dig(pod, "spec", "containers").([]any)

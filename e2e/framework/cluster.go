@@ -153,7 +153,7 @@ func (c *Cluster) start(ctx context.Context, binDir string) error {
 		"--bind-address=127.0.0.1",
 		"--secure-port=0", // serve nothing: readiness is seen through the API instead
 		"--leader-elect=false",
-		// No kubelet reports for the test node (node_test.go): the node
+		// No kubelet heartbeats for the test node (kubelet.go): the node
 		// lifecycle controller would mark its pods not ready, then evict them.
 		"--controllers=*,-node-lifecycle-controller",
 		"--service-account-private-key-file="+p.saKeyFile,
