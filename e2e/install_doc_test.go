@@ -336,6 +336,9 @@ type docStandIns struct {
 	dir      string
 	cancel   context.CancelFunc
 	finished chan struct{}
+	// busy counts the pods being started or deleted: stop waits for them,
+	// so that no pod starts, or keeps its ports, after the test.
+	busy sync.WaitGroup
 
 	mu       sync.Mutex
 	ips      map[string]netip.Addr // pod (ns/name) → its address
@@ -378,10 +381,12 @@ func startDocStandIns(t *testing.T, host *framework.TestHost, bin string) *docSt
 	return s
 }
 
-// stop ends the goroutine, the pods' processes and the forwards.
+// stop ends the goroutine, waits for the pods being started or deleted,
+// then ends the pods' processes and the forwards.
 func (s *docStandIns) stop() {
 	s.cancel()
 	<-s.finished
+	s.busy.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, p := range s.pods {
@@ -489,12 +494,12 @@ func (s *docStandIns) kubelet(ctx context.Context) {
 		if framework.Dig(pod, "metadata", "deletionTimestamp") != nil {
 			switch {
 			case running != nil:
-				go func() {
+				s.busy.Go(func() {
 					running.Delete(ctx)
 					s.mu.Lock()
 					delete(s.deleting, key)
 					s.mu.Unlock()
-				}()
+				})
 			case !starting && !deleting:
 				s.kl.ForceDeletePod(ns, name)
 			}
@@ -512,7 +517,7 @@ func (s *docStandIns) kubelet(ctx context.Context) {
 		s.mu.Lock()
 		s.starting[key] = true
 		s.mu.Unlock()
-		go func() {
+		s.busy.Go(func() {
 			p, err := s.kl.StartOnHost(ctx, pod, ip.String(), s.dir)
 			s.mu.Lock()
 			defer s.mu.Unlock()
@@ -522,7 +527,7 @@ func (s *docStandIns) kubelet(ctx context.Context) {
 				return
 			}
 			s.pods[key] = p
-		}()
+		})
 	}
 }
 

@@ -43,7 +43,7 @@ func TestAdmissionWorkloads(t *testing.T) {
 		"a Job":               {spec: job(nil)},
 		"a CronJob":           {spec: cron(nil)},
 		"a CronJob @daily":    {spec: cron(obj{"cronJob": obj{"schedule": "@daily"}})},
-		"a Job with ports":    {spec: job(obj{"ports": []any{obj{"name": "http", "port": 8080}}}), want: []string{portOnly, "ports, host, hosts, tls"}},
+		"a Job with ports":    {spec: job(obj{"ports": []any{obj{"name": "http", "port": 8080}}}), want: []string{"spec.ports", portOnly, "ports is for type Service and StatefulService"}},
 		"a Job with a host":   {spec: job(obj{"host": "a.example.com"}), want: []string{portOnly}},
 		"a CronJob with tls":  {spec: cron(obj{"tls": obj{}}), want: []string{portOnly}},
 		"a CronJob autoscale": {spec: cron(obj{"autoscaling": obj{"maxReplicas": 3}, "resources": obj{"requests": obj{"cpu": "100m"}}}), want: []string{portOnly}},
