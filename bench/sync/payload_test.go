@@ -2,6 +2,7 @@ package syncbench
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -53,29 +54,8 @@ func TestPayloadIsAtSteadyState(t *testing.T) {
 			if view == Verified {
 				verdicts = allOpen{jobs[0].Job}
 			}
-			resp, jobs, err := hooks.Sync(&req, verdicts, Now)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var parent struct{ Status json.RawMessage }
-			if err := json.Unmarshal(req.Parent, &parent); err != nil {
-				t.Fatal(err)
-			}
-			if d := StatusDiff(parent.Status, resp.Status); d != "" {
-				t.Errorf("view %d: the request is not at its fixpoint (-request +answer):\n%s", view, d)
-			}
-			got := summary{Jobs: len(jobs), Resync: resp.ResyncAfterSeconds, Children: len(resp.Children), Pods: len(req.Related["Pod.v1"])}
-			var st struct {
-				Conditions []struct{ Type, Reason string }
-			}
-			if err := roundTrip(resp.Status, &st); err != nil {
-				t.Fatal(err)
-			}
-			for _, c := range st.Conditions {
-				if c.Type == "Available" {
-					got.Reason = c.Reason
-				}
-			}
+			resp, jobs, reason := atFixpoint(t, fmt.Sprintf("view %d", view), &req, verdicts)
+			got := summary{Jobs: len(jobs), Resync: resp.ResyncAfterSeconds, Children: len(resp.Children), Pods: len(req.Related["Pod.v1"]), Reason: reason}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("view %d (-want +got):\n%s", view, d)
 			}
@@ -108,32 +88,41 @@ func TestFleetShapesAreTheirState(t *testing.T) {
 		if err := json.Unmarshal(p.Body, &req); err != nil {
 			t.Fatal(err)
 		}
-		resp, jobs, err := hooks.Sync(&req, p.verdicts, Now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var parent struct{ Status json.RawMessage }
-		if err := json.Unmarshal(req.Parent, &parent); err != nil {
-			t.Fatal(err)
-		}
-		if d := StatusDiff(parent.Status, resp.Status); d != "" {
-			t.Errorf("%s: the request is not at its fixpoint (-request +answer):\n%s", f.name, d)
-		}
-		var st struct {
-			Conditions []struct{ Type, Reason string }
-		}
-		if err := roundTrip(resp.Status, &st); err != nil {
-			t.Fatal(err)
-		}
+		resp, jobs, reason := atFixpoint(t, f.name, &req, p.verdicts)
 		got := want[f.name]
-		got.Reason, got.Children, got.Pods, got.Jobs = "", len(resp.Children), len(req.Related["Pod.v1"]), len(jobs)
-		for _, c := range st.Conditions {
-			if c.Type == "Available" {
-				got.Reason = c.Reason
-			}
-		}
+		got.Reason, got.Children, got.Pods, got.Jobs = reason, len(resp.Children), len(req.Related["Pod.v1"]), len(jobs)
 		if d := cmp.Diff(want[f.name], got); d != "" {
 			t.Errorf("%s (-want +got):\n%s", f.name, d)
 		}
 	}
+}
+
+// atFixpoint syncs req with verdicts, fails the test unless the answer's
+// status is the request's, and returns the answer, its dial jobs and the
+// reason of its Available condition.
+func atFixpoint(t *testing.T, what string, req *metacontroller.SyncRequest, verdicts hooks.Verdicts) (*metacontroller.SyncResponse, []hooks.DialJob, string) {
+	t.Helper()
+	resp, jobs, err := hooks.Sync(req, verdicts, Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parent struct{ Status json.RawMessage }
+	if err := json.Unmarshal(req.Parent, &parent); err != nil {
+		t.Fatal(err)
+	}
+	if d := StatusDiff(parent.Status, resp.Status); d != "" {
+		t.Errorf("%s: the request is not at its fixpoint (-request +answer):\n%s", what, d)
+	}
+	var st struct {
+		Conditions []struct{ Type, Reason string }
+	}
+	if err := roundTrip(resp.Status, &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range st.Conditions {
+		if c.Type == "Available" {
+			return resp, jobs, c.Reason
+		}
+	}
+	return resp, jobs, ""
 }
