@@ -165,6 +165,8 @@ type releaseKubelet struct {
 }
 
 func startReleaseKubelet(t *testing.T, ns, release string) *releaseKubelet {
+	t.Helper()
+	requireHost(t)
 	bin := buildStackdome(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	kl := &releaseKubelet{
