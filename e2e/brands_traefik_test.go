@@ -25,8 +25,6 @@ func TestBrandsThroughTraefik(t *testing.T) {
 	tr := installTraefik(t)
 	const appName, appHost = "pay", "pay.e2e.test"
 	rel := newPagesRelease(t, "stackdome")
-	rel.brands = true
-	rel.serveFlags = []string{"--entry-points", "web"}
 	appNS := newNamespace(t)
 	w := watchNamespace(t, appNS)
 	guest := host.GuestIP.String()

@@ -175,7 +175,9 @@ func servesResource(ctx context.Context, k *framework.Kube, apiVersion, resource
 
 // helm runs bin/helm (built by `make tools`) against the test cluster, with
 // its config, cache and data kept in the run's scratch directory.
-// installRelease installs chart as release in ns with the values set, and
+// installRelease installs chart as release in ns with the values set, runs
+// the pods of its hook and error-page Deployments on the test host
+// (releaseKubelet) and waits for one of each running and ready, and
 // uninstalls it when the test ends; a failure of either fails t.
 func installRelease(t *testing.T, release, chart, ns string, set ...string) {
 	t.Helper()
@@ -183,6 +185,7 @@ func installRelease(t *testing.T, release, chart, ns string, set ...string) {
 	for _, v := range set {
 		args = append(args, "--set", v)
 	}
+	kl := startReleaseKubelet(t, ns, release)
 	if out, err := helm(t.Context(), args...); err != nil {
 		t.Fatalf("helm install: %v\n%s", err, out)
 	}
@@ -193,6 +196,8 @@ func installRelease(t *testing.T, release, chart, ns string, set ...string) {
 			t.Errorf("helm uninstall: %v\n%s", err, out)
 		}
 	})
+	kl.waitIP(t, "controller")
+	kl.waitIP(t, "error-pages")
 }
 
 func helm(ctx context.Context, args ...string) ([]byte, error) {

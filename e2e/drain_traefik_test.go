@@ -36,7 +36,6 @@ func TestDrainThroughTraefik(t *testing.T) {
 	requireHost(t)
 	tr := installTraefik(t)
 	rel := newPagesRelease(t, "stackdome")
-	rel.serveFlags = []string{"--entry-points", "web"}
 	rel.install(t, "", "config.entryPoints={web}")
 	second := suite.host.GuestIP.Next()
 	if suite.host.ServiceRange().Contains(second) {

@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"testing"
@@ -54,7 +53,6 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 		requestID = "e2e-req-7f3a"
 	)
 	rel := newPagesRelease(t, "stackdome")
-	rel.serveFlags = []string{"--entry-points", "web"}
 	appNS := newNamespace(t)
 	w := watchNamespace(t, appNS)
 	guest := host.GuestIP.String()
@@ -197,15 +195,19 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 	// --- Page endpoints removed, page server stopped: nothing answers
 	// pages (connection refused on the ClusterIP, as a service proxy
 	// without endpoints answers).
-	if _, err := k.MergePatch(ctx, "/apis/apps/v1/namespaces/"+releaseNS+"/deployments/"+release, obj{"spec": obj{"replicas": 0}}); err != nil {
+	// Both Deployments scaled to 0: their ReplicaSets delete the pods,
+	// whose containers the kubelet stops (preStop, SIGTERM).
+	for _, d := range []string{release, errorSvc} {
+		if _, err := k.MergePatch(ctx, "/apis/apps/v1/namespaces/"+releaseNS+"/deployments/"+d, obj{"spec": obj{"replicas": 0}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := framework.WaitUntil(90*time.Second, 200*time.Millisecond, "the release's pods gone", func() (bool, error) {
+		pods := listPods(t, releaseNS, "app.kubernetes.io/instance="+release)
+		return len(pods) == 0, fmt.Errorf("%d pods left", len(pods))
+	}); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range listPods(t, releaseNS, "app.kubernetes.io/instance="+release) {
-		suite.kubelet.ForceDeletePod(releaseNS, framework.Dig(p, "metadata", "name").(string))
-	}
-	// Their containers end with them, as a kubelet ends a deleted pod's.
-	rel.pages.Stop(10 * time.Second)
-	rel.hooks.Stop(10 * time.Second)
 	nothingWritten("removed")
 	waitRouters(t, tr, "removed: the app's router keeps its Middleware", appRouterWith(appHost, middleware))
 	runChecks(t, tr, "removed", append(keeps5xx,
@@ -221,8 +223,7 @@ func TestErrorPagesThroughTraefik(t *testing.T) {
 
 	// --- A release with error pages disabled: no Middleware at all.
 	off := newPagesRelease(t, "stackdome")
-	off.serveFlags = []string{"--entry-points", "web", "--error-service-name="}
-	off.install(t, "", "config.entryPoints={web}")
+	off.install(t, "", "config.entryPoints={web}", "errorPages.enabled=false")
 	res = settlePhase("disabled")
 	requirePagesCondition(t, "disabled", res, "", "")
 	if got := childNames(res); !equalSets(got, setOf("Service/"+appName, "Deployment/"+appName, "IngressRoute/"+appName)) {
@@ -354,46 +355,6 @@ func appHandler(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		fmt.Fprint(w, "app's own 404")
 	}
-}
-
-// startPageServer runs the error pages' pod of a release on the test host
-// at ip: `stackdome serve --hooks=false` with flags, as the chart's
-// error-page Deployment runs it, its pages on every address of the host at
-// port (the pod's address and the error-page Service's ClusterIP alike),
-// its health on ip:8080.
-func startPageServer(t *testing.T, ip string, port int, flags ...string) *framework.Proc {
-	t.Helper()
-	return startServe(t, "stackdome-pages", ip, append([]string{"--hooks=false",
-		"--error-pages-listen", ":" + strconv.Itoa(port)}, flags...)...)
-}
-
-// startHookServer runs the hooks' pod of a release on the test host at ip:
-// `stackdome serve --pages=false` with flags, as the chart's hooks
-// Deployment runs it, its hooks and health on ip:8080, metrics on ip:8081.
-func startHookServer(t *testing.T, ip string, flags ...string) *framework.Proc {
-	t.Helper()
-	return startServe(t, "stackdome-hooks", ip, append([]string{"--pages=false"}, flags...)...)
-}
-
-// startServe runs `stackdome serve` on the test host, health and hooks on
-// ip:8080 and metrics on ip:8081 (the chart's ports), plus flags, until the
-// test ends, and waits for its /readyz.
-func startServe(t *testing.T, name, ip string, flags ...string) *framework.Proc {
-	t.Helper()
-	host := suite.host
-	bin := buildStackdome(t)
-	hooksAddr := net.JoinHostPort(ip, "8080")
-	args := append([]string{"serve",
-		"--listen", hooksAddr,
-		"--metrics-listen", net.JoinHostPort(ip, "8081"),
-		"--drain-delay", "0s", "--log-format", "text"}, flags...)
-	p, err := host.StartProc(t.TempDir(), name, bin, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Stop(10 * time.Second) })
-	framework.WaitOK(t, p, 30*time.Second, "http://"+hooksAddr+"/readyz")
-	return p
 }
 
 // waitReadyAddress waits until a Service's EndpointSlices list ip ready.

@@ -31,11 +31,10 @@ func TestLivePortGate(t *testing.T) {
 	host := requireHost(t)
 	const grace = 2 * time.Second
 	rel := newPagesRelease(t, "stackdome")
-	rel.serveFlags = []string{"--port-check-grace", grace.String(), "--verdict-requeue", "1s"}
 	// resyncPeriodSeconds 2, not the chart's 60: a terminal verdict asks for
 	// no requeue, so the steady state's syncs are the resync's, and two of
 	// them a minute apart would make this test last minutes.
-	rel.install(t, "", "compositeController.resyncPeriodSeconds=2")
+	rel.install(t, "", "compositeController.resyncPeriodSeconds=2", "config.portCheckGrace="+grace.String(), "config.verdictRequeue=1s")
 	ns := newNamespace(t)
 	w := watchNamespace(t, ns)
 

@@ -5,9 +5,10 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
-	"os"
-	"path/filepath"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,25 +16,20 @@ import (
 )
 
 // pagesRelease is the chart installed with helm in a namespace of its own,
-// its error pages served on the test host: the chart's pods (the hooks' and
-// the error pages' Deployments) run there (made Running and Ready on the
-// test host's address), the real page server (`stackdome serve
-// --hooks=false`, as the error-page Deployment runs it) answers on every
-// address of the host, and the error-page Service's ClusterIP is one of
-// them, standing in for the service proxy of a real cluster.
+// its pods run on the test host by the suite's kubelet stand-in: every pod
+// the chart's hook and error-page Deployments' ReplicaSets create is started
+// (releaseKubelet) from its rendered command, args, env and volumes, the
+// chart's stackdome image being bin/stackdome, each on a test-host address
+// of its own; a pod deleted (a rollout, a scale-down, helm uninstall) is
+// stopped as a kubelet stops it (preStop, SIGTERM). The error-page
+// Service's ClusterIP is given to the test host and forwarded to its ready
+// endpoints, standing in for the service proxy of a real cluster.
 type pagesRelease struct {
 	name, namespace string
 	errorService    string // the chart's error-page Service
 	clusterIP       netip.Addr
-	hooks, pages    *framework.Proc
+	kubelet         *releaseKubelet
 	uninstalled     bool
-	// serveFlags are further flags of the hooks' pod's `stackdome serve`
-	// (beside hookFlags): it answers the hooks the real Metacontroller
-	// calls through the release's Service, as the chart's hooks pod does.
-	serveFlags []string
-	// brands: the page server reads the brand file the chart rendered
-	// (its <release>-brands ConfigMap), as the chart's pod would.
-	brands bool
 }
 
 // The chart's error-page port (ports.errorPages and errorPages.service.port).
@@ -46,9 +42,10 @@ func newPagesRelease(t *testing.T, release string) *pagesRelease {
 }
 
 // install installs chart (suiteChart() unless given) as the release with
-// replicaCount=1 and the test host's pod network, plus set, and runs its pod
-// on the test host: one `stackdome serve` answering its hooks (hookFlags
-// plus serveFlags) and its pages. It is uninstalled when the test ends.
+// replicaCount=1, errorPages.replicaCount=1 and the test host's pod network,
+// plus set, runs its pods on the test host (releaseKubelet) and waits for
+// one hooks pod and, unless set disables them, one error-page pod, ready in
+// their Services' EndpointSlices. It is uninstalled when the test ends.
 func (r *pagesRelease) install(t *testing.T, chart string, set ...string) {
 	t.Helper()
 	ctx := t.Context()
@@ -62,6 +59,7 @@ func (r *pagesRelease) install(t *testing.T, chart string, set ...string) {
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
+	r.kubelet = startReleaseKubelet(t, r.namespace, release)
 	if out, err := helm(ctx, args...); err != nil {
 		t.Fatalf("helm install: %v\n%s", err, out)
 	}
@@ -72,7 +70,11 @@ func (r *pagesRelease) install(t *testing.T, chart string, set ...string) {
 			helm(ctx, "uninstall", release, "--namespace", r.namespace)
 		}
 	})
+	waitReadyAddress(t, r.namespace, release, r.kubelet.waitIP(t, "controller"))
 	svc, err := suite.cluster.Kube.Get(ctx, "/api/v1/namespaces/"+r.namespace+"/services/"+r.errorService)
+	if framework.IsCode(err, 404) {
+		return // errorPages.enabled=false
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,63 +84,17 @@ func (r *pagesRelease) install(t *testing.T, chart string, set ...string) {
 	if err := host.AddAddress(r.clusterIP); err != nil {
 		t.Fatal(err)
 	}
-	// Two pods, two processes, as the chart's two Deployments run them: the
-	// hooks' (`--pages=false`) on the host's guest address, which the
-	// release's Service sends Metacontroller's hook calls to, and the error
-	// pages' (`--hooks=false`) on an address of its own, which the
-	// error-page Service selects.
-	guest := host.GuestIP.String()
-	r.hooks = startHookServer(t, guest, r.hookFlags(r.serveFlags...)...)
-	pagesIP := netip.MustParseAddr(framework.HostAddr(host, pagesHostByte))
-	if err := host.AddAddress(pagesIP); err != nil {
-		t.Fatal(err)
-	}
-	var pageArgs []string
-	if r.brands {
-		pageArgs = r.brandsFile(t)
-	}
-	r.pages = startPageServer(t, pagesIP.String(), pagePort, pageArgs...)
-	chartPods := waitPods(t, r.namespace, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=controller", 1)
-	suite.kubelet.RunPod(t, r.namespace, chartPods[0], guest)
-	pagePods := waitPods(t, r.namespace, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=error-pages", 1)
-	suite.kubelet.RunPod(t, r.namespace, pagePods[0], pagesIP.String())
-	waitReadyAddress(t, r.namespace, r.errorService, pagesIP.String())
-}
-
-// pagesHostByte is the last byte of the test-host address the release's
-// error-page pod runs on (the hooks' pod has the guest address): in the
-// lower half of the /24, below the ClusterIPs.
-const pagesHostByte = 90
-
-// brandsFile writes the brands.json of the release's brand ConfigMap to a
-// file and returns the page server's flag naming it.
-func (r *pagesRelease) brandsFile(t *testing.T) []string {
-	t.Helper()
-	cm, err := suite.cluster.Kube.Get(t.Context(), "/api/v1/namespaces/"+r.namespace+"/configmaps/"+r.name+"-brands")
+	stop, err := suite.mc.Net.ForwardService(host, net.JoinHostPort(r.clusterIP.String(), strconv.Itoa(pagePort)), r.namespace, r.errorService, pagePort)
 	if err != nil {
-		t.Fatalf("the chart's brand ConfigMap: %v", err)
-	}
-	path := filepath.Join(t.TempDir(), "brands.json")
-	if err := os.WriteFile(path, []byte(fmt.Sprint(framework.Dig(cm, "data", "brands.json"))), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return []string{"--brands-file", path}
+	t.Cleanup(stop)
+	waitReadyAddress(t, r.namespace, r.errorService, r.kubelet.waitIP(t, "error-pages"))
 }
 
 // compositeController is the name of the release's CompositeController
 // (the chart's stackdome.compositeControllerName).
 func (r *pagesRelease) compositeController() string { return r.namespace + "-" + r.name }
-
-// hookFlags are the flags of a `stackdome serve` answering this release's
-// hooks, plus extra.
-func (r *pagesRelease) hookFlags(extra ...string) []string {
-	return append([]string{
-		"--error-service-name", r.errorService,
-		"--error-service-namespace", r.namespace,
-		"--error-service-port", fmt.Sprint(pagePort),
-		"--dial-allow", suite.host.Prefix.String(),
-	}, extra...)
-}
 
 // uninstall runs helm uninstall now.
 func (r *pagesRelease) uninstall(t *testing.T) {
@@ -147,4 +103,256 @@ func (r *pagesRelease) uninstall(t *testing.T) {
 		t.Fatalf("helm uninstall: %v\n%s", err, out)
 	}
 	r.uninstalled = true
+}
+
+// releasePodBytes are the last bytes of the test-host addresses the
+// releases' pods run on, one a pod, given back when it stops: in the lower
+// half of the /24, below the ClusterIPs, beside the other bytes in use.
+var releasePodBytes = struct {
+	sync.Mutex
+	used  map[byte]bool
+	added map[byte]bool
+}{used: map[byte]bool{}, added: map[byte]bool{}}
+
+const releasePodFirst, releasePodLast = 90, 99
+
+// takePodIP gives out a free release pod address.
+func takePodIP() (netip.Addr, error) {
+	releasePodBytes.Lock()
+	defer releasePodBytes.Unlock()
+	for b := byte(releasePodFirst); b <= releasePodLast; b++ {
+		if releasePodBytes.used[b] {
+			continue
+		}
+		ip := netip.MustParseAddr(framework.HostAddr(suite.host, b))
+		if !releasePodBytes.added[b] {
+			if err := suite.host.AddAddress(ip); err != nil {
+				return netip.Addr{}, err
+			}
+			releasePodBytes.added[b] = true
+		}
+		releasePodBytes.used[b] = true
+		return ip, nil
+	}
+	return netip.Addr{}, fmt.Errorf("all release pod addresses (.%d-.%d) in use", releasePodFirst, releasePodLast)
+}
+
+func givePodIP(ip netip.Addr) {
+	releasePodBytes.Lock()
+	defer releasePodBytes.Unlock()
+	delete(releasePodBytes.used, ip.As4()[3])
+}
+
+// releaseKubelet is the kubelet's sync loop for the pods of one release
+// (its namespace, its app.kubernetes.io/instance): a new pod is started by
+// the suite's kubelet stand-in on an address of its own; a pod being
+// deleted is stopped as a kubelet stops it (Pod.Delete: preStop, SIGTERM,
+// then the pod object removed); a pod gone without that (force-deleted)
+// has its processes ended. When the test ends every pod still running is
+// stopped and force-deleted.
+type releaseKubelet struct {
+	ns, selector string
+	dir          string
+	cancel       context.CancelFunc
+	finished     chan struct{}
+
+	mu       sync.Mutex
+	pods     map[string]*framework.Pod // running, by name
+	ips      map[string]netip.Addr     // pod → its address
+	starting map[string]bool
+	deleting map[string]bool
+	errs     []string
+}
+
+func startReleaseKubelet(t *testing.T, ns, release string) *releaseKubelet {
+	t.Helper()
+	requireHost(t)
+	bin := buildStackdome(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	kl := &releaseKubelet{
+		ns: ns, selector: "app.kubernetes.io/instance=" + release, dir: t.TempDir(),
+		cancel: cancel, finished: make(chan struct{}),
+		pods: map[string]*framework.Pod{}, ips: map[string]netip.Addr{}, starting: map[string]bool{}, deleting: map[string]bool{},
+	}
+	go func() {
+		defer close(kl.finished)
+		tick := time.NewTicker(300 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			kl.sync(ctx, bin)
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	t.Cleanup(kl.stop)
+	return kl
+}
+
+// stop ends the loop and every pod's processes, and force-deletes the pods.
+func (kl *releaseKubelet) stop() {
+	kl.cancel()
+	<-kl.finished
+	for {
+		kl.mu.Lock()
+		busy := len(kl.starting) + len(kl.deleting)
+		kl.mu.Unlock()
+		if busy == 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	kl.mu.Lock()
+	defer kl.mu.Unlock()
+	for name, p := range kl.pods {
+		p.Stop()
+		suite.kubelet.ForceDeletePod(kl.ns, name)
+	}
+	kl.pods = map[string]*framework.Pod{}
+	for name, ip := range kl.ips {
+		givePodIP(ip)
+		delete(kl.ips, name)
+	}
+}
+
+func (kl *releaseKubelet) fail(format string, args ...any) {
+	kl.mu.Lock()
+	defer kl.mu.Unlock()
+	if len(kl.errs) < 20 {
+		kl.errs = append(kl.errs, fmt.Sprintf(format, args...))
+	}
+}
+
+// forget gives a stopped pod's address back.
+func (kl *releaseKubelet) forget(name string) {
+	kl.mu.Lock()
+	defer kl.mu.Unlock()
+	delete(kl.pods, name)
+	if ip, ok := kl.ips[name]; ok {
+		givePodIP(ip)
+		delete(kl.ips, name)
+	}
+}
+
+func (kl *releaseKubelet) sync(ctx context.Context, bin string) {
+	pods, err := suite.cluster.Kube.List(ctx, "/api/v1/namespaces/"+kl.ns+"/pods", kl.selector)
+	if err != nil {
+		if ctx.Err() == nil {
+			kl.fail("listing pods: %v", err)
+		}
+		return
+	}
+	seen := map[string]bool{}
+	for _, pod := range pods {
+		name := framework.Dig(pod, "metadata", "name").(string)
+		seen[name] = true
+		kl.mu.Lock()
+		running, starting, deleting := kl.pods[name], kl.starting[name], kl.deleting[name]
+		gone := framework.Dig(pod, "metadata", "deletionTimestamp") != nil
+		if gone && running != nil {
+			delete(kl.pods, name)
+			kl.deleting[name] = true
+		}
+		kl.mu.Unlock()
+		switch {
+		case gone && running != nil:
+			go func() {
+				running.Delete(ctx)
+				kl.forget(name)
+				kl.mu.Lock()
+				delete(kl.deleting, name)
+				kl.mu.Unlock()
+			}()
+			continue
+		case gone:
+			if !starting && !deleting {
+				suite.kubelet.ForceDeletePod(kl.ns, name)
+			}
+			continue
+		case running != nil || starting || deleting:
+			continue
+		}
+		if chartPodKind(pod) == "" {
+			continue
+		}
+		containers, _ := framework.Dig(pod, "spec", "containers").([]any)
+		for _, c := range containers {
+			// The chart's stackdome image: its Dockerfile's entrypoint,
+			// /stackdome serve, is the binary built from the repository.
+			if ref := fmt.Sprint(framework.Dig(c, "image")); !suite.kubelet.Knows(ref) {
+				suite.kubelet.AddImage(ref, framework.Image{Entrypoint: []string{"/stackdome", "serve"}, Files: map[string]string{"/stackdome": bin}})
+			}
+		}
+		ip, err := takePodIP()
+		if err != nil {
+			kl.fail("pod %s: %v", name, err)
+			continue
+		}
+		kl.mu.Lock()
+		kl.starting[name] = true
+		kl.ips[name] = ip
+		kl.mu.Unlock()
+		go func() {
+			p, err := suite.kubelet.StartOnHost(ctx, pod, ip.String(), kl.dir)
+			kl.mu.Lock()
+			delete(kl.starting, name)
+			kl.mu.Unlock()
+			if err != nil {
+				if ctx.Err() == nil {
+					kl.fail("running pod %s: %v", name, err)
+				}
+				kl.forget(name)
+				return
+			}
+			kl.mu.Lock()
+			kl.pods[name] = p
+			kl.mu.Unlock()
+		}()
+	}
+	// A pod gone from the API without a deletion seen (force-deleted):
+	// its containers end with it.
+	kl.mu.Lock()
+	var orphans []*framework.Pod
+	for name, p := range kl.pods {
+		if !seen[name] {
+			orphans = append(orphans, p)
+			delete(kl.pods, name)
+		}
+	}
+	kl.mu.Unlock()
+	for _, p := range orphans {
+		p.Stop()
+		kl.forget(p.Name)
+	}
+}
+
+// waitIP waits for a running pod of the release's component ("controller":
+// the hooks', "error-pages") and returns its address.
+func (kl *releaseKubelet) waitIP(t *testing.T, component string) string {
+	t.Helper()
+	var ip string
+	err := framework.WaitUntil(2*time.Minute, 200*time.Millisecond, "a running "+component+" pod of the release", func() (bool, error) {
+		kl.mu.Lock()
+		defer kl.mu.Unlock()
+		for name, p := range kl.pods {
+			pod, err := suite.cluster.Kube.Get(t.Context(), "/api/v1/namespaces/"+kl.ns+"/pods/"+name)
+			if err != nil {
+				continue
+			}
+			if framework.Dig(pod, "metadata", "labels", "app.kubernetes.io/component") == component {
+				ip = p.IP
+				return true, nil
+			}
+		}
+		if len(kl.errs) > 0 {
+			return false, fmt.Errorf("%v", kl.errs)
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ip
 }

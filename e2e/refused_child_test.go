@@ -34,8 +34,7 @@ func TestRefusedServiceReadsNotCreated(t *testing.T) {
 	rel := newPagesRelease(t, "stackdome")
 	// Without error pages the app has one Service, the one the quota
 	// refuses (with them its <name>-error-pages Service is refused too).
-	rel.serveFlags = []string{"--verdict-requeue", "1s", "--error-service-name="}
-	rel.install(t, "", "compositeController.resyncPeriodSeconds=2")
+	rel.install(t, "", "compositeController.resyncPeriodSeconds=2", "config.verdictRequeue=1s", "errorPages.enabled=false")
 	k := suite.cluster.Kube
 	ns := newNamespace(t)
 

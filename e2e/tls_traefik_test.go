@@ -38,8 +38,7 @@ func TestRoutesThroughTraefik(t *testing.T) {
 	const appName, appHost = "shopfront", "store.e2e.test"
 	guest := host.GuestIP.String()
 	rel := newPagesRelease(t, "stackdome")
-	rel.serveFlags = []string{"--entry-points", "websecure", "--http-entry-point", "web"}
-	rel.install(t, "")
+	rel.install(t, "") // the chart's entry points: websecure, its HTTP one web
 	w := watchNamespace(t, ns)
 	mark, since := w.mark(), time.Now()
 

@@ -59,7 +59,6 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 	go appSrv.Serve(appLn)
 	t.Cleanup(func() { appSrv.Close() })
 
-	rel.serveFlags = []string{"--entry-points", "web"}
 	rel.install(t, oldChart, "config.entryPoints={web}")
 	requireSyncHookAt(t, rel, "v1")
 	w := watchNamespace(t, appNS)

@@ -93,10 +93,11 @@ func (p *Pod) Proc(container string) *Proc { return p.procs[container] }
 
 // Start does for pod what the scheduler and a kubelet do: binds it to
 // TestNode, projects its ServiceAccount token (a TokenRequest bound to the
-// pod), runs its init containers one after the other, each to completion,
-// then its containers in order, each as its image says (a local binary in a
-// mount namespace of its own that shows the token and the image's files at
-// their paths, or a listener on its containerPorts), waits for each
+// pod) and its configMap volumes, runs its init containers one after the
+// other, each to completion, then its containers in order, each as its
+// image says (a local binary in a mount namespace of its own that shows the
+// token, the image's files and its configMap volumeMounts at their paths,
+// or a listener on its containerPorts), waits for each
 // container's readinessProbe (httpGet) and reports the pod Running and Ready
 // with its podIP, containerStatuses and conditions. On error what started
 // is stopped.
@@ -129,10 +130,15 @@ func (kl *Kubelet) Start(ctx context.Context, pod Obj, pl Placement) (_ *Pod, er
 			return nil, err
 		}
 	}
+	vols, err := kl.configMapVolumes(ctx, pod, filepath.Join(pl.Dir, "volumes"))
+	if err != nil {
+		return nil, err
+	}
 	inits, err := containersOf(pod, true)
 	if err != nil {
 		return nil, err
 	}
+	withVolumes(inits, vols)
 	for _, c := range inits {
 		proc, err := p.runContainer(c, saDir, pl)
 		if err != nil {
@@ -155,6 +161,7 @@ func (kl *Kubelet) Start(ctx context.Context, pod Obj, pl Placement) (_ *Pod, er
 	if err != nil {
 		return nil, err
 	}
+	withVolumes(cs, vols)
 	for _, c := range cs {
 		proc, err := p.runContainer(c, saDir, pl)
 		if err != nil {
@@ -404,4 +411,68 @@ func (kl *Kubelet) StartOnHost(ctx context.Context, pod Obj, ip, dir string) (*P
 func (kl *Kubelet) Knows(ref string) bool {
 	_, ok := kl.image(ref)
 	return ok
+}
+
+// configMapVolumes writes the files of each configMap volume of the pod, as
+// the kubelet does (every key, or the items' keys at their paths), under
+// dir: volume name → its directory. A ConfigMap that is not there fails the
+// start unless the volume is optional, as it keeps a kubelet's pod from
+// starting.
+func (kl *Kubelet) configMapVolumes(ctx context.Context, pod Obj, dir string) (map[string]string, error) {
+	out := map[string]string{}
+	vols, _ := Dig(pod, "spec", "volumes").([]any)
+	for _, v := range vols {
+		cmName, ok := Dig(v, "configMap", "name").(string)
+		if !ok {
+			continue
+		}
+		name := fmt.Sprint(Dig(v, "name"))
+		ns := fmt.Sprint(Dig(pod, "metadata", "namespace"))
+		cm, err := kl.kube.Get(ctx, "/api/v1/namespaces/"+ns+"/configmaps/"+cmName)
+		if IsCode(err, 404) && Dig(v, "configMap", "optional") == true {
+			cm = Obj{}
+		} else if err != nil {
+			return nil, fmt.Errorf("volume %s: ConfigMap %s/%s: %w", name, ns, cmName, err)
+		}
+		files := map[string]string{}
+		data, _ := Dig(cm, "data").(map[string]any)
+		if items, _ := Dig(v, "configMap", "items").([]any); len(items) > 0 {
+			for _, it := range items {
+				key := fmt.Sprint(Dig(it, "key"))
+				val, ok := data[key]
+				if !ok {
+					return nil, fmt.Errorf("volume %s: ConfigMap %s/%s has no key %s", name, ns, cmName, key)
+				}
+				files[fmt.Sprint(Dig(it, "path"))] = fmt.Sprint(val)
+			}
+		} else {
+			for key, val := range data {
+				files[key] = fmt.Sprint(val)
+			}
+		}
+		d := filepath.Join(dir, name)
+		for p, content := range files {
+			f := filepath.Join(d, filepath.Clean("/"+p))
+			if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+				return nil, err
+			}
+			if err := os.WriteFile(f, []byte(content), 0o644); err != nil {
+				return nil, err
+			}
+		}
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+		out[name] = d
+	}
+	return out, nil
+}
+
+// withVolumes points each container's mounts at the volumes' directories.
+func withVolumes(cs []container, vols map[string]string) {
+	for i := range cs {
+		for j := range cs[i].mounts {
+			cs[i].mounts[j].source = vols[cs[i].mounts[j].volume]
+		}
+	}
 }

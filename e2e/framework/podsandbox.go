@@ -87,7 +87,12 @@ type container struct {
 	args    []string
 	env     []string // NAME=value, from the spec's env (values and fieldRefs to the pod's name and namespace)
 	ports   []int    // containerPorts
+	mounts  []mount  // the spec's volumeMounts of the volumes the stand-in fills
 }
+
+// mount is a volumeMount: the directory on this machine holding the
+// volume's files, mounted read-only at path in the container.
+type mount struct{ path, volume, source string }
 
 // containersOf reads the containers of a pod spec (init containers first
 // when init is true).
@@ -117,6 +122,10 @@ func containersOf(pod Obj, init bool) ([]container, error) {
 					} `json:"resourceFieldRef"`
 				} `json:"valueFrom"`
 			} `json:"env"`
+			VolumeMounts []struct {
+				Name      string `json:"name"`
+				MountPath string `json:"mountPath"`
+			} `json:"volumeMounts"`
 			Resources struct {
 				Requests map[string]string `json:"requests"`
 				Limits   map[string]string `json:"limits"`
@@ -130,6 +139,9 @@ func containersOf(pod Obj, init bool) ([]container, error) {
 			return nil, err
 		}
 		ct := container{name: c.Name, image: c.Image, command: c.Command, args: c.Args, ports: containerPorts(r)}
+		for _, m := range c.VolumeMounts {
+			ct.mounts = append(ct.mounts, mount{path: m.MountPath, volume: m.Name})
+		}
 		for _, e := range c.Env {
 			value := e.Value
 			switch {
@@ -217,6 +229,37 @@ func (s *podSandbox) runContainer(name string, c container, img image, saDir str
 	}
 	for d, host := range layers {
 		script = append(script, "mount --bind -o ro "+host+" "+d)
+	}
+	// A volume's mount point the machine has not (/etc/stackdome/brands) is
+	// made in an overlay of its nearest existing directory, whose upper
+	// layer is a tmpfs of the container's mount namespace: the host's
+	// directory is left as it is.
+	for i, m := range c.mounts {
+		if m.source == "" {
+			continue // a volume the stand-in does not fill
+		}
+		if _, err := os.Stat(m.path); err != nil {
+			base := filepath.Dir(m.path)
+			for {
+				if _, err := os.Stat(base); err == nil {
+					break
+				}
+				base = filepath.Dir(base)
+			}
+			if base == "/" {
+				return nil, fmt.Errorf("container %s: volume mount %s: nothing can be overlaid on /", c.name, m.path)
+			}
+			scratch := filepath.Join(s.dir, fmt.Sprintf("%s-overlay-%d", name, i))
+			if err := os.MkdirAll(scratch, 0o700); err != nil {
+				return nil, err
+			}
+			script = append(script,
+				"mount -t tmpfs -o mode=0755,size=1m tmpfs "+scratch,
+				"mkdir "+scratch+"/upper "+scratch+"/work",
+				"mount -t overlay overlay -o lowerdir="+base+",upperdir="+scratch+"/upper,workdir="+scratch+"/work "+base,
+				"mkdir -p "+m.path)
+		}
+		script = append(script, "mount --bind -o ro "+m.source+" "+m.path)
 	}
 	script = append(script, `exec "$@"`)
 	argv := append([]string{"nsenter", "--net=" + s.netns, "--", "unshare", "--mount", "--propagation", "private", "--",
