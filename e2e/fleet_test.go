@@ -83,14 +83,8 @@ func TestFleet(t *testing.T) {
 	}
 	flags := []string{"--error-service-name", release + "-error-pages", "--error-service-namespace", relNS,
 		"--dial-allow", host.Prefix.String()}
-	replicaIPs := []string{framework.HostAddr(host, 61), framework.HostAddr(host, 62)}
-	chartPods := waitPods(t, relNS, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=controller", 2)
-	replicas := make([]*framework.Proc, 2)
+	replicaIPs, replicas, chartPods := startReplicas(t, host, release, relNS, flags)
 	for i, ip := range replicaIPs {
-		if err := host.AddAddress(netip.MustParseAddr(ip)); err != nil {
-			t.Fatal(err)
-		}
-		replicas[i] = startReplica(t, ip, flags)
 		suite.kubelet.RunPod(t, relNS, chartPods[i], ip)
 	}
 	for _, ip := range replicaIPs {

@@ -49,15 +49,7 @@ func TestReplicasAnswerAlike(t *testing.T) {
 	flags := []string{"--port-check-grace", "2s", "--verdict-requeue", "1s",
 		"--error-service-name", release + "-error-pages", "--error-service-namespace", relNS,
 		"--dial-allow", host.Prefix.String()}
-	replicaIPs := []string{framework.HostAddr(host, 61), framework.HostAddr(host, 62)}
-	chartPods := waitPods(t, relNS, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=controller", 2)
-	replicas := make([]*framework.Proc, 2)
-	for i, ip := range replicaIPs {
-		if err := host.AddAddress(netip.MustParseAddr(ip)); err != nil {
-			t.Fatal(err)
-		}
-		replicas[i] = startReplica(t, ip, flags)
-	}
+	replicaIPs, replicas, chartPods := startReplicas(t, host, release, relNS, flags)
 	// Replica a alone until every status settles, then both.
 	suite.kubelet.RunPod(t, relNS, chartPods[0], replicaIPs[0])
 	waitReadyAddress(t, relNS, release, replicaIPs[0])
@@ -229,6 +221,25 @@ func TestReplicasAnswerAlike(t *testing.T) {
 // startReplica runs one replica of the chart's pod on the test host at ip:
 // `stackdome serve` with hooks on ip:8080 and metrics on ip:8081 (the
 // chart's ports), its error pages on ip:8082, and flags.
+// startReplicas runs the chart release's two hook replicas on the test host
+// (startReplica), at byte 61 and 62 of its /24, and returns their addresses,
+// their processes and the chart's two controller pods, for the
+// test to report running (Kubelet.RunPod) when it wants each in the
+// Service.
+func startReplicas(t *testing.T, host *framework.TestHost, release, relNS string, flags []string) ([]string, []*framework.Proc, []obj) {
+	t.Helper()
+	ips := []string{framework.HostAddr(host, 61), framework.HostAddr(host, 62)}
+	pods := waitPods(t, relNS, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=controller", 2)
+	procs := make([]*framework.Proc, 2)
+	for i, ip := range ips {
+		if err := host.AddAddress(netip.MustParseAddr(ip)); err != nil {
+			t.Fatal(err)
+		}
+		procs[i] = startReplica(t, ip, flags)
+	}
+	return ips, procs, pods
+}
+
 func startReplica(t *testing.T, ip string, flags []string) *framework.Proc {
 	t.Helper()
 	bin := buildStackdome(t)
