@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -44,16 +43,7 @@ func TestGenerateFixtures(t *testing.T) {
 	sort.Strings(names)
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			path := filepath.Join(dir, name+".request.json")
-			got := mcrequest.Encode(cases[name].Request())
-			if *updateFixtures {
-				require.NoError(t, os.WriteFile(path, got, 0o644))
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "run make fixtures")
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("%s is not what the generator makes; run make fixtures and review the diff (-committed +generated):\n%s", path, diff)
-			}
+			golden(t, filepath.Join(dir, name+".request.json"), mcrequest.Encode(cases[name].Request()), *updateFixtures, "run make fixtures")
 		})
 	}
 }

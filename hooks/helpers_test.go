@@ -1,7 +1,12 @@
 package hooks
 
 import (
+	"os"
 	"strconv"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -47,3 +52,17 @@ var (
 	groupIngressRoute = metacontroller.GroupKey("IngressRoute", "traefik.io/v1alpha1")
 	groupPod          = metacontroller.GroupKey("Pod", "v1")
 )
+
+// golden compares got with the committed file at path, first writing got
+// there when rewrite is set; regen says how to rewrite it, for the failure.
+func golden(t *testing.T, path string, got []byte, rewrite bool, regen string) {
+	t.Helper()
+	if rewrite {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, regen)
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs from what the code makes; %s and review the diff (-committed +made):\n%s", path, regen, diff)
+	}
+}

@@ -146,15 +146,7 @@ func TestScenarios(t *testing.T) {
 func requireScenarioGolden(t *testing.T, path, about string, steps []goldenStep) {
 	t.Helper()
 	got := indent(t, map[string]any{"about": about, "steps": steps})
-	golden := strings.TrimSuffix(path, ".json") + ".golden.json"
-	if *update {
-		require.NoError(t, os.WriteFile(golden, got, 0o644))
-	}
-	want, err := os.ReadFile(golden)
-	require.NoError(t, err, "run go test ./hooks -update")
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("answers differ from %s (-want +got):\n%s", golden, diff)
-	}
+	golden(t, strings.TrimSuffix(path, ".json")+".golden.json", got, *update, "run go test ./hooks -update")
 }
 
 // goldenStep is one scenario step on the wire: the parent Metacontroller

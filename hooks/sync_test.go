@@ -59,15 +59,7 @@ func TestSync(t *testing.T) {
 			resp, _, err := Sync(readRequest(t, stem), nil, testNow)
 			require.NoError(t, err)
 			got := indent(t, resp)
-			golden := stem + ".response.json"
-			if *update {
-				require.NoError(t, os.WriteFile(golden, got, 0o644))
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "run go test ./hooks -update")
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("response differs from %s (-want +got):\n%s", golden, diff)
-			}
+			golden(t, stem+".response.json", got, *update, "run go test ./hooks -update")
 		})
 	}
 }
