@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
-.PHONY: build run test test-monitoring vet fmt-check mod-check generate fixtures bench bench-pages bench-traefik bench-fleet browser-test e2e tools clean
+.PHONY: build run test test-monitoring test-image vet fmt-check mod-check generate fixtures bench bench-pages bench-traefik bench-fleet browser-test e2e tools clean
 .PHONY: image image-push kind-load version promtool chart-readme FORCE
 
 # -buildvcs=false whatever GOFLAGS says: the binary depends on the source
@@ -82,21 +82,42 @@ version:
 run:
 	$(GO) run . serve
 
-## test: everything CI gates on, except the browser and control-plane suites
-## and the two tests that need promtool (make test-monitoring): vet, gofmt,
-## tidy modules, go test -race ./..., tools/monitoring's other tests (the
+## test: everything CI gates on, except the browser and control-plane suites,
+## the two tests that need promtool (make test-monitoring) and the three that
+## build the image for both platforms (make test-image): vet, gofmt, tidy
+## modules, go test -race ./..., tools/monitoring's other tests (the
 ## kube-state-metrics config against the CRD, every query against what is
-## exported, the dashboard) and tools/image. Times: docs/performance.md,
+## exported, the dashboard) and tools/image's other tests (flags, the refusal
+## of a binary scratch cannot run, the registry's plain-HTTP policy, one
+## version across Makefile, chart and docs). Times: docs/performance.md,
 ## "How long make test takes".
+##
+## RACE_FREE runs without -race: schema starts no goroutine, and its tests
+## link the apiextensions-apiserver validators (TestTwoDoors: about 1,100
+## packages), whose instrumented build was half of a cold make test; go vet
+## has already built them plain.
+RACE_FREE := github.com/stackdome/stackdome/schema
 test: vet fmt-check mod-check tools
 	@# -timeout: go test's default of 10 minutes a package is a hang guard that a
-	@# loaded 2-core machine overruns (tools/image builds the binary for two
-	@# platforms; chart renders every values combination), not a budget.
-	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+	@# loaded 2-core machine overruns (chart renders every values combination), not a budget.
+	$(GO) test -race -count=1 -timeout 30m $$($(GO) list $(PKGS) | grep -v -x -F '$(RACE_FREE)')
+	$(GO) test -count=1 $(RACE_FREE)
 	@# Bounds on allocated bytes, which -race inflates (hooks/race_on_test.go): once more without it.
 	$(GO) test -count=1 -run '^TestBudgetsRefuseWhatDecodingWouldAmplify$$' ./hooks
 	cd tools/monitoring && $(GO) vet ./... && $(GO) test -count=1 -skip '$(PROMTOOL_TESTS)' ./...
-	cd tools/image && $(GO) vet ./... && $(GO) test -count=1 -timeout 30m ./...
+	cd tools/image && $(GO) vet ./... && $(GO) test -count=1 -skip '$(IMAGE_TESTS)' ./...
+	@echo "make test: passed; CI also runs make test-monitoring (promtool) and make test-image (the image for both platforms)"
+
+## test-image: the tools/image tests that run make image: the image built
+## twice from the checkout (same index and per-platform digests, config,
+## layer and SBOM checked), make image-push to an in-process registry and
+## make kind-load against a stand-in kind. Each cold build compiles the
+## whole binary for linux/amd64 and linux/arm64 (-trimpath, a build cache of
+## its own), about 4 CPU-minutes, so make test leaves them to this target;
+## CI (.ci/run) runs it after make test.
+IMAGE_TESTS := ^(TestMakeImage|TestMakeImagePush|TestMakeKindLoad)$$
+test-image:
+	cd tools/image && $(GO) test -count=1 -timeout 30m -run '$(IMAGE_TESTS)' ./...
 
 ## test-monitoring: the alert rules through the real promtool (check rules
 ## --lint=all on every values combination, promtool test rules on the alert
