@@ -75,7 +75,7 @@ func TestChildCacheIsBounded(t *testing.T) {
 // or a sync would be answered with another view's children. A field added
 // to the views without a place in the key fails here.
 func TestWiredKeySeesEveryField(t *testing.T) {
-	require.Equal(t, 6, reflect.TypeFor[observed.Wiring]().NumField(), "a new observed.Wiring field needs its place in Key()")
+	require.Equal(t, 8, reflect.TypeFor[observed.Wiring]().NumField(), "a new observed.Wiring field needs its place in Key()")
 	require.Equal(t, 5, reflect.TypeFor[observed.Routes]().NumField(), "a new observed.Routes field needs its place in Key()")
 	a := netip.MustParseAddr("10.96.0.10")
 	b := netip.MustParseAddr("10.96.0.11")
@@ -90,6 +90,8 @@ func TestWiredKeySeesEveryField(t *testing.T) {
 		"middleware ns":      {Middleware: &observed.ServiceRef{Name: "x", Namespace: "n", Port: json.RawMessage("8082")}},
 		"middleware port":    {Middleware: &observed.ServiceRef{Name: "x", Port: json.RawMessage(`"errors"`)}},
 		"route refers":       {RouteRefers: true},
+		"route observed":     {RouteObserved: true},
+		"first sync":         {First: true},
 		"strip":              {Routes: observed.Routes{Strip: []string{"/a"}}},
 		"strip empty":        {Routes: observed.Routes{Strip: []string{}}},
 		"strip other":        {Routes: observed.Routes{Strip: []string{"/b"}}},

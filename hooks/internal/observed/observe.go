@@ -71,6 +71,7 @@ func Observe(req *Request, p *Parent, svc ErrorService, unrelated Unrelated) (Ob
 	}
 	o.Pods = livePods(pods)
 	o.Wiring = viewWiring(name, namespace, req.lookup(namespace), req.errorService(svc))
+	o.Wiring.First = p.Unanswered()
 	o.Wiring.Routes.Middlewares = req.relatedMiddlewares(namespace, p.Spec.MiddlewareNames())
 	o.Config = req.config(namespace, p.Spec, unrelated)
 	switch p.Spec.Type {

@@ -36,6 +36,15 @@ type Parent struct {
 	SpecErr error       // why RawSpec could not be decoded
 }
 
+// Unanswered says no sync answer has been stored on p yet: its status is
+// empty. Metacontroller writes the status of every answer, and the status
+// subresource drops a status sent on create, so this is the first sync of a
+// new resource (or one whose status write has not reached the request yet):
+// nothing of it is observed that an answer made.
+func (p *Parent) Unanswered() bool {
+	return p.Status.ObservedGeneration == 0 && len(p.Status.Conditions) == 0
+}
+
 // DecodeParent reads the StackResource of a request. An error means the
 // request cannot be read at all; a spec of the wrong shape is not one (it
 // is SpecErr: an invalid spec, answered with the running children kept).

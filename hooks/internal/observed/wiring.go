@@ -21,8 +21,12 @@ type Wiring struct {
 	// Middleware is the observed errors Middleware's service; nil when no
 	// Middleware is observed or its service cannot be read.
 	Middleware *ServiceRef
+	// RouteObserved says the IngressRoute exists.
+	RouteObserved bool
 	// RouteRefers says the observed IngressRoute refers to the Middleware.
 	RouteRefers bool
+	// First says the parent is Unanswered: the first sync of a new resource.
+	First bool
 	// Routes is what the observed routing helpers say.
 	Routes Routes
 }
@@ -72,7 +76,7 @@ func (v Wiring) Key() string {
 		b.WriteString(a.String())
 		b.WriteByte(',')
 	}
-	fmt.Fprintf(&b, "|%t|%t|", v.ServiceObserved, v.RouteRefers)
+	fmt.Fprintf(&b, "|%t|%t|%t|%t|", v.ServiceObserved, v.RouteObserved, v.RouteRefers, v.First)
 	if m := v.Middleware; m != nil {
 		fmt.Fprintf(&b, "%q/%q/%s", m.Namespace, m.Name, m.Port)
 	}
@@ -95,6 +99,7 @@ func viewWiring(name, namespace string, child func(group, name string) *Child, r
 	}
 	if r := child(groupIngressRoute, name); r != nil {
 		r.Metadata.Namespace = namespace
+		v.RouteObserved = true
 		v.RouteRefers = r.refersTo(schema.MiddlewareName(name))
 		v.Routes.RouteStrips = r.refersTo(schema.StripName(name))
 	}
