@@ -199,8 +199,8 @@ func (m mirror) apply(e watchEvent) {
 }
 
 // replay rebuilds the mirror from the first event and calls check after
-// each event from mark on, returning what check found, each after the write
-// that broke it.
+// each event (a check may keep what it saw), returning what check found
+// from mark on, each after the write that broke it.
 func (w *nsWatch) replay(mark int, check func(mirror) error) []string {
 	all := w.all()
 	w.mu.Lock()
@@ -214,10 +214,11 @@ func (w *nsWatch) replay(mark int, check func(mirror) error) []string {
 	var broken []string
 	for _, e := range all {
 		m.apply(e)
+		err := check(m)
 		if seen[fmt.Sprintf("%s/%d/%s", e.resource, e.rv, e.typ)] {
 			continue
 		}
-		if err := check(m); err != nil {
+		if err != nil {
 			broken = append(broken, fmt.Sprintf("after %s %s (rv %d): %v", e.typ, e.key(), e.rv, err))
 		}
 	}

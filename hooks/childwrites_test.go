@@ -14,8 +14,8 @@ import (
 // TestScenarioChildWrites counts Metacontroller's child writes over the
 // fleet scenarios, from creation to wired and Converged, run as the real
 // cluster runs them with the chart's error pages (runScenarioAs): each
-// child is created once and never written again, but for the public
-// route's one reference to its errors Middleware (said below). An update of a child
+// child is created once and never written again; the public route is
+// created referring to its errors Middleware (children/wiring.go). An update of a child
 // Metacontroller created a sync before is a write a later sync undid
 // (Metacontroller pays it at --client-go-qps, and Traefik rebuilds its
 // routers for an IngressRoute or Middleware written twice); a fleet of N
@@ -46,20 +46,6 @@ func TestScenarioChildWrites(t *testing.T) {
 			var got []string
 			for kn, ws := range writes {
 				got = append(got, kn)
-				if kn == "IngressRoute/"+sc.Name && len(ws) == 2 && strings.HasPrefix(ws[1], "updated at step 1 ") &&
-					strings.Contains(ws[1], `"`+sc.Name+`-errors"`) {
-					// The one write a later sync undoes, kept: the route
-					// is created without the errors Middleware and refers
-					// to it from the sync that observes the wiring
-					// (children/wiring.go). Withholding the route until
-					// then makes it a child missing since the first sync
-					// (status childrenMissingSince), which reads
-					// ChildNotCreated whenever Metacontroller's second
-					// sync comes more than 30 s after the first — as it
-					// did for 86 of 100 public apps at its default client
-					// rate (make bench-fleet, docs/performance.md).
-					continue
-				}
 				if len(ws) != 1 || !strings.HasPrefix(ws[0], "created ") {
 					t.Errorf("%s: %d writes, want one create:\n%s", kn, len(ws), strings.Join(ws, "\n"))
 				}

@@ -20,8 +20,9 @@ import (
 
 // routeChildren are the helper Middlewares, the IngressRoute and, for a TLS
 // host, the plain-HTTP redirect IngressRoute. errors says the routes may use
-// the errors Middleware.
-func routeChildren(cfg Config, name string, spec schema.Spec, v observed.Routes, errors bool) []any {
+// the errors Middleware; first says the routes are a new resource's, made
+// whole with the helpers of the same answer (wiring.go).
+func routeChildren(cfg Config, name string, spec schema.Spec, v observed.Routes, errors, first bool) []any {
 	var out []any
 	var prefixes []string
 	for _, p := range spec.PublicPorts() {
@@ -39,8 +40,8 @@ func routeChildren(cfg Config, name string, spec schema.Spec, v observed.Routes,
 	if redirect || v.RedirectRefers {
 		out = append(out, httpsMiddleware(name))
 	}
-	out = append(out, ingressRoute(cfg, name, spec, v.Middlewares, errors, v.Strip != nil))
-	if redirect && v.HTTPSObserved {
+	out = append(out, ingressRoute(cfg, name, spec, v.Middlewares, errors, v.Strip != nil || first))
+	if redirect && (v.HTTPSObserved || first) {
 		out = append(out, redirectRoute(cfg, name, spec))
 	}
 	return out

@@ -13,7 +13,8 @@ import (
 // TestRouteChildren: the IngressRoute's TLS as the spec and the cluster
 // default say, and the helper Middlewares' guarantee — a route that needs a
 // Middleware appears only once the Middleware is observed, and a Middleware
-// stays while an observed route uses it.
+// stays while an observed route uses it — but for a new resource's routes
+// (first), made whole with the Middlewares of the same answer.
 func TestRouteChildren(t *testing.T) {
 	two := schema.Spec{Type: schema.TypeService, Image: "i", Host: "a.example.com",
 		Ports: []schema.Port{{Name: "http", Port: 80, Public: true}, {Name: "admin", Port: 81, Public: true}}}
@@ -23,8 +24,27 @@ func TestRouteChildren(t *testing.T) {
 		cfg    Config
 		spec   schema.Spec
 		view   observed.Routes
+		first  bool     // a new resource's first sync (wiring.go)
 		want   []string // kind/name: one-line spec
 	}{
+		"a new resource, strip": {
+			reason: "the first answer makes the stripped route with its Middleware: no update a sync later",
+			spec:   two, first: true,
+			want: []string{
+				`Middleware/a-strip: {"stripPrefix":{"prefixes":["/admin"]}}`,
+				`IngressRoute/a: {"entryPoints":["websecure","web"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]},{"kind":"Rule","match":"Host(` + "`a.example.com`" + `) \u0026\u0026 PathPrefix(` + "`/admin`" + `)","middlewares":[{"name":"a-strip"}],"services":[{"name":"a","port":81}]}]}`,
+			},
+		},
+		"a new resource, tls": {
+			reason: "the first answer makes the redirect route with its Middleware",
+			spec:   withTLS(schema.Spec{Type: schema.TypeService, Image: "i", Host: "a.example.com", Ports: []schema.Port{{Name: "http", Port: 80, Public: true}}}, schema.TLS{}),
+			first:  true,
+			want: []string{
+				`Middleware/a-https: {"redirectScheme":{"permanent":true,"scheme":"https"}}`,
+				`IngressRoute/a: {"entryPoints":["websecure"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]}],"tls":{}}`,
+				`IngressRoute/a-redirect: {"entryPoints":["web"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","middlewares":[{"name":"a-https"}],"services":[{"name":"a","port":80}]}]}`,
+			},
+		},
 		"no tls, strip not yet observed": {
 			reason: "the stripped route waits for its Middleware; the Middleware is made now",
 			spec:   two,
@@ -128,7 +148,7 @@ func TestRouteChildren(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var got []string
-			for _, c := range routeChildren(withDefaults(tc.cfg), "a", tc.spec, tc.view, false) {
+			for _, c := range routeChildren(withDefaults(tc.cfg), "a", tc.spec, tc.view, false, tc.first) {
 				o := c.(object)
 				b, err := json.Marshal(o["spec"])
 				if err != nil {

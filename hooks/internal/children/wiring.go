@@ -35,6 +35,19 @@ import (
 //     Metacontroller applies the children of one answer in no fixed order, so
 //     a reference made in the same answer that creates them could reach
 //     Traefik first;
+//   - but for a new resource's IngressRoute: the first sync (no answer stored
+//     on the parent, the route not observed) returns it whole, referring to
+//     the Middlewares the same answer creates (this one, and the stripPrefix
+//     and redirectScheme of routes.go). The route has never been routed, so
+//     there is nothing to disable: if Traefik sees it before them, it leaves
+//     it out for the moment until they arrive (requests get the 404 they got
+//     before it existed; the app's pods are not ready yet either). Made
+//     without them, it would be written again a sync later, an update that
+//     Metacontroller pays at its client rate and Traefik with a rebuild of
+//     its routers, once per new app. If a Middleware is refused, the next
+//     sync sees the route referring to a Middleware that is not observed and
+//     drops the reference (the rule above): the app is served without its
+//     pages;
 //   - taking the wiring away goes the other way round: while the observed
 //     IngressRoute still refers to the Middleware it is kept (as observed),
 //     and while the observed Middleware points at the mirrored Service, that
@@ -81,6 +94,10 @@ func Routing(cfg Config, name string, spec schema.Spec, v observed.Wiring) ([]an
 		target = &t
 		refer = v.Middleware != nil && v.Middleware.Equal(t) && (!t.Equal(mirror) || mirrorReady)
 	}
+	first := v.First && !v.RouteObserved
+	if first && target != nil {
+		refer = true // a new resource's route: created whole (see above)
+	}
 	if target == nil && v.RouteRefers && v.Middleware != nil {
 		target = v.Middleware // the route still refers to it: keep it one more sync
 	}
@@ -101,5 +118,5 @@ func Routing(cfg Config, name string, spec schema.Spec, v observed.Wiring) ([]an
 	if target != nil {
 		out = append(out, middleware(name, *target, spec.ErrorPagesBrand()))
 	}
-	return append(out, routeChildren(cfg, name, spec, v.Routes, refer)...), nil
+	return append(out, routeChildren(cfg, name, spec, v.Routes, refer, first)...), nil
 }

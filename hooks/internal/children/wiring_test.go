@@ -85,8 +85,24 @@ func TestWiringChildren(t *testing.T) {
 			cfg: testConfig(), spec: public,
 			want: wired{Children: []string{"IngressRoute/web"}},
 		},
-		"first answer: the wiring, not yet referred to": {
+		"not installed, a new resource: the route alone": {
+			cfg: testConfig(), spec: public, view: observed.Wiring{First: true},
+			want: wired{Children: []string{"IngressRoute/web"}},
+		},
+		"a new resource: the wiring and the route that refers to it, in one answer": {
+			cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(ip("10.96.0.17")...), First: true},
+			want: wired{Children: all, Slice: []string{"10.96.0.17"}, Target: "/web-error-pages:8082", Refers: true},
+		},
+		"first sync again with the route observed (the status not in the request yet): as any route": {
+			cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(ip("10.96.0.17")...), First: true, RouteObserved: true},
+			want: wired{Children: all, Slice: []string{"10.96.0.17"}, Target: "/web-error-pages:8082"},
+		},
+		"the wiring not observed, a resource with a status: not yet referred to": {
 			cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(ip("10.96.0.17")...)},
+			want: wired{Children: all, Slice: []string{"10.96.0.17"}, Target: "/web-error-pages:8082"},
+		},
+		"the Middleware refused: the route drops the reference it was created with": {
+			cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(ip("10.96.0.17")...), Slice: ip("10.96.0.17"), ServiceObserved: true, RouteObserved: true, RouteRefers: true},
 			want: wired{Children: all, Slice: []string{"10.96.0.17"}, Target: "/web-error-pages:8082"},
 		},
 		"slice observed without address: not referred to": {
@@ -132,6 +148,10 @@ func TestWiringChildren(t *testing.T) {
 		"cross-namespace opt-in, first answer": {
 			cfg: crossCfg, spec: public,
 			want: wired{Children: []string{"Middleware/web-errors", "IngressRoute/web"}, Target: "stackdome/stackdome-error-pages:8082"},
+		},
+		"cross-namespace opt-in, a new resource": {
+			cfg: crossCfg, spec: public, view: observed.Wiring{First: true},
+			want: wired{Children: []string{"Middleware/web-errors", "IngressRoute/web"}, Target: "stackdome/stackdome-error-pages:8082", Refers: true},
 		},
 		"cross-namespace opt-in, Middleware observed": {
 			cfg: crossCfg, spec: public, view: observed.Wiring{Middleware: cross},

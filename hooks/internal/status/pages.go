@@ -25,7 +25,10 @@ import (
 // the wiring the request shows; ok is false when the app does not want the
 // pages (the status then carries no such condition). It describes what is
 // observed: Wired only once the observed IngressRoute refers to the errors
-// Middleware.
+// Middleware and that Middleware is observed, with (in the app's namespace)
+// the Service and the address it points at: a new resource's route refers
+// to it from its creation (children/wiring.go), whether or not
+// Metacontroller could create it.
 func pagesCondition(cfg Config, name string, spec schema.Spec, v observed.Wiring) (finding, bool) {
 	if !spec.WantsErrorPages() || cfg.NoErrorService {
 		return finding{}, false
@@ -49,9 +52,9 @@ func pagesCondition(cfg Config, name string, spec schema.Spec, v observed.Wiring
 				svc, schema.ErrorPagesName(name), ns, svcName)), true
 		}
 	}
-	if !v.RouteRefers {
+	if !v.RouteRefers || v.Middleware == nil || !cfg.ErrorService.CrossNamespace && (!v.ServiceObserved || len(v.Slice) == 0) {
 		return pagesFinding(false, schema.ReasonWiringPending, "5xx answers reach clients as the app sends them until the wiring is in place: "+
-			"the errors Middleware and what it points at are being created, and the route refers to them once they are observed "+
+			"the errors Middleware and what it points at are being created, and the route uses them once they exist "+
 			"(Traefik disables a route whose Middleware it cannot build)"), true
 	}
 	return pagesFinding(true, schema.ReasonWired, "5xx answers of this app's routes get the branded pages of Service "+svc+

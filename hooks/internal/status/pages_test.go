@@ -1,6 +1,7 @@
 package status
 
 import (
+	"encoding/json"
 	"net/netip"
 	"testing"
 
@@ -21,6 +22,7 @@ func TestPagesCondition(t *testing.T) {
 	off := public
 	off.ErrorPages = &schema.ErrorPages{Enabled: new(false)}
 	addr := []netip.Addr{netip.MustParseAddr("10.96.0.17")}
+	mw := &observed.ServiceRef{Name: "web-error-pages", Port: json.RawMessage("8082")}
 	cross := testConfig()
 	cross.ErrorService.CrossNamespace = true
 	none := testConfig()
@@ -40,13 +42,19 @@ func TestPagesCondition(t *testing.T) {
 		"pages off in the spec":           {cfg: testConfig(), spec: off, view: observed.Wiring{Related: seen(addr...)}},
 		"no error Service installed":      {cfg: none, spec: public},
 		"service not in the request":      {cfg: testConfig(), spec: public, want: want{Present: true, Reason: schema.ReasonErrorServiceNotSeen}},
-		"not in the request, still wired": {cfg: testConfig(), spec: public, view: observed.Wiring{Slice: addr, ServiceObserved: true, RouteRefers: true}, want: want{Present: true, Reason: schema.ReasonErrorServiceNotSeen}},
+		"not in the request, still wired": {cfg: testConfig(), spec: public, view: observed.Wiring{Slice: addr, ServiceObserved: true, Middleware: mw, RouteRefers: true}, want: want{Present: true, Reason: schema.ReasonErrorServiceNotSeen}},
 		"service without an address":      {cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen()}, want: want{Present: true, Reason: schema.ReasonErrorServiceNoAddress}},
-		"no address, the slice keeps one": {cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(), Slice: addr, ServiceObserved: true, RouteRefers: true}, want: want{Present: true, Wired: true, Reason: schema.ReasonWired}},
+		"no address, the slice keeps one": {cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(), Slice: addr, ServiceObserved: true, Middleware: mw, RouteRefers: true}, want: want{Present: true, Wired: true, Reason: schema.ReasonWired}},
 		"being created":                   {cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(addr...)}, want: want{Present: true, Reason: schema.ReasonWiringPending}},
-		"wired":                           {cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(addr...), Slice: addr, ServiceObserved: true, RouteRefers: true}, want: want{Present: true, Wired: true, Reason: schema.ReasonWired}},
+		"wired":                           {cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(addr...), Slice: addr, ServiceObserved: true, Middleware: mw, RouteRefers: true}, want: want{Present: true, Wired: true, Reason: schema.ReasonWired}},
+		// A new resource's route refers to the Middleware from its creation
+		// (children/wiring.go): one Metacontroller could not create is no
+		// wiring, nor is a Middleware whose Service is not there.
+		"route refers, no Middleware":     {cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(addr...), Slice: addr, ServiceObserved: true, RouteRefers: true}, want: want{Present: true, Reason: schema.ReasonWiringPending}},
+		"route refers, no mirror Service": {cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(addr...), Middleware: mw, RouteRefers: true}, want: want{Present: true, Reason: schema.ReasonWiringPending}},
+		"cross-namespace, no Middleware":  {cfg: cross, spec: public, view: observed.Wiring{RouteRefers: true}, want: want{Present: true, Reason: schema.ReasonWiringPending}},
 		"cross-namespace, pending":        {cfg: cross, spec: public, want: want{Present: true, Reason: schema.ReasonWiringPending}},
-		"cross-namespace, wired":          {cfg: cross, spec: public, view: observed.Wiring{RouteRefers: true}, want: want{Present: true, Wired: true, Reason: schema.ReasonWired}},
+		"cross-namespace, wired":          {cfg: cross, spec: public, view: observed.Wiring{Middleware: &observed.ServiceRef{Name: "stackdome-error-pages", Namespace: "stackdome", Port: json.RawMessage("8082")}, RouteRefers: true}, want: want{Present: true, Wired: true, Reason: schema.ReasonWired}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			pv, ok := pagesCondition(tc.cfg, "web", tc.spec, tc.view)
