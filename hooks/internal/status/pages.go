@@ -52,13 +52,26 @@ func pagesCondition(cfg Config, name string, spec schema.Spec, v observed.Wiring
 				svc, schema.ErrorPagesName(name), ns, svcName)), true
 		}
 	}
-	if !v.RouteRefers || v.Middleware == nil || !cfg.ErrorService.CrossNamespace && (!v.ServiceObserved || len(v.Slice) == 0) {
+	if !wired(v) {
 		return pagesFinding(false, schema.ReasonWiringPending, "5xx answers reach clients as the app sends them until the wiring is in place: "+
 			"the errors Middleware and what it points at are being created, and the route uses them once they exist "+
 			"(Traefik disables a route whose Middleware it cannot build)"), true
 	}
 	return pagesFinding(true, schema.ReasonWired, "5xx answers of this app's routes get the branded pages of Service "+svc+
 		" (HTML for browsers, a JSON envelope for API clients), the status code kept"), true
+}
+
+// wired says the observed route refers to an observed errors Middleware
+// and, when that Middleware points at the mirrored Service of the app's own
+// namespace, the Service and an address of its EndpointSlice are observed
+// too. One pointing at another namespace's Service (the cross-namespace
+// install, or a move from it) is taken as it is: that Service is not in the
+// request.
+func wired(v observed.Wiring) bool {
+	if !v.RouteRefers || v.Middleware == nil {
+		return false
+	}
+	return v.Middleware.Namespace != "" || v.ServiceObserved && len(v.Slice) > 0
 }
 
 // pagesFinding is the ErrorPages condition: True when wired.

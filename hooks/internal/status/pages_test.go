@@ -53,8 +53,11 @@ func TestPagesCondition(t *testing.T) {
 		"route refers, no Middleware":     {cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(addr...), Slice: addr, ServiceObserved: true, RouteRefers: true}, want: want{Present: true, Reason: schema.ReasonWiringPending}},
 		"route refers, no mirror Service": {cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(addr...), Middleware: mw, RouteRefers: true}, want: want{Present: true, Reason: schema.ReasonWiringPending}},
 		"cross-namespace, no Middleware":  {cfg: cross, spec: public, view: observed.Wiring{RouteRefers: true}, want: want{Present: true, Reason: schema.ReasonWiringPending}},
-		"cross-namespace, pending":        {cfg: cross, spec: public, want: want{Present: true, Reason: schema.ReasonWiringPending}},
-		"cross-namespace, wired":          {cfg: cross, spec: public, view: observed.Wiring{Middleware: &observed.ServiceRef{Name: "stackdome-error-pages", Namespace: "stackdome", Port: json.RawMessage("8082")}, RouteRefers: true}, want: want{Present: true, Wired: true, Reason: schema.ReasonWired}},
+		"moving from cross-namespace, the mirror not yet observed": {cfg: testConfig(), spec: public,
+			view: observed.Wiring{Related: seen(addr...), Middleware: &observed.ServiceRef{Name: "stackdome-error-pages", Namespace: "stackdome", Port: json.RawMessage("8082")}, RouteRefers: true},
+			want: want{Present: true, Wired: true, Reason: schema.ReasonWired}},
+		"cross-namespace, pending": {cfg: cross, spec: public, want: want{Present: true, Reason: schema.ReasonWiringPending}},
+		"cross-namespace, wired":   {cfg: cross, spec: public, view: observed.Wiring{Middleware: &observed.ServiceRef{Name: "stackdome-error-pages", Namespace: "stackdome", Port: json.RawMessage("8082")}, RouteRefers: true}, want: want{Present: true, Wired: true, Reason: schema.ReasonWired}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			pv, ok := pagesCondition(tc.cfg, "web", tc.spec, tc.view)
