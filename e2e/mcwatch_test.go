@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/stackdome/stackdome/e2e/framework"
 )
 
@@ -233,6 +235,7 @@ func (w *nsWatch) replay(mark int, check func(mirror) error) []string {
 type writes struct {
 	created, updated, deleted []string
 	statusWrites              int
+	statusDiffs               []string // what each status write changed
 	last                      time.Time
 }
 
@@ -241,7 +244,11 @@ func (ws writes) none() bool {
 }
 
 func (ws writes) String() string {
-	return fmt.Sprintf("created %v, updated %v, deleted %v, %d status write(s)", ws.created, ws.updated, ws.deleted, ws.statusWrites)
+	s := fmt.Sprintf("created %v, updated %v, deleted %v, %d status write(s)", ws.created, ws.updated, ws.deleted, ws.statusWrites)
+	for _, d := range ws.statusDiffs {
+		s += "\nstatus (-before +after):\n" + d
+	}
+	return s
 }
 
 // writesOf sums the events of parent's children and status from mark on.
@@ -262,6 +269,7 @@ func (w *nsWatch) writesOf(mark int, parent string) writes {
 			}
 			if had && mustJSON(before["status"]) != mustJSON(e.object["status"]) {
 				ws.statusWrites++
+				ws.statusDiffs = append(ws.statusDiffs, cmp.Diff(before["status"], e.object["status"]))
 				ws.last = e.at
 			}
 			continue
