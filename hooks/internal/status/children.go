@@ -50,6 +50,7 @@ func childrenSeen(f *facts, r row, missing []observed.ChildRef, since *metav1.Ti
 		r.resyncIn = f.cfg.ChildSettle - waited
 		return r
 	}
+	r.at = nil // the absence is decided now
 	r.health = health{
 		available: r.available && !servesWithout(f, missing),
 		stalled:   true,

@@ -56,6 +56,23 @@ func (s stamper) condition(f finding) metav1.Condition {
 	return c
 }
 
+// healthAt is health with a transition stamped at (when the fact was
+// observed), never before the condition's previous transition.
+func (s stamper) healthAt(h health, at metav1.Time) []metav1.Condition {
+	cs := s.health(h)
+	for i := range cs {
+		c := &cs[i]
+		if !c.LastTransitionTime.Equal(&s.now) || at.Equal(&s.now) {
+			continue // kept from the previous status, or stamped now anyway
+		}
+		c.LastTransitionTime = at
+		if p := find(s.prev, schema.ConditionType(c.Type)); p != nil && at.Before(&p.LastTransitionTime) {
+			c.LastTransitionTime = p.LastTransitionTime
+		}
+	}
+	return cs
+}
+
 // health renders h as the four conditions, in their fixed order.
 func (s stamper) health(h health) []metav1.Condition {
 	reconciling := !h.converged && !h.stalled

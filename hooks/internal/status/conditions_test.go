@@ -61,3 +61,46 @@ func TestStamperCarriesTransitions(t *testing.T) {
 		t.Errorf("health's statuses (-want +got):\n%s", diff)
 	}
 }
+
+// TestHealthAtStampsTheFact: a transition decided from a dial is stamped
+// with the dial's time (whole seconds), so two syncs that decide it from
+// the same parent a few seconds apart — the second from a parent whose
+// status write had not reached Metacontroller's cache — answer the same
+// status and the second writes nothing; a condition whose status holds
+// keeps its time, and a fact time before the condition's previous
+// transition, or after now, is not used.
+func TestHealthAtStampsTheFact(t *testing.T) {
+	before := metav1.NewTime(time.Date(2026, 11, 29, 12, 3, 8, 0, time.UTC))
+	dial := metav1.NewTime(time.Date(2026, 11, 29, 12, 3, 10, 241660000, time.UTC))
+	prev := []metav1.Condition{
+		{Type: string(schema.CondAvailable), Status: metav1.ConditionTrue, LastTransitionTime: before},
+		{Type: string(schema.CondConverged), Status: metav1.ConditionFalse, LastTransitionTime: before},
+		{Type: string(schema.CondStalled), Status: metav1.ConditionFalse, LastTransitionTime: before},
+		{Type: string(schema.CondReconciling), Status: metav1.ConditionTrue, LastTransitionTime: before},
+	}
+	condemned := health{stalled: true, reason: schema.ReasonPortNotListening, message: "port 9090 refused"}
+	at := func(now time.Duration, fact *metav1.Time) []metav1.Condition {
+		n := metav1.NewTime(dial.Truncate(time.Second).Add(now))
+		return stamper{prev: prev, generation: 1, now: n}.healthAt(condemned, factTime(fact, n))
+	}
+	first, second := at(time.Second, &dial), at(5*time.Second, &dial)
+	if diff := cmp.Diff(first, second); diff != "" {
+		t.Errorf("the same fact decided 4 s later (-first +second):\n%s", diff)
+	}
+	want := map[string]metav1.Time{"Available": dial.Rfc3339Copy(), "Converged": before, "Stalled": dial.Rfc3339Copy(), "Reconciling": dial.Rfc3339Copy()}
+	for _, c := range first {
+		if !c.LastTransitionTime.Equal(&metav1.Time{Time: want[c.Type].Time}) {
+			t.Errorf("%s: lastTransitionTime %v, want %v", c.Type, c.LastTransitionTime, want[c.Type])
+		}
+	}
+	early := metav1.NewTime(before.Add(-time.Minute))
+	for _, c := range at(time.Second, &early) {
+		if c.LastTransitionTime.Before(&before) {
+			t.Errorf("%s: stamped %v, before its previous transition %v", c.Type, c.LastTransitionTime, before)
+		}
+	}
+	late := metav1.NewTime(dial.Add(time.Hour))
+	if got := factTime(&late, dial); !got.Equal(&dial) {
+		t.Errorf("a fact time after now: %v, want now", got)
+	}
+}

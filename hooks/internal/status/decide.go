@@ -58,8 +58,15 @@ type row struct {
 	ports        []schema.PortStatus // the port table's source; absent ports read Unknown
 	failingSince *metav1.Time        // the open grace window, if any
 	evidence     *evidence           // the verdict the row was decided from, if any
-	jobs         []DialJob
-	requeue      bool // an answer can arrive: ask to be called back
+	// at is when the row's fact was observed, when the row knows it (the
+	// dial a verdict came from): what a transition it makes and the
+	// failure details it adds are stamped with, instead of now. Two syncs
+	// deciding the same fact — one from a parent whose status write has not
+	// reached Metacontroller's cache yet — then stamp it alike, and the
+	// second writes nothing.
+	at      *metav1.Time
+	jobs    []DialJob
+	requeue bool // an answer can arrive: ask to be called back
 	// resyncIn asks to be called back this soon (0: no), besides requeue.
 	resyncIn time.Duration
 }
@@ -117,11 +124,12 @@ func Decide(in Input) Outcome {
 	missingSince := childrenMissingSince(p.Status.ChildrenMissingSince, obs.Missing, now)
 	r = childrenSeen(f, r, obs.Missing, missingSince)
 	cs := in.stamper()
+	seen := factTime(r.at, now)
 	st := schema.Status{
 		ObservedGeneration: p.Metadata.Generation,
 		Revision:           rev,
-		Conditions:         cs.health(r.health),
-		LastFailureDetails: stamp(r.details, f.prev.details, now),
+		Conditions:         cs.healthAt(r.health, seen),
+		LastFailureDetails: stamp(r.details, f.prev.details, seen),
 		Ports:              portTable(spec.Ports, r.ports),
 		// Set before portCheck, which compares the whole status.
 		ChildrenMissingSince: missingSince,
@@ -249,6 +257,19 @@ func (f *facts) serving() bool {
 // stamp returns ds with each detail's observedAt set — carried over from
 // prev when the same failure was already recorded, else now — and its
 // message clipped. ds is not changed.
+// factTime is at in whole seconds (what a status keeps of a time), or now
+// when at is unknown or later than now.
+func factTime(at *metav1.Time, now metav1.Time) metav1.Time {
+	if at == nil {
+		return now
+	}
+	t := metav1.NewTime(at.UTC().Truncate(time.Second))
+	if now.Before(&t) {
+		return now
+	}
+	return t
+}
+
 func stamp(ds, prev []schema.FailureDetail, now metav1.Time) []schema.FailureDetail {
 	if ds == nil {
 		return nil

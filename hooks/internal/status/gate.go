@@ -98,6 +98,7 @@ func condemned(f *facts, rep *observed.Related, ev evidence, since *metav1.Time)
 		ports:        portsOf(ev.res),
 		failingSince: since,
 		evidence:     &ev,
+		at:           &metav1.Time{Time: ev.res.CheckedAt},
 	}
 }
 
