@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/stackdome/stackdome/hooks/internal/status"
 	"github.com/stackdome/stackdome/schema"
 )
 
@@ -113,7 +114,7 @@ func TestUpgradeAddsTheErrorPagesCondition(t *testing.T) {
 	want := golden.Status
 	pages := find(want.Conditions, schema.CondErrorPages)
 	require.NotNil(t, pages, "serving is wired")
-	pages.LastTransitionTime = stampOf(upgraded)
+	pages.LastTransitionTime = status.Stamp(upgraded)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("status after the upgrade (-want +got):\n%s", diff)
 	}

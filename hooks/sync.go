@@ -5,8 +5,6 @@ import (
 	"slices"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/stackdome/stackdome/hooks/internal/children"
 	"github.com/stackdome/stackdome/hooks/internal/observed"
 	"github.com/stackdome/stackdome/hooks/internal/status"
@@ -67,7 +65,7 @@ func (c Config) sync(req *observed.Request, verdicts Verdicts, now time.Time, sr
 	if err := alive(); err != nil {
 		return answer{}, err
 	}
-	stamp := stampOf(now)
+	stamp := status.Stamp(now)
 	spec, err := validSpec(p)
 	if err != nil {
 		kept, kerr := children.KeepRunning(req.LastApplied())
@@ -132,10 +130,4 @@ func validSpec(p *observed.Parent) (schema.Spec, error) {
 		return spec, err
 	}
 	return spec, schema.ValidateChildNames(p.Metadata.Name, spec)
-}
-
-// stampOf is now as status stamps it: whole seconds in UTC, what survives a
-// round trip through the API server, so a status fed back compares equal.
-func stampOf(now time.Time) metav1.Time {
-	return metav1.NewTime(now.UTC().Truncate(time.Second))
 }

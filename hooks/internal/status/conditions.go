@@ -39,38 +39,39 @@ func holds(ok bool) metav1.ConditionStatus {
 
 // stamper renders the findings of one sync as conditions of the parent's
 // generation, each carrying its lastTransitionTime over from prev (the
-// parent's conditions) while its status holds, else stamped now, so that a
-// status fed back gives the same status.
+// parent's conditions) while its status holds, else stamped with the
+// transition's time (now, or the fact's: healthAt), so that a status fed
+// back gives the same status.
 type stamper struct {
 	prev       []metav1.Condition
 	generation int64
 	now        metav1.Time
+	at         *metav1.Time // a transition's time when not now (healthAt)
 }
 
-// condition is f as a condition, its message clipped.
+// condition is f as a condition, its message clipped: its previous
+// lastTransitionTime while its status holds, else the transition's time
+// (at, never before the previous transition; now without it).
 func (s stamper) condition(f finding) metav1.Condition {
 	c := metav1.Condition{Type: string(f.typ), Status: f.status, Reason: string(f.reason), Message: clip(f.message), ObservedGeneration: s.generation, LastTransitionTime: s.now}
-	if p := find(s.prev, f.typ); p != nil && p.Status == f.status && !p.LastTransitionTime.IsZero() {
+	p := find(s.prev, f.typ)
+	switch {
+	case p != nil && p.Status == f.status && !p.LastTransitionTime.IsZero():
 		c.LastTransitionTime = p.LastTransitionTime
+	case s.at != nil:
+		c.LastTransitionTime = *s.at
+		if p != nil && s.at.Before(&p.LastTransitionTime) {
+			c.LastTransitionTime = p.LastTransitionTime
+		}
 	}
 	return c
 }
 
-// healthAt is health with a transition stamped at (when the fact was
-// observed), never before the condition's previous transition.
+// healthAt is health with its transitions stamped at (when the fact was
+// observed) instead of now.
 func (s stamper) healthAt(h health, at metav1.Time) []metav1.Condition {
-	cs := s.health(h)
-	for i := range cs {
-		c := &cs[i]
-		if !c.LastTransitionTime.Equal(&s.now) || at.Equal(&s.now) {
-			continue // kept from the previous status, or stamped now anyway
-		}
-		c.LastTransitionTime = at
-		if p := find(s.prev, schema.ConditionType(c.Type)); p != nil && at.Before(&p.LastTransitionTime) {
-			c.LastTransitionTime = p.LastTransitionTime
-		}
-	}
-	return cs
+	s.at = &at
+	return s.health(h)
 }
 
 // health renders h as the four conditions, in their fixed order.

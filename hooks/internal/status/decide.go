@@ -62,8 +62,11 @@ type row struct {
 	// dial a verdict came from): what a transition it makes and the
 	// failure details it adds are stamped with, instead of now. Two syncs
 	// deciding the same fact — one from a parent whose status write has not
-	// reached Metacontroller's cache yet — then stamp it alike, and the
-	// second writes nothing.
+	// reached Metacontroller's cache yet, whose answer Metacontroller writes
+	// over the first anyway (it reads the object afresh and replaces its
+	// status: metacontroller/metacontroller@v4.17.2
+	// pkg/dynamic/clientset/clientset.go, AtomicStatusUpdate) — then stamp
+	// it alike, and the second writes nothing.
 	at      *metav1.Time
 	jobs    []DialJob
 	requeue bool // an answer can arrive: ask to be called back
@@ -254,22 +257,29 @@ func (f *facts) serving() bool {
 		st.UpdatedReplicas == replicas && st.ReadyReplicas == replicas && st.AvailableReplicas == replicas
 }
 
-// stamp returns ds with each detail's observedAt set — carried over from
-// prev when the same failure was already recorded, else now — and its
-// message clipped. ds is not changed.
-// factTime is at in whole seconds (what a status keeps of a time), or now
-// when at is unknown or later than now.
+// Stamp is t as a status keeps a time: whole seconds in UTC, what survives
+// a round trip through the API server (metav1.Time is RFC 3339), so a
+// status fed back compares equal.
+func Stamp(t time.Time) metav1.Time {
+	return metav1.NewTime(t.UTC().Truncate(time.Second))
+}
+
+// factTime is at as Stamp keeps it, or now when at is unknown or later
+// than now.
 func factTime(at *metav1.Time, now metav1.Time) metav1.Time {
 	if at == nil {
 		return now
 	}
-	t := metav1.NewTime(at.UTC().Truncate(time.Second))
+	t := Stamp(at.Time)
 	if now.Before(&t) {
 		return now
 	}
 	return t
 }
 
+// stamp returns ds with each detail's observedAt set — carried over from
+// prev when the same failure was already recorded, else now — and its
+// message clipped. ds is not changed.
 func stamp(ds, prev []schema.FailureDetail, now metav1.Time) []schema.FailureDetail {
 	if ds == nil {
 		return nil
