@@ -93,7 +93,7 @@ run:
 ## "How long make test takes".
 ##
 ## RACE_FREE runs without -race: schema starts no goroutine, and its tests
-## link the apiextensions-apiserver validators (TestTwoDoors: about 1,100
+## link the apiextensions-apiserver validators (TestTwoDoors: about 690
 ## packages), whose instrumented build was half of a cold make test; go vet
 ## has already built them plain.
 RACE_FREE := github.com/stackdome/stackdome/schema
@@ -145,15 +145,29 @@ mod-check:
 		if ! out=$$(cd $$m && $(GO) mod tidy -diff 2>&1); then \
 			echo "mod-check: $$m/go.mod or go.sum is not tidy (cd $$m && go mod tidy):"; echo "$$out"; fail=1; \
 		fi; \
-	done; exit $$fail
+	done; \
+	main=$$($(GO) list -deps -test -f '{{with .Module}}{{.Path}} {{.Version}}{{end}}' $(PKGS) | sort -u); \
+	tools=$$(cd tools && $(GO) list -deps -f '{{with .Module}}{{.Path}} {{.Version}}{{end}}' $(TOOL_PKGS) | sort -u); \
+	skew=$$(printf '%s\n%s\n' "$$main" "$$tools" | sort | awk '{ if ($$1 == m && $$2 != v) print m, v, $$2; m = $$1; v = $$2 }'); \
+	if [ -n "$$skew" ]; then \
+		echo "mod-check: tools/ builds these modules at other versions than the main module (module, both versions);"; \
+		echo "align tools/go.mod (cd tools && go get <module>@<main's version> && go mod tidy) so both share one build cache:"; \
+		echo "$$skew"; fail=1; \
+	fi; exit $$fail
 
+## tools: controller-gen and helm, built from tools/ at the versions of every
+## module they share with the main module (mod-check holds it) and with the
+## main module's build flags (no -trimpath): their 51 shared modules, the
+## Kubernetes libraries among them, compile once for go vet, go test and
+## both tools, not three times.
+TOOL_PKGS := sigs.k8s.io/controller-tools/cmd/controller-gen helm.sh/helm/v3/cmd/helm
 tools: $(BIN)/controller-gen $(BIN)/helm
 
 $(BIN)/controller-gen: tools/go.mod tools/go.sum
-	cd tools && $(GO) build -trimpath -o $(BIN)/controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen
+	cd tools && $(GO) build -o $(BIN)/controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen
 
 $(BIN)/helm: tools/go.mod tools/go.sum
-	cd tools && $(GO) build -trimpath -o $(BIN)/helm helm.sh/helm/v3/cmd/helm
+	cd tools && $(GO) build -o $(BIN)/helm helm.sh/helm/v3/cmd/helm
 
 ## promtool: built from tools/promtool's pinned Prometheus into a cache
 ## outside the repository (tools/promtool/build.sh), linked as bin/promtool.
