@@ -96,16 +96,22 @@ run:
 ## link the apiextensions-apiserver validators (TestTwoDoors: about 690
 ## packages), whose instrumented build was half of a cold make test; go vet
 ## has already built them plain.
+##
+## -vet=off: go vet has run every analyzer on these packages already (the
+## vet prerequisite, and before each tools module's tests; only the
+## one-constant hooks/race_on_test.go is left to -race builds); go test's own
+## vet is a subset of them whose facts it computes again for every
+## dependency, about 50 CPU-seconds of a cold run, schema's graph the most.
 RACE_FREE := github.com/stackdome/stackdome/schema
 test: vet fmt-check mod-check tools
 	@# -timeout: go test's default of 10 minutes a package is a hang guard that a
 	@# loaded 2-core machine overruns (chart renders every values combination), not a budget.
-	$(GO) test -race -count=1 -timeout 30m $$($(GO) list $(PKGS) | grep -v -x -F '$(RACE_FREE)')
-	$(GO) test -count=1 $(RACE_FREE)
+	$(GO) test -race -vet=off -count=1 -timeout 30m $$($(GO) list $(PKGS) | grep -v -x -F '$(RACE_FREE)')
+	$(GO) test -vet=off -count=1 $(RACE_FREE)
 	@# Bounds on allocated bytes, which -race inflates (hooks/race_on_test.go): once more without it.
-	$(GO) test -count=1 -run '^TestBudgetsRefuseWhatDecodingWouldAmplify$$' ./hooks
-	cd tools/monitoring && $(GO) vet ./... && $(GO) test -count=1 -skip '$(PROMTOOL_TESTS)' ./...
-	cd tools/image && $(GO) vet ./... && $(GO) test -count=1 -skip '$(IMAGE_TESTS)' ./...
+	$(GO) test -vet=off -count=1 -run '^TestBudgetsRefuseWhatDecodingWouldAmplify$$' ./hooks
+	cd tools/monitoring && $(GO) vet ./... && $(GO) test -vet=off -count=1 -skip '$(PROMTOOL_TESTS)' ./...
+	cd tools/image && $(GO) vet ./... && $(GO) test -vet=off -count=1 -skip '$(IMAGE_TESTS)' ./...
 	@echo "make test: passed; CI also runs make test-monitoring (promtool) and make test-image (the image for both platforms)"
 
 ## test-image: the tools/image tests that run make image: the image built
@@ -224,12 +230,21 @@ bench-traefik:
 ## Metacontroller's production flags, once at raised limits (then the Secret cache:
 ## FLEET_SECRETS Secrets of 100 KiB). Each run is a fresh cluster; the figures are
 ## its "fleet:" lines. The fleet needs no Traefik: STACKDOME_E2E_TRAEFIK=none skips its build.
+## FLEET_PROFILE=<dir> also takes both replicas' CPU profiles (--pprof-listen)
+## over the creation and over the quiet minute, into <dir>, and logs their top.
+## FLEET_MODES=raised runs one mode only.
 FLEET_N ?= 200
 FLEET_SECRETS ?= 400
+FLEET_PROFILE ?=
+FLEET_MODES ?= production raised
 bench-fleet:
 	@$(MAKE) --no-print-directory tools
-	STACKDOME_E2E_TRAEFIK=none STACKDOME_FLEET_N=$(FLEET_N) STACKDOME_FLEET_MC=production $(GO) test -tags e2e -count=1 -timeout 120m -run '^TestFleet$$' -v ./e2e/
-	STACKDOME_E2E_TRAEFIK=none STACKDOME_FLEET_N=$(FLEET_N) STACKDOME_FLEET_MC=raised STACKDOME_FLEET_SECRETS=$(FLEET_SECRETS) $(GO) test -tags e2e -count=1 -timeout 120m -run '^TestFleet$$' -v ./e2e/
+	@set -e; for mode in $(FLEET_MODES); do \
+		secrets=0; [ $$mode = raised ] && secrets=$(FLEET_SECRETS); \
+		echo "bench-fleet: N=$(FLEET_N), Metacontroller $$mode"; \
+		STACKDOME_E2E_TRAEFIK=none STACKDOME_FLEET_N=$(FLEET_N) STACKDOME_FLEET_MC=$$mode STACKDOME_FLEET_SECRETS=$$secrets \
+		STACKDOME_FLEET_PROFILE=$(FLEET_PROFILE) $(GO) test -tags e2e -count=1 -timeout 120m -run '^TestFleet$$' -v ./e2e/; \
+	done
 
 browser-test:
 	$(GO) test -tags browser -count=1 -run TestBrowser -v ./errorpages/

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -128,7 +129,36 @@ func (in install) args(cmd ...string) []string {
 	return args
 }
 
+// renders memoizes runHelm by its arguments: the same values rendered for
+// several tests run helm once (205 runs were 137 distinct). Only runs that
+// read the package's own chart and testdata are kept, which no test writes;
+// a run naming a temporary path (a chart copy with a probe template) is never
+// reused.
+var renders sync.Map // strings.Join(args, "\x00") → helmRun
+
+type helmRun struct {
+	out []byte
+	err error
+}
+
+// runHelm runs helm with args, or returns the result of the same run made
+// before (renders).
 func runHelm(t *testing.T, args ...string) ([]byte, error) {
+	t.Helper()
+	key := strings.Join(args, "\x00")
+	reuse := !strings.Contains(key, os.TempDir())
+	if r, ok := renders.Load(key); ok && reuse {
+		r := r.(helmRun)
+		return bytes.Clone(r.out), r.err
+	}
+	out, err := execHelm(t, args...)
+	if reuse {
+		renders.Store(key, helmRun{out: bytes.Clone(out), err: err})
+	}
+	return out, err
+}
+
+func execHelm(t *testing.T, args ...string) ([]byte, error) {
 	t.Helper()
 	cmd := exec.Command(helmBin(t), args...)
 	// No cluster, no user config: the run depends on the chart and flags only.
