@@ -26,6 +26,7 @@ import (
 type config struct {
 	listen, errorPagesListen string
 	metricsListen            string
+	pprofListen              string // "": Go's profiles are not served
 	brandsFile               string
 	hooks                    hooks.Config
 	portRecheck, dialTimeout time.Duration
@@ -114,6 +115,7 @@ func defineServerFlags(fs *flag.FlagSet, c *config, raw *rawFlags) {
 	fs.StringVar(&c.errorPagesListen, "error-pages-listen", ":8082", "address of the error pages (pages only)")
 	fs.StringVar(&c.brandsFile, "brands-file", "", "JSON file of the error pages' brands (the chart's errorPages.brands); empty: stackdome's own brand")
 	fs.StringVar(&c.metricsListen, "metrics-listen", ":8081", "address of GET /metrics (metrics only)")
+	fs.StringVar(&c.pprofListen, "pprof-listen", "", "address of Go's profiles (net/http/pprof, /debug/pprof/), e.g. 127.0.0.1:6060 reached by kubectl port-forward; empty: not served. They show the process's internals: never bind it where others reach it")
 	fs.BoolVar(&c.serveHooks, "hooks", true, "serve the hooks on --listen and run the port verifier; false: --listen serves /healthz and /readyz only (the chart's error-page Deployment)")
 	fs.BoolVar(&c.servePages, "pages", true, "serve the error pages on --error-pages-listen; false: nothing is bound there (the chart's hook Deployment, whose pages another Deployment serves)")
 	fs.StringVar(&c.logFormat, "log-format", "json", "log format: json or text")

@@ -177,3 +177,65 @@ func TestServe(t *testing.T) {
 		t.Fatal("serve did not stop")
 	}
 }
+
+// TestPprofOnlyWhereAsked: Go's profiles are served on --pprof-listen and
+// nowhere else, and not at all without it; a CPU profile longer than
+// --write-timeout is answered whole (net/http/pprof moves the deadline).
+func TestPprofOnlyWhereAsked(t *testing.T) {
+	for name, withPprof := range map[string]bool{"default": false, "--pprof-listen": true} {
+		t.Run(name, func(t *testing.T) {
+			args := []string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
+				"--drain-delay", "0s", "--write-timeout", "1s"}
+			if withPprof {
+				args = append(args, "--pprof-listen", "127.0.0.1:0")
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			pr, pw := io.Pipe()
+			done := make(chan error, 1)
+			go func() {
+				done <- run(ctx, args, nil, pw, io.Discard)
+				pw.Close()
+			}()
+			addrs := map[string]any{}
+			sc := bufio.NewScanner(pr)
+			for sc.Scan() {
+				if strings.Contains(sc.Text(), `"msg":"serving"`) {
+					require.NoError(t, json.Unmarshal(sc.Bytes(), &addrs))
+					break
+				}
+			}
+			go io.Copy(io.Discard, pr)
+			get := func(url string) (int, []byte) {
+				resp, err := http.Get(url)
+				require.NoError(t, err)
+				defer resp.Body.Close()
+				b, err := io.ReadAll(resp.Body)
+				require.NoError(t, err)
+				return resp.StatusCode, b
+			}
+			for _, key := range []string{"hooks", "errorPages", "metrics"} {
+				code, _ := get("http://" + addrs[key].(string) + "/debug/pprof/")
+				require.Equal(t, 404, code, "/debug/pprof/ on the %s address", key)
+			}
+			pprofAddr, ok := addrs["pprof"].(string)
+			require.Equal(t, withPprof, ok, "a pprof address in the serving line: %v", addrs)
+			if withPprof {
+				code, index := get("http://" + pprofAddr + "/debug/pprof/")
+				require.Equal(t, 200, code)
+				require.Contains(t, string(index), "goroutine")
+				code, profile := get("http://" + pprofAddr + "/debug/pprof/profile?seconds=2")
+				require.Equal(t, 200, code, string(profile))
+				require.True(t, bytes.HasPrefix(profile, []byte{0x1f, 0x8b}), "a gzipped profile, got %q", profile[:min(len(profile), 64)])
+				code, _ = get("http://" + pprofAddr + "/metrics")
+				require.Equal(t, 404, code)
+			}
+			cancel()
+			select {
+			case err := <-done:
+				require.NoError(t, err)
+			case <-time.After(10 * time.Second):
+				t.Fatal("serve did not stop")
+			}
+		})
+	}
+}

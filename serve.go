@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"sync/atomic"
 
@@ -100,6 +101,10 @@ func wire(c config, log *slog.Logger) (*app, error) {
 	}
 	servers = append(servers, served{name: "metrics", srv: newServer(metricsHandler(reg), c.http, log)})
 	addrs = append(addrs, struct{ addr, what string }{c.metricsListen, "metrics"})
+	if c.pprofListen != "" {
+		servers = append(servers, served{name: "pprof", srv: newServer(pprofHandler(), c.http, log)})
+		addrs = append(addrs, struct{ addr, what string }{c.pprofListen, "pprof"})
+	}
 	for i, a := range addrs {
 		ln, err := net.Listen("tcp", a.addr)
 		if err != nil {
@@ -156,6 +161,21 @@ func loadBrands(path string) (*errorpages.Brands, error) {
 func metricsHandler(reg *prometheus.Registry) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	return mux
+}
+
+// pprofHandler serves Go's profiles under /debug/pprof/ (net/http/pprof's
+// handlers, mounted here rather than on http.DefaultServeMux) and 404 for
+// every other path: the --pprof-listen address, off unless it is set. A CPU
+// profile or trace outlasts --write-timeout: net/http/pprof moves the write
+// deadline by its ?seconds= itself.
+func pprofHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return mux
 }
 

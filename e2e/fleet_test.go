@@ -7,11 +7,14 @@ import (
 	"context"
 	"fmt"
 	"github.com/stackdome/stackdome/e2e/framework"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,7 +86,12 @@ func TestFleet(t *testing.T) {
 	}
 	flags := []string{"--error-service-name", release + "-error-pages", "--error-service-namespace", relNS,
 		"--dial-allow", host.Prefix.String()}
-	replicaIPs, replicas, chartPods := startReplicas(t, host, release, relNS, flags)
+	profiles := fleetProfileDir()
+	var perIP []func(ip string) []string
+	if profiles != "" {
+		perIP = append(perIP, func(ip string) []string { return []string{"--pprof-listen", net.JoinHostPort(ip, fleetPprofPort)} })
+	}
+	replicaIPs, replicas, chartPods := startReplicas(t, host, release, relNS, flags, perIP...)
 	for i, ip := range replicaIPs {
 		suite.kubelet.RunPod(t, relNS, chartPods[i], ip)
 	}
@@ -115,6 +123,7 @@ func TestFleet(t *testing.T) {
 
 	cpu0 := procCPU(t, replicas)
 	sync0 := replicaSyncs(t, replicaIPs)
+	stopProfiling := profileReplicas(t, profiles, mode+"-converge", replicaIPs)
 	start := time.Now()
 	names := make([]string, n)
 	work := make(chan int)
@@ -159,6 +168,7 @@ func TestFleet(t *testing.T) {
 	}
 	cpu1 := procCPU(t, replicas)
 	sync1 := replicaSyncs(t, replicaIPs)
+	stopProfiling()
 	rss := procRSS(t, replicas)
 	mcRSS := procRSS(t, []*framework.Proc{suite.mc.Proc})
 	mark := w.mark()
@@ -176,9 +186,11 @@ func TestFleet(t *testing.T) {
 
 	// The quiet minute: every app resynced once, nothing written.
 	quietFrom := time.Now()
-	qsync0 := replicaSyncs(t, replicaIPs)
+	qcpu0, qsync0 := procCPU(t, replicas), replicaSyncs(t, replicaIPs)
+	stopProfiling = profileReplicas(t, profiles, mode+"-quiet", replicaIPs)
 	time.Sleep(65 * time.Second)
-	qsync1 := replicaSyncs(t, replicaIPs)
+	qcpu1, qsync1 := procCPU(t, replicas), replicaSyncs(t, replicaIPs)
+	stopProfiling()
 	var status, children int
 	for _, name := range names {
 		ws := w.writesOf(mark, name)
@@ -188,8 +200,8 @@ func TestFleet(t *testing.T) {
 			t.Errorf("fleet: quiet minute: %s: %s", name, ws)
 		}
 	}
-	t.Logf("fleet: quiet minute (%s): %d syncs answered, %d status writes, %d child writes",
-		time.Since(quietFrom).Round(time.Second), qsync1-qsync0, status, children)
+	t.Logf("fleet: quiet minute (%s): %d syncs answered, %d status writes, %d child writes; CPU %.2f s over both replicas: %.2f ms per sync",
+		time.Since(quietFrom).Round(time.Second), qsync1-qsync0, status, children, qcpu1-qcpu0, 1000*(qcpu1-qcpu0)/float64(max(qsync1-qsync0, 1)))
 	if errs := w.errors(); len(errs) > 0 {
 		t.Errorf("watch: %v", errs)
 	}
@@ -207,6 +219,83 @@ var fleetRaisedFlags = []string{"--client-go-qps=100", "--client-go-burst=200", 
 func fleetN() int {
 	n, _ := strconv.Atoi(os.Getenv("STACKDOME_FLEET_N"))
 	return n
+}
+
+// fleetProfileDir is STACKDOME_FLEET_PROFILE: where the replicas' CPU
+// profiles go ("": none are taken).
+func fleetProfileDir() string { return os.Getenv("STACKDOME_FLEET_PROFILE") }
+
+// fleetPprofPort is the replicas' --pprof-listen port in a profiled run.
+const fleetPprofPort = "6060"
+
+// fleetProfileWindow is one CPU profile's length: the last one started
+// before the phase ends is let finish, so a phase is profiled at most this
+// much past its end.
+const fleetProfileWindow = 5 * time.Second
+
+// profileReplicas takes CPU profiles of each replica (its /debug/pprof/profile
+// on --pprof-listen), one window after another, into dir/<phase>-<ip>-<n>.pb.gz
+// until the returned function is called; that function waits for the last
+// windows, logs where the files are and the top of their merged profile
+// (go tool pprof -top, every replica and window together). With dir empty
+// it does nothing.
+func profileReplicas(t *testing.T, dir, phase string, ips []string) func() {
+	t.Helper()
+	if dir == "" {
+		return func() {}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var files []string
+	for _, ip := range ips {
+		wg.Go(func() {
+			client := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: fleetProfileWindow + 30*time.Second}
+			url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", net.JoinHostPort(ip, fleetPprofPort), int(fleetProfileWindow/time.Second))
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				resp, err := client.Get(url)
+				if err != nil {
+					t.Errorf("profiling %s: %v", ip, err)
+					return
+				}
+				b, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != http.StatusOK {
+					t.Errorf("profiling %s: %d %v %.200s", ip, resp.StatusCode, err, b)
+					return
+				}
+				file := filepath.Join(dir, fmt.Sprintf("%s-%s-%03d.pb.gz", phase, ip, n))
+				if err := os.WriteFile(file, b, 0o644); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				files = append(files, file)
+				mu.Unlock()
+			}
+		})
+	}
+	return func() {
+		close(stop)
+		wg.Wait()
+		if len(files) == 0 {
+			return
+		}
+		out, err := exec.Command("go", append([]string{"tool", "pprof", "-top", "-nodecount=40"}, files...)...).CombinedOutput()
+		if err != nil {
+			t.Errorf("go tool pprof: %v\n%s", err, out)
+		}
+		t.Logf("fleet: CPU profiles (%s): %d windows of %s in %s/%s-*.pb.gz; go tool pprof -top of them all:\n%s",
+			phase, len(files), fleetProfileWindow, dir, phase, out)
+	}
 }
 
 func fleetSecrets() int {

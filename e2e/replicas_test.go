@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -218,15 +219,12 @@ func TestReplicasAnswerAlike(t *testing.T) {
 	quiet("after the rollout restart", 3)
 }
 
-// startReplica runs one replica of the chart's pod on the test host at ip:
-// `stackdome serve` with hooks on ip:8080 and metrics on ip:8081 (the
-// chart's ports), its error pages on ip:8082, and flags.
 // startReplicas runs the chart release's two hook replicas on the test host
 // (startReplica), at byte 61 and 62 of its /24, and returns their addresses,
 // their processes and the chart's two controller pods, for the
 // test to report running (Kubelet.RunPod) when it wants each in the
-// Service.
-func startReplicas(t *testing.T, host *framework.TestHost, release, relNS string, flags []string) ([]string, []*framework.Proc, []obj) {
+// Service. Each replica gets flags, then what perIP gives for its address.
+func startReplicas(t *testing.T, host *framework.TestHost, release, relNS string, flags []string, perIP ...func(ip string) []string) ([]string, []*framework.Proc, []obj) {
 	t.Helper()
 	ips := []string{framework.HostAddr(host, 61), framework.HostAddr(host, 62)}
 	pods := waitPods(t, relNS, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=controller", 2)
@@ -235,11 +233,18 @@ func startReplicas(t *testing.T, host *framework.TestHost, release, relNS string
 		if err := host.AddAddress(netip.MustParseAddr(ip)); err != nil {
 			t.Fatal(err)
 		}
-		procs[i] = startReplica(t, ip, flags)
+		own := slices.Clone(flags)
+		for _, f := range perIP {
+			own = append(own, f(ip)...)
+		}
+		procs[i] = startReplica(t, ip, own)
 	}
 	return ips, procs, pods
 }
 
+// startReplica runs one replica of the chart's pod on the test host at ip:
+// `stackdome serve` with hooks on ip:8080 and metrics on ip:8081 (the
+// chart's ports), its error pages on ip:8082, and flags.
 func startReplica(t *testing.T, ip string, flags []string) *framework.Proc {
 	t.Helper()
 	bin := buildStackdome(t)
