@@ -11,13 +11,15 @@ import (
 
 // answer is the pipeline's answer to one sync: the status, the children
 // (the spec's own, then the routing ones), the resync asked for, the dials
-// wanted, and for logs the parent's namespace/name.
+// wanted, and for logs the parent's namespace/name. An answer held (held
+// says why) has its dials and parent only: it is not sent (HeldError).
 type answer struct {
 	parent       string
 	status       schema.Status
 	own, routing childList
 	resync       float64 // resyncAfterSeconds; 0: none
 	jobs         []DialJob
+	held         string
 }
 
 // childList is some of an answer's children: objects, or already encoded as

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
 	"github.com/stackdome/stackdome/metacontroller"
@@ -58,16 +59,30 @@ func TestGateEndToEnd(t *testing.T) {
 	defer func() { cancel(); <-done }()
 
 	cfg := Config{PortCheckGrace: time.Minute, VerdictRequeue: 10 * time.Second}
-	router := Router(&Handler{Config: cfg, Verifier: v, Now: clock.Now}, nil, nil)
+	metrics := NewMetrics(nil)
+	router := Router(&Handler{Config: cfg, Verifier: v, Now: clock.Now, Metrics: metrics}, nil, nil)
 
 	spec := map[string]any{"type": "Service", "image": "ghcr.io/acme/app:1", "ports": []any{
 		map[string]any{"name": "http", "port": livePort}, map[string]any{"name": "metrics", "port": deadPort}}}
 	status := map[string]any{}
+	held := 0
 	sync := func() schema.Status {
 		t.Helper()
 		req := gateRequest(t, cfg, spec, status, clock.Now())
 		w := httptest.NewRecorder()
 		router.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/sync", bytes.NewReader(req)))
+		for w.Code == http.StatusTooManyRequests {
+			// Held until the dial it asked for lands: Metacontroller
+			// syncs again after Retry-After.
+			held++
+			require.Equal(t, "1", w.Header().Get("Retry-After"))
+			key := portcheck.Key{Namespace: "gate", Name: "app", Revision: status["revision"].(string)}
+			require.Eventually(t, func() bool { return !v.Pending(key) }, 5*time.Second, time.Millisecond)
+			clock.Add(time.Second)
+			req = gateRequest(t, cfg, spec, status, clock.Now())
+			w = httptest.NewRecorder()
+			router.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/sync", bytes.NewReader(req)))
+		}
 		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
 		var resp struct {
 			Status schema.Status `json:"status"`
@@ -105,7 +120,11 @@ func TestGateEndToEnd(t *testing.T) {
 	// refusal from a dial made at or after 10s + grace condemns.
 	require.GreaterOrEqual(t, condemnedAt, 10*time.Second+cfg.PortCheckGrace, "condemned before the grace was over")
 	require.LessOrEqual(t, condemnedAt, 10*time.Second+cfg.PortCheckGrace+2*cfg.VerdictRequeue)
-	t.Logf("condemned at %s (window opened at 10s, grace %s)", condemnedAt, cfg.PortCheckGrace)
+	// The sync at the grace's end held its answer until a dial made after
+	// it had landed, once; no answer said the window was still open.
+	require.Equal(t, 1, held, "syncs held")
+	require.Equal(t, 1.0, testutil.ToFloat64(metrics.held), "stackdome_hook_syncs_held_total")
+	t.Logf("condemned at %s (window opened at 10s, grace %s; %d sync held)", condemnedAt, cfg.PortCheckGrace, held)
 
 	// Fix: something listens on the metrics port, and a new image rolls out.
 	fixed, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(deadPort))

@@ -28,7 +28,9 @@ const MaxBody = 16 << 20
 const MaxInFlight = 4
 
 // RetryAfter is the Retry-After of a request refused because MaxInFlight
-// are being served: a second, some hundred syncs of a typical app.
+// are being served (a second, some hundred syncs of a typical app), and of
+// a sync held for a dial (HeldError: a refused port answers in
+// milliseconds, the queue permitting).
 const RetryAfter = time.Second
 
 // Budget bounds what one sync request may make the hook decode: objects per
@@ -139,6 +141,9 @@ func (h *Handler) sync(w http.ResponseWriter, r *http.Request) int {
 		}
 		return h.refuse(w, "sync", statusOf(err), err)
 	}
+	if a.held != "" {
+		return h.hold(w, a)
+	}
 	b, err := a.encode()
 	if err != nil {
 		return h.refuse(w, "sync", http.StatusInternalServerError, err)
@@ -165,6 +170,20 @@ func (h *Handler) schedule(jobs []DialJob) {
 			h.Metrics.dials.WithLabelValues(result).Inc()
 		}
 	}
+}
+
+// hold answers a held sync (HeldError): its dials scheduled, 429 with
+// Retry-After, after which Metacontroller syncs again and finds the verdict
+// of the dial.
+func (h *Handler) hold(w http.ResponseWriter, a answer) int {
+	h.schedule(a.jobs)
+	if h.Metrics != nil {
+		h.Metrics.held.Inc()
+	}
+	h.logger().Debug("sync held", "parent", a.parent, "jobs", len(a.jobs), "reason", a.held)
+	w.Header().Set("Retry-After", strconv.Itoa(int(RetryAfter/time.Second)))
+	text(w, http.StatusTooManyRequests, oneLine((&HeldError{Reason: a.held}).Error()))
+	return http.StatusTooManyRequests
 }
 
 // ServeCustomize answers POST /customize.

@@ -9,6 +9,7 @@ type Metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	dials    *prometheus.CounterVec
+	held     prometheus.Counter
 }
 
 // NewMetrics registers the hook metrics with reg (nil: not registered).
@@ -27,9 +28,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "stackdome_hook_dial_jobs_total",
 			Help: "Dial jobs the sync hook asked for, by whether the verifier took them.",
 		}, []string{"result"}),
+		held: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "stackdome_hook_syncs_held_total",
+			Help: "Syncs answered 429 until the dial that decides a port check past its grace has landed (HeldError).",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.duration, m.dials)
+		reg.MustRegister(m.requests, m.duration, m.dials, m.held)
 	}
 	return m
 }

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -91,6 +92,9 @@ type summary struct {
 	Ports     string   `json:"ports"`     // "http=Open metrics=Closed"
 	Dials     []string `json:"dials"`     // "dial" | "forget+dial" per job
 	Resync    float64  `json:"resync"`
+	// Held: the answer is withheld (HeldError: Metacontroller syncs again
+	// after Retry-After, changing nothing), and only Dials is compared.
+	Held bool `json:"held,omitempty"`
 }
 
 type duration time.Duration
@@ -155,7 +159,8 @@ type goldenStep struct {
 	At       string                       `json:"at"`
 	Note     string                       `json:"note"`
 	Request  map[string]any               `json:"request"`
-	Response *metacontroller.SyncResponse `json:"response"`
+	Response *metacontroller.SyncResponse `json:"response,omitempty"`
+	Held     string                       `json:"held,omitempty"` // the 429's reason, when the answer is held
 }
 
 func runScenario(t *testing.T, sc scenario) []goldenStep {
@@ -291,6 +296,16 @@ func runScenarioAs(t *testing.T, sc scenario, asMetacontroller bool) ([]goldenSt
 		}
 
 		resp, jobs, err := cfg.Sync(req, verdicts, now)
+		if held := (*HeldError)(nil); errors.As(err, &held) {
+			// Metacontroller changes nothing: the status and the children
+			// stay as they were for the next step.
+			if diff := cmp.Diff(st.Want, summary{Held: true, Dials: dialsOf(jobs)}); diff != "" {
+				t.Fatalf("%s: held (%v) (-want +got):\n%s", name, err, diff)
+			}
+			steps = append(steps, goldenStep{At: time.Duration(st.At).String(), Note: st.Note,
+				Request: map[string]any{"parent": roundTrip(t, json.RawMessage(rawParent))}, Held: held.Reason})
+			continue
+		}
 		require.NoError(t, err, name)
 		got := summarize(t, resp, jobs, rawParent)
 		if asMetacontroller {
@@ -458,6 +473,20 @@ func scenarioVerdict(t *testing.T, rawSpec json.RawMessage, v scenarioResult, po
 	return res
 }
 
+// dialsOf is "dial" or "forget+dial" for each job, sorted.
+func dialsOf(jobs []DialJob) []string {
+	var out []string
+	for _, j := range jobs {
+		if j.Forget {
+			out = append(out, "forget+dial")
+		} else {
+			out = append(out, "dial")
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 func summarize(t *testing.T, resp *metacontroller.SyncResponse, jobs []DialJob, rawParent []byte) summary {
 	st := resp.Status.(schema.Status)
 	var s summary
@@ -494,14 +523,7 @@ func summarize(t *testing.T, resp *metacontroller.SyncResponse, jobs []DialJob, 
 		ports = append(ports, p.Name+"="+string(p.State))
 	}
 	s.Ports = strings.Join(ports, " ")
-	for _, j := range jobs {
-		if j.Forget {
-			s.Dials = append(s.Dials, "forget+dial")
-		} else {
-			s.Dials = append(s.Dials, "dial")
-		}
-	}
-	sort.Strings(s.Dials)
+	s.Dials = dialsOf(jobs)
 	s.Resync = resp.ResyncAfterSeconds
 
 	var p map[string]any
@@ -558,21 +580,30 @@ func merge(dst, patch any) any {
 // requireFreshReplicaAgrees: N replicas answer like one. With the answer's
 // status fed back, a replica whose verifier knows nothing (restarted, fresh,
 // its cache evicted) answers the same conditions and port table as the warm
-// replica that answered, now and at later times, and schedules its own dial
-// whenever the status holds a verdict that is not final.
+// replica that answered, now and at later times, or holds its answer when
+// the warm one does, and schedules its own dial whenever the status holds a
+// verdict that is not final.
 func requireFreshReplicaAgrees(t *testing.T, cfg Config, req *metacontroller.SyncRequest, resp *metacontroller.SyncResponse, warm Verdicts, now time.Time) {
 	t.Helper()
 	again := withStatus(t, req, resp.Status)
 	st := resp.Status.(schema.Status)
 	for _, later := range []time.Duration{0, time.Second, cfg.withDefaults().VerdictRequeue, time.Hour, 400 * 24 * time.Hour} {
 		at := now.Add(later)
-		fresh, jobs, err := cfg.Sync(again, nil, at)
-		require.NoError(t, err)
-		want := resp
+		fresh, jobs, ferr := cfg.Sync(again, nil, at)
+		want, werr := resp, error(nil)
 		if later > 0 {
-			want, _, err = cfg.Sync(again, warm, at)
-			require.NoError(t, err)
+			want, _, werr = cfg.Sync(again, warm, at)
 		}
+		var fheld, wheld *HeldError
+		errors.As(ferr, &fheld)
+		errors.As(werr, &wheld)
+		if fheld != nil || wheld != nil {
+			require.Equal(t, wheld != nil, fheld != nil, "+%s: one replica holds its answer, the other not (warm: %v, fresh: %v)", later, werr, ferr)
+			require.NotEmpty(t, jobs, "+%s: a held answer schedules no dial", later)
+			continue
+		}
+		require.NoError(t, ferr)
+		require.NoError(t, werr)
 		if diff := cmp.Diff(gateView(want), gateView(fresh)); diff != "" {
 			t.Fatalf("+%s: a replica without verdicts answers otherwise (-warm +fresh):\n%s", later, diff)
 		}

@@ -34,13 +34,17 @@ func Sync(req *metacontroller.SyncRequest, verdicts Verdicts, now time.Time) (*m
 // It performs no I/O and reads no clock: now stamps transitions, verdicts is
 // a read-only view of the port verifier (nil reads as a verifier that knows
 // nothing), and the dials it wants are returned, not performed. An error is
-// a *RequestError, or a bug of ours; the response is then nil, never
+// a *RequestError, a *HeldError (with the dials that decide the answer
+// returned beside it), or a bug of ours; the response is then nil, never
 // partial.
 func (c Config) Sync(req *metacontroller.SyncRequest, verdicts Verdicts, now time.Time) (*metacontroller.SyncResponse, []DialJob, error) {
 	in := observed.FromSyncRequest(req)
 	a, err := c.sync(&in, verdicts, now, build{}, nil)
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, nil, err
+	case a.held != "":
+		return nil, a.jobs, &HeldError{Reason: a.held}
 	}
 	return a.response(), a.jobs, nil
 }
@@ -104,6 +108,9 @@ func (c Config) sync(req *observed.Request, verdicts Verdicts, now time.Time, sr
 	})
 	if err := alive(); err != nil {
 		return answer{}, err
+	}
+	if out.Hold != "" {
+		return answer{parent: p.Key(), jobs: out.Jobs, held: out.Hold}, nil
 	}
 	return answer{
 		parent:  p.Key(),

@@ -62,13 +62,13 @@ func TestStamperCarriesTransitions(t *testing.T) {
 	}
 }
 
-// TestHealthAtStampsTheFact: a transition decided from a dial is stamped
-// with the dial's time (whole seconds), so two syncs that decide it from
-// the same parent a few seconds apart — the second from a parent whose
-// status write had not reached Metacontroller's cache — answer the same
-// status and the second writes nothing; a condition whose status holds
-// keeps its time, and a fact time before the condition's previous
-// transition, or after now, is not used.
+// TestHealthAtStampsTheFact: a transition whose time the row knows (a
+// condemnation: the grace's end) is stamped with it (whole seconds), so two
+// syncs that decide it from the same parent a few seconds apart — the second
+// from a parent whose status write had not reached Metacontroller's cache —
+// answer the same status and the second writes nothing; a condition whose
+// status holds keeps its time, and a fact time before the condition's
+// previous transition, or after now, is not used.
 func TestHealthAtStampsTheFact(t *testing.T) {
 	before := metav1.NewTime(time.Date(2026, 11, 29, 12, 3, 8, 0, time.UTC))
 	dial := metav1.NewTime(time.Date(2026, 11, 29, 12, 3, 10, 241660000, time.UTC))

@@ -58,13 +58,14 @@ type row struct {
 	ports        []schema.PortStatus // the port table's source; absent ports read Unknown
 	failingSince *metav1.Time        // the open grace window, if any
 	evidence     *evidence           // the verdict the row was decided from, if any
-	// at is when the row's fact was observed, when the row knows it (the
-	// dial a verdict came from): what a transition it makes and the
-	// failure details it adds are stamped with, instead of now. Two syncs
-	// deciding the same fact — one from a parent whose status write has not
-	// reached Metacontroller's cache yet, whose answer Metacontroller writes
-	// over the first anyway (it reads the object afresh and replaces its
-	// status: metacontroller/metacontroller@v4.17.2
+	// at is when the row's fact became true, when the row knows it
+	// independently of this sync (a condemnation: the grace's end): what a
+	// transition it makes and the failure details it adds are stamped with,
+	// instead of now. Two syncs deciding the same fact — on two replicas, or
+	// one from a parent whose status write has not reached Metacontroller's
+	// cache yet, whose answer Metacontroller writes over the first anyway
+	// (it reads the object afresh and replaces its status:
+	// metacontroller/metacontroller@v4.17.2
 	// pkg/dynamic/clientset/clientset.go, AtomicStatusUpdate) — then stamp
 	// it alike, and the second writes nothing.
 	at      *metav1.Time
@@ -72,14 +73,22 @@ type row struct {
 	requeue bool // an answer can arrive: ask to be called back
 	// resyncIn asks to be called back this soon (0: no), besides requeue.
 	resyncIn time.Duration
+	// hold withholds the answer until the dials in jobs have landed
+	// (Outcome.Hold); every other field but jobs is then unused.
+	hold bool
 }
 
 // Outcome is the status of one sync, the dials it wants and the resync it
-// asks for (zero: none).
+// asks for (zero: none). Hold says the sync must not be answered yet:
+// what the status should say hangs on the dials in Jobs, and any status
+// answered now could undo what another replica has decided (the row
+// "deciding" of the state table); Status and Resync are then unset, and
+// Hold says why in one line.
 type Outcome struct {
 	Status schema.Status
 	Jobs   []DialJob
 	Resync time.Duration
+	Hold   string
 }
 
 // Input is everything one status is decided from: the install's Config,
@@ -124,6 +133,9 @@ func Decide(in Input) Outcome {
 		prev: carry(p.Status, rev, wrev), notApplied: in.NotApplied,
 	}
 	r := f.walk()
+	if r.hold {
+		return Outcome{Jobs: r.jobs, Hold: f.holdReason()}
+	}
 	missingSince := childrenMissingSince(p.Status.ChildrenMissingSince, obs.Missing, now)
 	r = childrenSeen(f, r, obs.Missing, missingSince)
 	cs := in.stamper()

@@ -34,8 +34,12 @@ func (f *facts) servingGate() row {
 		if since == nil {
 			since = &f.now
 		}
-		if !ev.res.CheckedAt.Before(since.Add(f.cfg.PortCheckGrace)) {
+		deadline := since.Add(f.cfg.PortCheckGrace)
+		switch {
+		case !ev.res.CheckedAt.Before(deadline):
 			return condemned(f, rep, ev, since)
+		case !f.now.Time.Before(deadline):
+			return deciding(f, rep, ev)
 		}
 		return windowOpen(f, rep, ev, since)
 	case ev.res.AllOpen():
@@ -90,7 +94,19 @@ func verifying(f *facts, rep *observed.Related) row {
 // condemned is the row "serving, a port closed past grace": refused by a
 // dial made after failingSince + grace, so believed. Terminal for this
 // workload revision: no more dials.
+//
+// It is stamped with the end of the grace window, not with its dial's
+// time: the port refused every dial from failingSince through one made
+// after the window, and each replica condemns from a dial of its own, made
+// at its own moment. Metacontroller writes every answer over the status
+// it reads afresh, so a replica answering from a parent cached before
+// another's condemnation was written (metacontroller/metacontroller@v4.17.2
+// pkg/controller/composite/controller.go, updateParentStatus) must answer
+// the same bytes, or the two would each write theirs. The verdict's
+// checkedAt is the window's end likewise: no dial before it could condemn.
 func condemned(f *facts, rep *observed.Related, ev evidence, since *metav1.Time) row {
+	end := metav1.NewTime(since.Add(f.cfg.PortCheckGrace))
+	ev.res.CheckedAt = end.Time
 	details := portFailures(ev.res.ClosedPorts(), rep.Metadata.Name, f.wrev)
 	return row{
 		health:       health{stalled: true, reason: schema.ReasonPortNotListening, message: f.condemnation(details, since)},
@@ -98,8 +114,24 @@ func condemned(f *facts, rep *observed.Related, ev evidence, since *metav1.Time)
 		ports:        portsOf(ev.res),
 		failingSince: since,
 		evidence:     &ev,
-		at:           &metav1.Time{Time: ev.res.CheckedAt},
+		at:           &end,
 	}
+}
+
+// deciding is the moment between the end of the grace window and the dial
+// that decides it: the refusal at hand was dialed inside the window, so it
+// cannot condemn, and the window is over, so it must not be answered as
+// open either. Another replica may have condemned already from a dial of
+// its own, and this sync's parent may be a copy Metacontroller cached
+// before that status was written: the window-open answer it would give
+// would be written over the condemnation (Metacontroller replaces the
+// status it reads afresh with every answer that differs), Available turning
+// True again. So the answer is held (Outcome.Hold) and the pod dialed; the
+// sync after the dial condemns, or clears the window if the port answers.
+func deciding(f *facts, rep *observed.Related, ev evidence) row {
+	r := row{hold: true, evidence: &ev}
+	r.jobs, _ = f.dialsFor(rep, &ev, forgetAndDial)
+	return r
 }
 
 // windowOpen is the row "serving, a port closed, inside grace": the refusal
@@ -143,6 +175,16 @@ func unverified(f *facts, rep *observed.Related, ev evidence) row {
 	}
 	r.jobs, r.requeue = f.dialsFor(rep, &ev, dialAgain)
 	return r
+}
+
+// holdReason says why a deciding sync is held: whose window ended, and
+// what decides it.
+func (f *facts) holdReason() string {
+	end := "its end"
+	if since := f.prev.failingSince; since != nil {
+		end = since.Add(f.cfg.PortCheckGrace).UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("%s/%s: the port check's grace ended at %s; a dial made after it decides the status", f.namespace, f.name, end)
 }
 
 // windowMessage says why the window is open and until when.
