@@ -62,7 +62,7 @@ func (c Config) sync(req *observed.Request, verdicts Verdicts, now time.Time, sr
 	if alive == nil {
 		alive = func() error { return nil }
 	}
-	p, err := observed.DecodeParent(req.Parent)
+	p, err := req.DecodeParent()
 	if err != nil {
 		return answer{}, malformed(err)
 	}

@@ -42,7 +42,7 @@ func TestRelatedMiddlewares(t *testing.T) {
 				t.Fatal(err)
 			}
 			var one Request
-			if err := Decode(body, &one); err != nil {
+			if err := Decode(body, &one, NewCache(1<<20), Budget{}); err != nil {
 				t.Fatal(err)
 			}
 			if one.decoded == nil {

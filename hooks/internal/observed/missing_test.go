@@ -36,7 +36,7 @@ func TestMissing(t *testing.T) {
 				body := []byte(`{"parent":{"metadata":{"name":"web","namespace":"shop"}},"children":` + tc.children + `}`)
 				var r Request
 				if form == "one pass" {
-					if err := Decode(body, &r); err != nil {
+					if err := Decode(body, &r, NewCache(1<<20), Budget{}); err != nil {
 						t.Fatal(err)
 					}
 				} else {

@@ -19,6 +19,7 @@ type Request struct {
 	decoded *onePass                    // the one-pass form, or nil
 	raw     *metacontroller.SyncRequest // the object-by-object form, or nil
 	one     onePass                     // decoded's storage
+	cache   *Cache                      // what Decode was given, or nil
 }
 
 // onePass is a sync request decoded in one pass into the fields the hook
@@ -37,14 +38,45 @@ type onePass struct {
 	Finalizing bool                          `json:"finalizing"`
 }
 
-// Decode reads a sync request body into r: in one pass when every object
-// fits the fields the hook reads, else object by object, as
-// FromSyncRequest. An error means the body is not a sync request at all.
-// r is filled in place so that a handler's Request needs no allocation.
-func Decode(body []byte, r *Request) error {
+// Decode reads a sync request body into r, once b finds it within budget
+// (a *BudgetError otherwise, before anything is decoded): in one pass when
+// every object fits the fields the hook reads, else object by object, as
+// FromSyncRequest. Any other error means the body is not a sync request at
+// all. r is filled in place so that a handler's Request needs no
+// allocation.
+//
+// With c not nil, what r reads is the same, from c where it can be: a body
+// decoded before is not measured or decoded again, and one written as
+// Metacontroller writes one is decoded object by object, each child,
+// related object and the parent (Request.DecodeParent) from c when the same
+// bytes were decoded before, kept there otherwise (Cache.decodeCanonical).
+func Decode(body []byte, r *Request, c *Cache, b Budget) error {
+	r.one = onePass{}
+	r.cache = c
+	var key cacheKey
+	if c != nil {
+		held, k, ok := c.body(body)
+		if ok {
+			r.one = *held
+			r.Parent, r.decoded = r.one.Parent, &r.one
+			return nil
+		}
+		key = k
+	}
+	if err := b.Check(body); err != nil {
+		return err
+	}
+	if c != nil && c.decodeCanonical(body, &r.one) {
+		r.Parent, r.decoded = r.one.Parent, &r.one
+		c.putBody(key, &onePass{Parent: r.one.Parent, Children: r.one.Children, Related: r.one.Related, Finalizing: r.one.Finalizing}, true)
+		return nil
+	}
 	r.one = onePass{}
 	if unmarshal(body, &r.one) == nil {
 		r.Parent, r.decoded = r.one.Parent, &r.one
+		if c != nil {
+			c.putBody(key, &onePass{Parent: r.one.Parent, Children: r.one.Children, Related: r.one.Related, Finalizing: r.one.Finalizing}, false)
+		}
 		return nil
 	}
 	var req metacontroller.SyncRequest
@@ -53,6 +85,28 @@ func Decode(body []byte, r *Request) error {
 	}
 	*r = FromSyncRequest(&req)
 	return nil
+}
+
+// DecodeParent is DecodeParent of r's parent, from the Cache Decode was
+// given when the same bytes were decoded before.
+func (r *Request) DecodeParent() (*Parent, error) {
+	if r.cache == nil {
+		return DecodeParent(r.Parent)
+	}
+	if len(r.Parent) == 0 || string(r.Parent) == "null" {
+		return DecodeParent(r.Parent)
+	}
+	var p Parent
+	if err := decodeCached(r.cache, keyParent, r.Parent, &p, func(raw []byte, p *Parent) error {
+		d, err := DecodeParent(raw)
+		if err == nil {
+			*p = *d
+		}
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return &p, nil
 }
 
 // FromSyncRequest reads a request already split into raw objects; each is

@@ -1,0 +1,443 @@
+package observed
+
+import (
+	"encoding/json"
+	"hash/maphash"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// Metacontroller resyncs every parent each resyncPeriodSeconds and on every
+// change of a child or related object, and most syncs carry objects that
+// have not changed since the parent's last one: the same bytes, for a
+// resource at rest every one of them. Decoding them was most of a steady
+// sync's CPU once its caches had gone cold between syncs (docs/performance.md,
+// "CPU per sync"). A Cache keeps what each object's exact bytes decoded
+// into, so that a sync decodes only what changed.
+
+// Cache holds decoded children, related objects and parents, keyed by their
+// exact bytes: a value is what those bytes decode into, so a sync reading
+// it from the Cache reads what decoding would have given. It is bounded in
+// bytes (what its values hold, heapSize); when full, arbitrary entries make
+// room, and a value over a sixty-fourth of the bound is never kept. Its
+// values are shared by every sync that reads them and must not be changed
+// (nothing the hook does with a Child, Related or Parent writes to it).
+// Safe for concurrent use; the zero value is not: use NewCache.
+type Cache struct {
+	mu      sync.Mutex
+	seeds   [2]maphash.Seed
+	entries map[cacheKey]cacheEntry
+	size    int // what the values hold (heapSize), and cacheEntryOverhead each
+	max     int
+}
+
+// cacheKey names an object by what it decodes into and 128 bits of hash of
+// its bytes under two random seeds (not chosen by anyone who writes an
+// object, so a collision cannot be aimed at) and their length.
+type cacheKey struct {
+	typ    byte
+	n      int
+	h1, h2 uint64
+}
+
+type cacheEntry struct {
+	v    any // a Child, a Related or a Parent, by value; nil for keyValid
+	cost int
+}
+
+const (
+	keyChild   byte = iota + 1 // decodes into a Child
+	keyRelated                 // into a Related
+	keyParent                  // into a Parent (Request.DecodeParent)
+	keyValid                   // valid JSON a sync request's field the hook ignores holds
+	keyBody                    // a whole request body within its budget: a *onePass
+)
+
+// cacheEntryOverhead is what an entry costs besides its object's bytes: the
+// key, the map's slot and the boxed value's header.
+const cacheEntryOverhead = 96
+
+// NewCache returns an empty Cache of at most maxBytes.
+func NewCache(maxBytes int) *Cache {
+	return &Cache{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, entries: map[cacheKey]cacheEntry{}, max: maxBytes}
+}
+
+// Len and Size are the number of objects held and what they cost.
+func (c *Cache) Len() int  { c.mu.Lock(); defer c.mu.Unlock(); return len(c.entries) }
+func (c *Cache) Size() int { c.mu.Lock(); defer c.mu.Unlock(); return c.size }
+
+func (c *Cache) key(typ byte, raw []byte) cacheKey {
+	return cacheKey{typ: typ, n: len(raw), h1: maphash.Bytes(c.seeds[0], raw), h2: maphash.Bytes(c.seeds[1], raw)}
+}
+
+func (c *Cache) get(k cacheKey) (any, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[k]
+	return e.v, ok
+}
+
+// put keeps v under k unless it is too large, making room first. It costs
+// v's boxed copy and what v holds (heapSize).
+func (c *Cache) put(k cacheKey, v any) {
+	n := 0
+	if v != nil {
+		n = int(reflect.TypeOf(v).Size()) + heapSize(reflect.ValueOf(v))
+	}
+	c.putCost(k, v, n)
+}
+
+// putCost is put of what costs n bytes besides the entry itself.
+func (c *Cache) putCost(k cacheKey, v any, n int) {
+	cost := n + cacheEntryOverhead
+	if cost > c.max/64 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[k]; ok {
+		return
+	}
+	for old, e := range c.entries {
+		if c.size+cost <= c.max {
+			break
+		}
+		delete(c.entries, old)
+		c.size -= e.cost
+	}
+	c.entries[k] = cacheEntry{v: v, cost: cost}
+	c.size += cost
+}
+
+// decodeCached sets *v to what raw decodes into by decode: the Cache's
+// value for raw, or decode's, which it keeps. A value decode refuses is
+// not kept, and *v is then unset.
+func decodeCached[T any](c *Cache, typ byte, raw []byte, v *T, decode func([]byte, *T) error) error {
+	k := c.key(typ, raw)
+	if held, ok := c.get(k); ok {
+		*v = held.(T)
+		return nil
+	}
+	var fresh T
+	if err := decode(raw, &fresh); err != nil {
+		return err
+	}
+	c.put(k, fresh)
+	*v = fresh
+	return nil
+}
+
+// body returns what body decoded into when the same bytes were decoded
+// within their budget before: a whole request at rest (Metacontroller
+// resyncs it unchanged). The onePass is shared: read it, never change it.
+func (c *Cache) body(body []byte) (*onePass, cacheKey, bool) {
+	k := c.key(keyBody, body)
+	held, ok := c.get(k)
+	if !ok {
+		return nil, k, false
+	}
+	return held.(*onePass), k, true
+}
+
+// putBody keeps what the body of key k decoded into. It costs its maps and
+// the copies of the objects' fields they hold, not what those point to:
+// the objects' own entries hold that when the body was decoded through the
+// Cache (decodeCanonical); a body the one-pass decoder read costs all it
+// holds.
+func (c *Cache) putBody(k cacheKey, one *onePass, throughCache bool) {
+	n := len(one.Parent)
+	if !throughCache {
+		n = heapSize(reflect.ValueOf(one))
+	} else {
+		for g, objs := range one.Children {
+			n += len(g) + mapSize(len(objs), int(unsafe.Sizeof(Child{})))
+		}
+		for g, objs := range one.Related {
+			n += len(g) + mapSize(len(objs), int(unsafe.Sizeof(Related{})))
+		}
+	}
+	c.putCost(k, one, n)
+}
+
+// valid reports whether raw is JSON encoding/json accepts (json.Valid), from
+// the Cache when the same bytes were checked before.
+func (c *Cache) valid(raw []byte) bool {
+	k := c.key(keyValid, raw)
+	if _, ok := c.get(k); ok {
+		return true
+	}
+	if !json.Valid(raw) {
+		return false
+	}
+	c.put(k, nil)
+	return true
+}
+
+// decodeCanonical decodes body into one object by object, each from the
+// Cache when its bytes were decoded before, and reports whether it could:
+// body must be a sync request as Metacontroller writes one — an object
+// whose members are named without escapes, parent, children, related and
+// finalizing each once and in lower case, and nothing after it — and every
+// object in it must decode. For anything else it reports false, one is left
+// unspecified, and the one-pass decoder must read body instead: what it
+// accepts, decodeCanonical accepts only when it is certain of the same
+// values (FuzzFastDecode holds the two alike).
+func (c *Cache) decodeCanonical(body []byte, one *onePass) bool {
+	s := scan{b: body}
+	if !s.open('{') {
+		return false
+	}
+	var seen [4]bool // parent, children, related, finalizing
+	for first := true; ; first = false {
+		more, ok := s.member(first)
+		if !ok {
+			return false
+		}
+		if !more {
+			break
+		}
+		key, ok := s.plainKey()
+		if !ok {
+			return false
+		}
+		field := -1
+		for i, f := range [...]string{"parent", "children", "related", "finalizing"} {
+			if strings.EqualFold(key, f) {
+				field = i
+			}
+		}
+		if field >= 0 && (seen[field] || key != strings.ToLower(key)) {
+			return false // decoding reads it without regard to case, and merges a second
+		}
+		if field >= 0 {
+			seen[field] = true
+		}
+		s.ws()
+		start := s.i
+		switch field {
+		case 0: // parent
+			if !s.skip() || !c.valid(s.b[start:s.i]) {
+				return false
+			}
+			one.Parent = append(json.RawMessage(nil), s.b[start:s.i]...)
+		case 1: // children
+			m, ok := groups(c, &s, keyChild, func(raw []byte, v *Child) error { return unmarshalFast(raw, v) })
+			if !ok {
+				return false
+			}
+			one.Children = m
+		case 2: // related
+			m, ok := groups(c, &s, keyRelated, func(raw []byte, v *Related) error { return unmarshalFast(raw, v) })
+			if !ok {
+				return false
+			}
+			one.Related = m
+		case 3: // finalizing
+			switch {
+			case s.literal("true"):
+				one.Finalizing = true
+			case s.literal("false"), s.literal("null"):
+				one.Finalizing = false
+			default:
+				return false
+			}
+		default:
+			// A field the hook does not read (Metacontroller's controller):
+			// valid JSON is all decoding asks of it.
+			if !s.skip() || !c.valid(s.b[start:s.i]) {
+				return false
+			}
+		}
+	}
+	s.ws()
+	return s.i == len(s.b)
+}
+
+// groups decodes the map of groups at s (children or related), each
+// object of typ through the Cache, as decoding into a map of maps does: a
+// group given as null is there, as a nil map.
+func groups[T any](c *Cache, s *scan, typ byte, decode func([]byte, *T) error) (map[string]map[string]T, bool) {
+	if s.literal("null") {
+		return nil, true
+	}
+	if !s.open('{') {
+		return nil, false
+	}
+	out := map[string]map[string]T{}
+	for first := true; ; first = false {
+		more, ok := s.member(first)
+		if !ok {
+			return nil, false
+		}
+		if !more {
+			return out, true
+		}
+		group, ok := s.plainKey()
+		if _, twice := out[group]; !ok || twice {
+			return nil, false
+		}
+		if s.literal("null") {
+			out[group] = nil
+			continue
+		}
+		if !s.open('{') {
+			return nil, false
+		}
+		objs := map[string]T{}
+		for first := true; ; first = false {
+			more, ok := s.member(first)
+			if !ok {
+				return nil, false
+			}
+			if !more {
+				break
+			}
+			name, ok := s.plainKey()
+			if _, twice := objs[name]; !ok || twice {
+				return nil, false
+			}
+			s.ws()
+			start := s.i
+			if !s.skip() {
+				return nil, false
+			}
+			var v T
+			if decodeCached(c, typ, s.b[start:s.i], &v, decode) != nil {
+				return nil, false
+			}
+			objs[name] = v
+		}
+		out[group] = objs
+	}
+}
+
+// member is the loop over an object's members after its '{', strictly: it
+// reports whether a member follows (at its name) or the object closed
+// ('}', consumed); ok is false at anything else — a member after another
+// without a comma, a comma before the close.
+func (s *scan) member(first bool) (more, ok bool) {
+	s.ws()
+	if s.i >= len(s.b) {
+		return false, false
+	}
+	if s.b[s.i] == '}' {
+		s.i++
+		return false, true
+	}
+	if !first {
+		if s.b[s.i] != ',' {
+			return false, false
+		}
+		s.i++
+		s.ws()
+	}
+	return true, s.i < len(s.b) && s.b[s.i] == '"'
+}
+
+// plainKey reads a member's name and its colon when the name is written
+// without escapes, control bytes or bytes outside ASCII, and reports false
+// otherwise (such a name is for the one-pass decoder).
+func (s *scan) plainKey() (string, bool) {
+	start := s.i
+	if !s.str() {
+		return "", false
+	}
+	raw := s.b[start+1 : s.i-1]
+	for _, b := range raw {
+		if b == '\\' || b < 0x20 || b >= 0x80 {
+			return "", false
+		}
+	}
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != ':' {
+		return "", false
+	}
+	s.i++
+	return string(raw), true
+}
+
+// literal consumes lit (true, false or null) after white space when a
+// delimiter or the end follows it.
+func (s *scan) literal(lit string) bool {
+	s.ws()
+	end := s.i + len(lit)
+	if end > len(s.b) || string(s.b[s.i:end]) != lit {
+		return false
+	}
+	if end < len(s.b) {
+		switch s.b[end] {
+		case ',', '}', ' ', '\t', '\n', '\r':
+		default:
+			return false
+		}
+	}
+	s.i = end
+	return true
+}
+
+// heapSize is about what v holds on the heap besides v itself: the bytes
+// of its strings, the backing arrays of its slices, its maps, what its
+// pointers point to, recursively (a *time.Location, shared by every
+// time.Time, is not counted). Allocation size classes are not: it is a
+// bound's measure, within some tens of percent (TestCacheIsBounded
+// checks the Cache's bound against the heap).
+func heapSize(v reflect.Value) int {
+	switch v.Kind() {
+	case reflect.String:
+		return v.Len()
+	case reflect.Slice:
+		if v.IsNil() {
+			return 0
+		}
+		n := v.Cap() * int(v.Type().Elem().Size())
+		for i := range v.Len() {
+			n += heapSize(v.Index(i))
+		}
+		return n
+	case reflect.Map:
+		if v.IsNil() {
+			return 0
+		}
+		n := mapSize(v.Len(), int(v.Type().Key().Size()+v.Type().Elem().Size()))
+		for it := v.MapRange(); it.Next(); {
+			n += heapSize(it.Key()) + heapSize(it.Value())
+		}
+		return n
+	case reflect.Pointer:
+		if v.IsNil() || v.Type() == locationType {
+			return 0
+		}
+		return int(v.Type().Elem().Size()) + heapSize(v.Elem())
+	case reflect.Interface:
+		if v.IsNil() {
+			return 0
+		}
+		e := v.Elem()
+		return int(e.Type().Size()) + heapSize(e)
+	case reflect.Struct:
+		n := 0
+		for i := range v.NumField() {
+			n += heapSize(v.Field(i))
+		}
+		return n
+	case reflect.Array:
+		n := 0
+		for i := range v.Len() {
+			n += heapSize(v.Index(i))
+		}
+		return n
+	}
+	return 0
+}
+
+var locationType = reflect.TypeFor[*time.Location]()
+
+// mapSize is about what a map of n entries of entry bytes each holds
+// besides what they point to: its groups of eight slots, a control word
+// each, at most seven eighths full, and its header.
+func mapSize(n, entry int) int {
+	return 48 + (n*8/7+1)*(entry+1)
+}
