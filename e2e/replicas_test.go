@@ -163,7 +163,7 @@ func TestReplicasAnswerAlike(t *testing.T) {
 	quiet("replica b's first contact, then both in turn", 6)
 
 	replicas[0].Stop(10 * time.Second)
-	replicas[0] = startReplica(t, replicaIPs[0], flags)
+	replicas[0] = startReplica(t, replicaIPs[0], flags, chartEnv(t, chartPods[0]))
 	quiet("replica a restarted", 6)
 
 	// The dead port is fixed in place: these pods stay condemned.
@@ -237,15 +237,28 @@ func startReplicas(t *testing.T, host *framework.TestHost, release, relNS string
 		for _, f := range perIP {
 			own = append(own, f(ip)...)
 		}
-		procs[i] = startReplica(t, ip, own)
+		procs[i] = startReplica(t, ip, own, chartEnv(t, pods[i]))
 	}
 	return ips, procs, pods
 }
 
+// chartEnv is the environment the chart gives its stackdome container in
+// pod (GOMAXPROCS from its CPU request, GOMEMLIMIT from its memory limit),
+// as the kubelet resolves it.
+func chartEnv(t *testing.T, pod obj) []string {
+	t.Helper()
+	env, err := framework.ContainerEnv(pod, "stackdome")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
 // startReplica runs one replica of the chart's pod on the test host at ip:
 // `stackdome serve` with hooks on ip:8080 and metrics on ip:8081 (the
-// chart's ports), its error pages on ip:8082, and flags.
-func startReplica(t *testing.T, ip string, flags []string) *framework.Proc {
+// chart's ports), its error pages on ip:8082, and flags, in the chart
+// container's environment env (chartEnv).
+func startReplica(t *testing.T, ip string, flags, env []string) *framework.Proc {
 	t.Helper()
 	bin := buildStackdome(t)
 	hooks := net.JoinHostPort(ip, "8080")
@@ -253,7 +266,7 @@ func startReplica(t *testing.T, ip string, flags []string) *framework.Proc {
 		"--error-pages-listen", net.JoinHostPort(ip, "8082"),
 		"--metrics-listen", net.JoinHostPort(ip, "8081"),
 		"--drain-delay", "0s", "--log-format", "text"}, flags...)
-	p, err := suite.host.StartProc(t.TempDir(), "stackdome-"+ip, bin, args...)
+	p, err := suite.host.StartProcEnv(t.TempDir(), "stackdome-"+ip, env, bin, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

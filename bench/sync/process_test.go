@@ -16,6 +16,11 @@ import (
 	"time"
 )
 
+// chartEnv is the environment the chart's default values give stackdome's
+// container: GOMAXPROCS from its CPU request (50m, rounded up to a core),
+// GOMEMLIMIT from its memory limit (256Mi).
+var chartEnv = []string{"GOMAXPROCS=1", "GOMEMLIMIT=268435456"}
+
 // processApps and processRate are the load of BenchmarkFleetProcess: the
 // fleet's 200 apps, half private and half public, and about the pace at
 // which one of the chart's two replicas answered them in the fleet run
@@ -27,7 +32,8 @@ const (
 )
 
 // BenchmarkFleetProcess is the whole stackdome process per sync at the
-// fleet's request shapes: the real binary (`stackdome serve`), its real
+// fleet's request shapes: the real binary (`stackdome serve`, in the
+// chart's environment: chartEnv), its real
 // verifier holding its own Open verdict on each app's pod (a loopback
 // listener per app and port), fed the 200 apps of the fleet in turn, paced
 // at processRate by processWorkers clients with http.DefaultTransport's
@@ -83,7 +89,7 @@ func BenchmarkFleetProcess(b *testing.B) {
 		pprofAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(int(freePorts(b, 1)[0])))
 		args = append(args, "--pprof-listen", pprofAddr)
 	}
-	proc, hooksAddr, _ := startBinary(b, bin, args...)
+	proc, hooksAddr, _ := startBinaryEnv(b, chartEnv, bin, args...)
 	url := "http://" + hooksAddr + "/sync"
 	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2, DisableCompression: true}}
 

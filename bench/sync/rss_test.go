@@ -97,10 +97,18 @@ func BenchmarkRSS10k(b *testing.B) {
 
 // startBinary starts bin serve on loopback with args and returns its
 // process, hooks address and metrics address, read from its "serving" log
-// line. The
-// process is killed at cleanup if still running.
+// line. The process is killed at cleanup if still running.
 func startBinary(tb testing.TB, bin string, args ...string) (proc *os.Process, hooks, metrics string) {
+	return startBinaryEnv(tb, nil, bin, args...)
+}
+
+// startBinaryEnv is startBinary with env added to the benchmark's own
+// environment.
+func startBinaryEnv(tb testing.TB, env []string, bin string, args ...string) (proc *os.Process, hooks, metrics string) {
 	cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--drain-delay", "0s"}, args...)...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		tb.Fatal(err)

@@ -168,6 +168,23 @@ func containersOf(pod Obj, init bool) ([]container, error) {
 	return out, nil
 }
 
+// ContainerEnv is the environment the stand-in kubelet gives the container
+// name of pod: its env, fieldRefs and resourceFieldRefs resolved (the
+// chart's GOMAXPROCS and GOMEMLIMIT), for a test that runs the container's
+// binary itself.
+func ContainerEnv(pod Obj, name string) ([]string, error) {
+	cs, err := containersOf(pod, false)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cs {
+		if c.name == name {
+			return c.env, nil
+		}
+	}
+	return nil, fmt.Errorf("pod %v has no container %s", Dig(pod, "metadata", "name"), name)
+}
+
 // image is what the stand-in kubelet knows of an image it cannot pull: the
 // local files it holds at their paths in the image (the entrypoint binary).
 type image struct {

@@ -200,8 +200,18 @@ func (h *TestHost) inside(argv ...string) []string {
 
 // StartProc runs bin inside the test host, like the package's startProc.
 func (h *TestHost) StartProc(dir, name, bin string, args ...string) (*Proc, error) {
+	return h.StartProcEnv(dir, name, nil, bin, args...)
+}
+
+// StartProcEnv is StartProc with env added to the test's own environment
+// (a variable of env wins over the test's).
+func (h *TestHost) StartProcEnv(dir, name string, env []string, bin string, args ...string) (*Proc, error) {
 	argv := h.inside(append([]string{bin}, args...)...)
-	return startProc(dir, name, argv[0], argv[1:]...)
+	var full []string
+	if env != nil {
+		full = append(os.Environ(), env...)
+	}
+	return startProcEnv(dir, name, full, argv[0], argv[1:]...)
 }
 
 // Serve answers HTTP with handler on the test host at address ip, on port
