@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -18,27 +15,10 @@ import (
 // pages port, ?brand= picking one and the file's default answering the
 // rest; a file with a wrong field stops start-up with the field's path.
 func TestServeBrandsFile(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
-			"--drain-delay", "0s", "--brands-file", filepath.Join("errorpages", "testdata", "brands.json")}, nil, pw, io.Discard)
-		pw.Close()
-	}()
-	var addrs struct{ ErrorPages string }
-	sc := bufio.NewScanner(pr)
-	for sc.Scan() {
-		if strings.Contains(sc.Text(), `"msg":"serving"`) {
-			require.NoError(t, json.Unmarshal(sc.Bytes(), &addrs))
-			break
-		}
-	}
-	go io.Copy(io.Discard, pr)
-	require.NotEmpty(t, addrs.ErrorPages, "serve did not start")
+	srv := runServe(t, "--brands-file", filepath.Join("errorpages", "testdata", "brands.json"))
+	require.NotEmpty(t, srv.addrs["errorPages"], "serve did not start")
 	page := func(target string) (int, string) {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+addrs.ErrorPages+target, nil)
+		req, _ := http.NewRequest(http.MethodGet, "http://"+srv.addrs["errorPages"]+target, nil)
 		req.Header.Set("Accept", "text/html")
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
@@ -61,8 +41,7 @@ func TestServeBrandsFile(t *testing.T) {
 		require.Contains(t, body, want.brand, target)
 		require.NotContains(t, body, "stackdome</div>", target)
 	}
-	cancel()
-	require.NoError(t, <-done)
+	require.NoError(t, srv.stop())
 
 	bad := filepath.Join(t.TempDir(), "brands.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"brands":[{"name":"acme","displayName":"Acme","colors":{"light":{"accent":"teal"}}}]}`), 0o644))

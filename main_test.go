@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -96,25 +98,9 @@ func TestSyncCommandAnswersTheGoldenFixtures(t *testing.T) {
 // each on their own port only (no /sync where Prometheus scrapes, no
 // /metrics where Metacontroller calls), and a clean stop on cancellation.
 func TestServe(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--drain-delay", "0s", "--dial-allow", "127.0.0.0/8", "--dial-allow-loopback"}, nil, pw, io.Discard)
-		pw.Close()
-	}()
-	var addrs struct{ Hooks, ErrorPages, Metrics string }
-	sc := bufio.NewScanner(pr)
-	for sc.Scan() {
-		if strings.Contains(sc.Text(), `"msg":"serving"`) {
-			require.NoError(t, json.Unmarshal(sc.Bytes(), &addrs))
-			break
-		}
-	}
-	go io.Copy(io.Discard, pr)
-	require.NotEmpty(t, addrs.Hooks)
-	require.NotEmpty(t, addrs.Metrics)
-	hooksURL, pagesURL, metricsURL := "http://"+addrs.Hooks, "http://"+addrs.ErrorPages, "http://"+addrs.Metrics
+	srv := runServe(t, "--dial-allow", "127.0.0.0/8", "--dial-allow-loopback")
+	require.NotEmpty(t, srv.addrs["metrics"])
+	hooksURL, pagesURL, metricsURL := "http://"+srv.addrs["hooks"], "http://"+srv.addrs["errorPages"], "http://"+srv.addrs["metrics"]
 
 	paths, _ := filepath.Glob("testdata/sync/*.request.json")
 	for _, p := range paths {
@@ -168,14 +154,7 @@ func TestServe(t *testing.T) {
 	require.Equal(t, 200, resp.StatusCode)
 	require.Contains(t, string(metrics), "stackdome_hook_requests_total")
 	require.Contains(t, string(metrics), `stackdome_error_pages_served_total{code="503",format="json"} 1`)
-
-	cancel()
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not stop")
-	}
+	require.NoError(t, srv.stop())
 }
 
 // TestPprofOnlyWhereAsked: Go's profiles are served on --pprof-listen and
@@ -184,27 +163,11 @@ func TestServe(t *testing.T) {
 func TestPprofOnlyWhereAsked(t *testing.T) {
 	for name, withPprof := range map[string]bool{"default": false, "--pprof-listen": true} {
 		t.Run(name, func(t *testing.T) {
-			args := []string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
-				"--drain-delay", "0s", "--write-timeout", "1s"}
+			args := []string{"--write-timeout", "1s"}
 			if withPprof {
 				args = append(args, "--pprof-listen", "127.0.0.1:0")
 			}
-			ctx, cancel := context.WithCancel(context.Background())
-			pr, pw := io.Pipe()
-			done := make(chan error, 1)
-			go func() {
-				done <- run(ctx, args, nil, pw, io.Discard)
-				pw.Close()
-			}()
-			addrs := map[string]any{}
-			sc := bufio.NewScanner(pr)
-			for sc.Scan() {
-				if strings.Contains(sc.Text(), `"msg":"serving"`) {
-					require.NoError(t, json.Unmarshal(sc.Bytes(), &addrs))
-					break
-				}
-			}
-			go io.Copy(io.Discard, pr)
+			srv := runServe(t, args...)
 			get := func(url string) (int, []byte) {
 				resp, err := http.Get(url)
 				require.NoError(t, err)
@@ -214,11 +177,11 @@ func TestPprofOnlyWhereAsked(t *testing.T) {
 				return resp.StatusCode, b
 			}
 			for _, key := range []string{"hooks", "errorPages", "metrics"} {
-				code, _ := get("http://" + addrs[key].(string) + "/debug/pprof/")
+				code, _ := get("http://" + srv.addrs[key] + "/debug/pprof/")
 				require.Equal(t, 404, code, "/debug/pprof/ on the %s address", key)
 			}
-			pprofAddr, ok := addrs["pprof"].(string)
-			require.Equal(t, withPprof, ok, "a pprof address in the serving line: %v", addrs)
+			pprofAddr, ok := srv.addrs["pprof"]
+			require.Equal(t, withPprof, ok, "a pprof address in the serving line: %v", srv.addrs)
 			if withPprof {
 				code, index := get("http://" + pprofAddr + "/debug/pprof/")
 				require.Equal(t, 200, code)
@@ -229,13 +192,61 @@ func TestPprofOnlyWhereAsked(t *testing.T) {
 				code, _ = get("http://" + pprofAddr + "/metrics")
 				require.Equal(t, 404, code)
 			}
-			cancel()
-			select {
-			case err := <-done:
-				require.NoError(t, err)
-			case <-time.After(10 * time.Second):
-				t.Fatal("serve did not stop")
-			}
+			require.NoError(t, srv.stop())
 		})
 	}
+}
+
+// inProcess is a `stackdome serve` run in this process by runServe: the
+// addresses its "serving" log line names, by server (hooks, errorPages,
+// metrics, pprof), and stop, which cancels it and returns what run
+// returned, failing on a hang.
+type inProcess struct {
+	addrs map[string]string
+	stop  func() error
+}
+
+// runServe runs `stackdome serve` with args on loopback (its three
+// listeners on 127.0.0.1:0, no drain delay, then args) until the test ends
+// or stop is called.
+func runServe(t *testing.T, args ...string) inProcess {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--drain-delay", "0s"}, args...), nil, pw, io.Discard)
+		pw.Close()
+	}()
+	var line map[string]any
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), `"msg":"serving"`) {
+			require.NoError(t, json.Unmarshal(sc.Bytes(), &line))
+			break
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	addrs := map[string]string{}
+	for k, v := range line {
+		if a, ok := v.(string); ok && k != "msg" && k != "level" && k != "time" {
+			addrs[k] = a
+		}
+	}
+	var once sync.Once
+	var err error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second):
+				err = errors.New("serve did not stop")
+			}
+		})
+		return err
+	}
+	t.Cleanup(func() { stop() })
+	require.NotEmpty(t, addrs["hooks"], "serve did not start")
+	return inProcess{addrs: addrs, stop: stop}
 }
