@@ -109,7 +109,7 @@ func (h *Handler) leave() { <-h.slots }
 // which Metacontroller reads as "requeue after this long" (no event, no
 // failed-sync backoff).
 func (h *Handler) busy(w http.ResponseWriter, hook string) int {
-	w.Header().Set("Retry-After", strconv.Itoa(int(RetryAfter/time.Second)))
+	retryAfter(w)
 	return h.refuse(w, hook, http.StatusTooManyRequests, fmt.Errorf("%d hook requests in flight; retry after %s", cap(h.slots), RetryAfter))
 }
 
@@ -191,9 +191,15 @@ func (h *Handler) hold(w http.ResponseWriter, a answer) int {
 		h.Metrics.held.Inc()
 	}
 	h.logger().Debug("sync held", "parent", a.parent, "jobs", len(a.jobs), "reason", a.held)
-	w.Header().Set("Retry-After", strconv.Itoa(int(RetryAfter/time.Second)))
+	retryAfter(w)
 	text(w, http.StatusTooManyRequests, oneLine((&HeldError{Reason: a.held}).Error()))
 	return http.StatusTooManyRequests
+}
+
+// retryAfter sets the Retry-After of a 429: RetryAfter, in the whole
+// seconds Metacontroller reads it in.
+func retryAfter(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", strconv.Itoa(int(RetryAfter/time.Second)))
 }
 
 // ServeCustomize answers POST /customize.

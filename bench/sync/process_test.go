@@ -14,12 +14,40 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/yaml"
 )
 
 // chartEnv is the environment the chart's default values give stackdome's
-// container: GOMAXPROCS from its CPU request (50m, rounded up to a core),
-// GOMEMLIMIT from its memory limit (256Mi).
-var chartEnv = []string{"GOMAXPROCS=1", "GOMEMLIMIT=268435456"}
+// container, read from chart/values.yaml as the kubelet resolves the
+// chart's resourceFieldRefs (divisor 1): GOMAXPROCS from the CPU request
+// rounded up to a whole core, GOMEMLIMIT from the memory limit in bytes.
+func chartEnv(tb testing.TB) []string {
+	b, err := os.ReadFile("../../chart/values.yaml")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var v struct {
+		Resources struct {
+			Requests struct {
+				CPU resource.Quantity `json:"cpu"`
+			} `json:"requests"`
+			Limits struct {
+				Memory resource.Quantity `json:"memory"`
+			} `json:"limits"`
+		} `json:"resources"`
+	}
+	if err := yaml.Unmarshal(b, &v); err != nil {
+		tb.Fatalf("chart/values.yaml: %v", err)
+	}
+	cpu := (v.Resources.Requests.CPU.MilliValue() + 999) / 1000
+	mem := v.Resources.Limits.Memory.Value()
+	if cpu < 1 || mem < 1 {
+		tb.Fatalf("chart/values.yaml: resources.requests.cpu %s, resources.limits.memory %s", &v.Resources.Requests.CPU, &v.Resources.Limits.Memory)
+	}
+	return []string{fmt.Sprintf("GOMAXPROCS=%d", cpu), fmt.Sprintf("GOMEMLIMIT=%d", mem)}
+}
 
 // processApps and processRate are the load of BenchmarkFleetProcess: the
 // fleet's 200 apps, half private and half public, and about the pace at
@@ -89,7 +117,7 @@ func BenchmarkFleetProcess(b *testing.B) {
 		pprofAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(int(freePorts(b, 1)[0])))
 		args = append(args, "--pprof-listen", pprofAddr)
 	}
-	proc, hooksAddr, _ := startBinaryEnv(b, chartEnv, bin, args...)
+	proc, hooksAddr, _ := startBinaryEnv(b, chartEnv(b), bin, args...)
 	url := "http://" + hooksAddr + "/sync"
 	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2, DisableCompression: true}}
 

@@ -68,14 +68,16 @@ func Decode(body []byte, r *Request, c *Cache, b Budget) error {
 	}
 	if c != nil && c.decodeCanonical(body, &r.one) {
 		r.Parent, r.decoded = r.one.Parent, &r.one
-		c.putBody(key, &onePass{Parent: r.one.Parent, Children: r.one.Children, Related: r.one.Related, Finalizing: r.one.Finalizing}, true)
+		kept := r.one
+		c.putBody(key, &kept, true)
 		return nil
 	}
 	r.one = onePass{}
 	if unmarshal(body, &r.one) == nil {
 		r.Parent, r.decoded = r.one.Parent, &r.one
 		if c != nil {
-			c.putBody(key, &onePass{Parent: r.one.Parent, Children: r.one.Children, Related: r.one.Related, Finalizing: r.one.Finalizing}, false)
+			kept := r.one
+			c.putBody(key, &kept, false)
 		}
 		return nil
 	}
@@ -90,11 +92,8 @@ func Decode(body []byte, r *Request, c *Cache, b Budget) error {
 // DecodeParent is DecodeParent of r's parent, from the Cache Decode was
 // given when the same bytes were decoded before.
 func (r *Request) DecodeParent() (*Parent, error) {
-	if r.cache == nil {
-		return DecodeParent(r.Parent)
-	}
-	if len(r.Parent) == 0 || string(r.Parent) == "null" {
-		return DecodeParent(r.Parent)
+	if r.cache == nil || len(r.Parent) == 0 || string(r.Parent) == "null" {
+		return DecodeParent(r.Parent) // nothing to keep: no parent is an error
 	}
 	var p Parent
 	if err := decodeCached(r.cache, keyParent, r.Parent, &p, func(raw []byte, p *Parent) error {

@@ -73,9 +73,10 @@ type row struct {
 	requeue bool // an answer can arrive: ask to be called back
 	// resyncIn asks to be called back this soon (0: no), besides requeue.
 	resyncIn time.Duration
-	// hold withholds the answer until the dials in jobs have landed
-	// (Outcome.Hold); every other field but jobs is then unused.
-	hold bool
+	// held, when not empty, withholds the answer until the dials in jobs
+	// have landed, and says why (Outcome.Hold); every other field but jobs
+	// is then unused.
+	held string
 }
 
 // Outcome is the status of one sync, the dials it wants and the resync it
@@ -133,8 +134,8 @@ func Decide(in Input) Outcome {
 		prev: carry(p.Status, rev, wrev), notApplied: in.NotApplied,
 	}
 	r := f.walk()
-	if r.hold {
-		return Outcome{Jobs: r.jobs, Hold: f.holdReason()}
+	if r.held != "" {
+		return Outcome{Jobs: r.jobs, Hold: r.held}
 	}
 	missingSince := childrenMissingSince(p.Status.ChildrenMissingSince, obs.Missing, now)
 	r = childrenSeen(f, r, obs.Missing, missingSince)

@@ -34,12 +34,12 @@ func (f *facts) servingGate() row {
 		if since == nil {
 			since = &f.now
 		}
-		deadline := since.Add(f.cfg.PortCheckGrace)
+		end := f.graceEnd(since)
 		switch {
-		case !ev.res.CheckedAt.Before(deadline):
+		case !ev.res.CheckedAt.Before(end.Time):
 			return condemned(f, rep, ev, since)
-		case !f.now.Time.Before(deadline):
-			return deciding(f, rep, ev)
+		case !f.now.Before(&end):
+			return deciding(f, rep, ev, end)
 		}
 		return windowOpen(f, rep, ev, since)
 	case ev.res.AllOpen():
@@ -105,7 +105,7 @@ func verifying(f *facts, rep *observed.Related) row {
 // the same bytes, or the two would each write theirs. The verdict's
 // checkedAt is the window's end likewise: no dial before it could condemn.
 func condemned(f *facts, rep *observed.Related, ev evidence, since *metav1.Time) row {
-	end := metav1.NewTime(since.Add(f.cfg.PortCheckGrace))
+	end := f.graceEnd(since)
 	ev.res.CheckedAt = end.Time
 	details := portFailures(ev.res.ClosedPorts(), rep.Metadata.Name, f.wrev)
 	return row{
@@ -128,8 +128,9 @@ func condemned(f *facts, rep *observed.Related, ev evidence, since *metav1.Time)
 // status it reads afresh with every answer that differs), Available turning
 // True again. So the answer is held (Outcome.Hold) and the pod dialed; the
 // sync after the dial condemns, or clears the window if the port answers.
-func deciding(f *facts, rep *observed.Related, ev evidence) row {
-	r := row{hold: true, evidence: &ev}
+func deciding(f *facts, rep *observed.Related, ev evidence, end metav1.Time) row {
+	r := row{held: fmt.Sprintf("%s/%s: the port check's grace ended at %s; a dial made after it decides the status",
+		f.namespace, f.name, end.UTC().Format(time.RFC3339))}
 	r.jobs, _ = f.dialsFor(rep, &ev, forgetAndDial)
 	return r
 }
@@ -177,19 +178,15 @@ func unverified(f *facts, rep *observed.Related, ev evidence) row {
 	return r
 }
 
-// holdReason says why a deciding sync is held: whose window ended, and
-// what decides it.
-func (f *facts) holdReason() string {
-	end := "its end"
-	if since := f.prev.failingSince; since != nil {
-		end = since.Add(f.cfg.PortCheckGrace).UTC().Format(time.RFC3339)
-	}
-	return fmt.Sprintf("%s/%s: the port check's grace ended at %s; a dial made after it decides the status", f.namespace, f.name, end)
+// graceEnd is when the grace window opened at since ends: a refusal dialed
+// from then on is believed.
+func (f *facts) graceEnd(since *metav1.Time) metav1.Time {
+	return metav1.NewTime(since.Add(f.cfg.PortCheckGrace))
 }
 
 // windowMessage says why the window is open and until when.
 func (f *facts) windowMessage(since *metav1.Time, cause string) string {
-	deadline := since.Add(f.cfg.PortCheckGrace).UTC().Format(time.RFC3339)
+	deadline := f.graceEnd(since).UTC().Format(time.RFC3339)
 	return fmt.Sprintf("%s; failing since %s, verifying again until %s", cause, since.UTC().Format(time.RFC3339), deadline)
 }
 
