@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"net/netip"
-	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -53,13 +52,13 @@ var podCIDR = []netip.Prefix{netip.MustParsePrefix("10.244.0.0/16")}
 func TestDialGoroutinesAreFixed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const workers = 8
-		baseline := runtime.NumGoroutine()
+		baseline := bubbleGoroutines(t)
 		v := New(Config{Workers: workers, DialTimeout: time.Minute, Allow: podCIDR})
 		v.Dial = blackHole
 		start(t, v) // +1: the goroutine running Run
 		require.True(t, v.Enqueue(tenantJobs("t", 1, 64)[0]))
 		synctest.Wait()
-		got := runtime.NumGoroutine() - baseline
+		got := bubbleGoroutines(t) - baseline
 		require.LessOrEqual(t, got, 1+workers+2, "goroutines for one 64-port job: Run, %d workers, the evictor (and a stop hook)", workers)
 	})
 }
