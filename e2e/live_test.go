@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"slices"
 	"sort"
@@ -33,8 +34,13 @@ func TestLivePortGate(t *testing.T) {
 	rel := newPagesRelease(t, "stackdome")
 	// resyncPeriodSeconds 2, not the chart's 60: a terminal verdict asks for
 	// no requeue, so the steady state's syncs are the resync's, and two of
-	// them a minute apart would make this test last minutes.
-	rel.install(t, "", "compositeController.resyncPeriodSeconds=2", "config.portCheckGrace="+grace.String(), "config.verdictRequeue=1s")
+	// them a minute apart would make this test last minutes. replicaCount 2,
+	// the chart's default (pagesRelease installs one): both hook replicas
+	// answer in turn, each dialing for itself, so a sync whose parent
+	// predates the other's condemnation meets a replica whose refusal was
+	// dialed inside the window (docs/design.md, "A parent older than the
+	// status"); the short grace makes such a parent likelier, not rarer.
+	rel.install(t, "", "replicaCount=2", "compositeController.resyncPeriodSeconds=2", "config.portCheckGrace="+grace.String(), "config.verdictRequeue=1s")
 	ns := newNamespace(t)
 	w := watchNamespace(t, ns)
 
@@ -150,6 +156,21 @@ func TestLivePortGate(t *testing.T) {
 	}
 	if errs := w.errors(); len(errs) > 0 {
 		t.Errorf("watch: %v", errs)
+	}
+	// Both replicas answered these apps' syncs; a sync held for the dial
+	// that decides a grace window is answered 429 (HeldError).
+	for _, a := range apps {
+		answered, held := map[string]int{}, 0
+		for _, ex := range suite.mc.Net.HookCalls("/sync", ns, a.name, start) {
+			answered[ex.Endpoint]++
+			if ex.Status == http.StatusTooManyRequests {
+				held++
+			}
+		}
+		t.Logf("%s: syncs answered by %v, %d held", a.name, answered, held)
+		if len(answered) < 2 {
+			t.Errorf("%s: syncs answered by %v: not both replicas", a.name, answered)
+		}
 	}
 }
 
