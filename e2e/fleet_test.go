@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/stackdome/stackdome/e2e/framework"
+	"github.com/stackdome/stackdome/internal/loopback"
 	"io"
 	"net"
 	"net/http"
@@ -112,7 +113,7 @@ func TestFleet(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			serve(t, l)
+			loopback.Serve(t, l)
 		}
 		podIPs = append(podIPs, ip)
 	}

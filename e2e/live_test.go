@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stackdome/stackdome/e2e/framework"
+	"github.com/stackdome/stackdome/internal/loopback"
 )
 
 // TestLivePortGate is the whole loop on a real control plane under the real
@@ -72,7 +73,7 @@ func TestLivePortGate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			serve(t, l)
+			loopback.Serve(t, l)
 			numbers[a.name][pn] = l.Addr().(*net.TCPAddr).Port
 		}
 		for _, pn := range a.dead {
@@ -219,30 +220,6 @@ func checkDeadPorts(resp obj, dead, open []string, numbers map[string]int) error
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// serve accepts and closes connections on l until the test ends.
-func serve(t *testing.T, l net.Listener) {
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-}
-
-// closedPort returns a port on ip that refuses connections: listen, close.
-func closedPort(ip string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		return 0, err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	return port, l.Close()
 }
 
 func condition(resp obj, typ string) map[string]any {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stackdome/stackdome/e2e/framework"
+	"github.com/stackdome/stackdome/internal/loopback"
 )
 
 // TestRefusedServiceReadsNotCreated is #25's "a child the API server
@@ -62,7 +63,7 @@ func TestRefusedServiceReadsNotCreated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	serve(t, l)
+	loopback.Serve(t, l)
 	first := time.Now()
 	if _, err := k.Create(t.Context(), "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
 		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": "shop"},

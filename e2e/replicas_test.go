@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stackdome/stackdome/e2e/framework"
+	"github.com/stackdome/stackdome/internal/loopback"
 )
 
 // TestReplicasAnswerAlike runs stackdome as the chart does — its two
@@ -79,7 +80,7 @@ func TestReplicasAnswerAlike(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			serve(t, l)
+			loopback.Serve(t, l)
 			ap.numbers[pn] = l.Addr().(*net.TCPAddr).Port
 			ports = append(ports, obj{"name": pn, "port": ap.numbers[pn]})
 		}
@@ -172,7 +173,7 @@ func TestReplicasAnswerAlike(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	serve(t, l)
+	loopback.Serve(t, l)
 	quiet("the same pods, now answering", 3)
 
 	// kubectl rollout restart deployment/api: a new ReplicaSet, new pods,
@@ -208,7 +209,7 @@ func TestReplicasAnswerAlike(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		serve(t, l)
+		loopback.Serve(t, l)
 	}
 	suite.kubelet.RunPod(t, ns, fresh, freshIP)
 	ex := syncAnswer(t, ns, "api", restarted, 60*time.Second, "api: Available after the rollout restart", serving)

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stackdome/stackdome/internal/loopback"
 	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/portcheck"
 	"github.com/stackdome/stackdome/schema"
@@ -42,8 +43,7 @@ func (c *fakeClock) Add(d time.Duration) {
 func TestGateEndToEnd(t *testing.T) {
 	live, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	defer live.Close()
-	go acceptAndClose(live)
+	loopback.Serve(t, live)
 	dead, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	deadPort := dead.Addr().(*net.TCPAddr).Port
@@ -129,8 +129,7 @@ func TestGateEndToEnd(t *testing.T) {
 	// Fix: something listens on the metrics port, and a new image rolls out.
 	fixed, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(deadPort))
 	require.NoError(t, err)
-	defer fixed.Close()
-	go acceptAndClose(fixed)
+	loopback.Serve(t, fixed)
 	spec["image"] = "ghcr.io/acme/app:2"
 	clock.Add(10 * time.Second)
 	sync() // first sync of the new revision: dial
@@ -184,16 +183,5 @@ func observeDesired(t testing.TB, children map[string]any, desired []any) {
 			children[g] = map[string]any{}
 		}
 		children[g].(map[string]any)[m["metadata"].(map[string]any)["name"].(string)] = m
-	}
-}
-
-// acceptAndClose is a listener that answers every connect, until closed.
-func acceptAndClose(ln net.Listener) {
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		c.Close()
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/stackdome/stackdome/internal/loopback"
 )
 
 // Real-socket fixtures. Everything binds to loopback on port 0 and dials
@@ -25,18 +27,7 @@ func openPort(tb testing.TB, ip string) int32 {
 	tb.Helper()
 	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	require.NoError(tb, err)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			_ = c.Close()
-		}
-	}()
-	tb.Cleanup(func() { _ = ln.Close(); <-done })
+	loopback.Serve(tb, ln)
 	return int32(ln.Addr().(*net.TCPAddr).Port)
 }
 
@@ -44,10 +35,8 @@ func openPort(tb testing.TB, ip string) int32 {
 // close.
 func closedPort(tb testing.TB) int32 {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := loopback.Refusing("127.0.0.1")
 	require.NoError(tb, err)
-	port := int32(ln.Addr().(*net.TCPAddr).Port)
-	require.NoError(tb, ln.Close())
 	return port
 }
 

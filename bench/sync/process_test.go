@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stackdome/stackdome/internal/loopback"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 )
@@ -100,8 +101,7 @@ func BenchmarkFleetProcess(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.Cleanup(func() { ln.Close() })
-			go acceptAndClose(ln)
+			loopback.Serve(b, ln)
 		}
 	}
 	bin := filepath.Join(b.TempDir(), "stackdome")
@@ -234,23 +234,11 @@ func procTimes(tb testing.TB, pid int) cpuTimes {
 func freePorts(tb testing.TB, n int) []int32 {
 	var out []int32
 	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		port, err := loopback.Refusing("127.0.0.1")
 		if err != nil {
 			tb.Fatal(err)
 		}
-		out = append(out, int32(ln.Addr().(*net.TCPAddr).Port))
-		ln.Close()
+		out = append(out, port)
 	}
 	return out
-}
-
-// acceptAndClose answers every connect until ln is closed.
-func acceptAndClose(ln net.Listener) {
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		c.Close()
-	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/stackdome/stackdome/hooks"
+	"github.com/stackdome/stackdome/internal/loopback"
 	"github.com/stackdome/stackdome/portcheck"
 )
 
@@ -52,15 +53,7 @@ func load(tb testing.TB) (three, fifty, unverified Payload) {
 				payloads.err = err
 				return
 			}
-			go func() { // lives as long as the benchmark binary
-				for {
-					c, err := ln.Accept()
-					if err != nil {
-						return
-					}
-					c.Close()
-				}
-			}()
+			go loopback.AcceptAndClose(ln) // lives as long as the benchmark binary
 			ports[i] = int32(ln.Addr().(*net.TCPAddr).Port)
 		}
 		payloads.three, payloads.err = Build(fixture, 3, ports, Verified)
