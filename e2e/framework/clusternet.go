@@ -30,8 +30,11 @@ import (
 // resolves the URL's host <service>.<namespace>[.svc[.cluster.local]] as
 // cluster DNS would, finds the Service's port, and forwards to a ready
 // endpoint of that port in the Service's EndpointSlices (kube-controller-
-// manager's, from pods the stand-in kubelet reported), round robin, as
-// kube-proxy would. A name that is no Service answers 502 (DNS would say
+// manager's, from pods the stand-in kubelet reported), round robin per
+// request, where kube-proxy picks per connection at random and
+// Metacontroller's client keeps connections alive: the replica changes more
+// often here than in a cluster (docs/e2e.md, "Which replica answers a hook
+// call"). A name that is no Service answers 502 (DNS would say
 // NXDOMAIN); a Service without a ready endpoint answers 503 (kube-proxy
 // would reject the connection): the hook client sees a failed call either way.
 //
