@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -61,8 +62,8 @@ func renderCmd(c config, stdin io.Reader, stdout, stderr io.Writer) error {
 			invalid++
 			continue
 		}
-		for _, m := range r.missing {
-			fmt.Fprintf(stderr, "note: StackResource %q uses %s, which is not in the input: rendered as the cluster answers without it\n", mcrequest.Name(p), m)
+		if len(r.missing) > 0 {
+			fmt.Fprintf(stderr, "note: StackResource %q: not in the input, so rendered as absent from the cluster: %s\n", mcrequest.Name(p), strings.Join(r.missing, ", "))
 		}
 		if err := writeDocuments(&out, r.children, mcrequest.Namespace(p)); err != nil {
 			return err

@@ -89,7 +89,11 @@ func readObjects(r io.Reader, ns string) (renderInput, error) {
 type unknownFieldsError struct{ paths []string }
 
 func (e *unknownFieldsError) Error() string {
-	return fmt.Sprintf("strict decoding error: unknown field %q", strings.Join(e.paths, `", "`))
+	fields := make([]string, len(e.paths))
+	for i, p := range e.paths {
+		fields[i] = fmt.Sprintf("unknown field %q", p)
+	}
+	return "strict decoding error: " + strings.Join(fields, ", ")
 }
 
 // asCreated is o as the API server stores a new StackResource: its status
