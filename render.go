@@ -158,8 +158,7 @@ func writeDocuments(w *bytes.Buffer, children []mcrequest.Object, ns string) err
 		c = mcrequest.Clone(c)
 		md := mcrequest.Meta(c)
 		if _, ok := md["namespace"]; !ok {
-			// Set first among the metadata when printed: yaml sorts keys.
-			md["namespace"] = ns
+			md["namespace"] = ns // the hook leaves it to Metacontroller
 		}
 		b, err := yaml.Marshal(c)
 		if err != nil {

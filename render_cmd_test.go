@@ -26,7 +26,7 @@ func renderRun(t *testing.T, stdin string, args ...string) (string, string, erro
 const validApp = `apiVersion: stackdome.io/v1alpha1
 kind: StackResource
 metadata: {name: api, namespace: shop}
-spec: {type: Service, image: "ghcr.io/acme/api:1.4.2", ports: [{name: http, port: 8080}]}
+spec: {type: Service, image: "ghcr.io/acme/api:1.4.2", host: api.example.com, tls: {certResolver: le}, errorPages: {enabled: false}, ports: [{name: http, port: 8080, public: true}]}
 `
 
 // TestRenderRefuses: a StackResource the API server or the hook refuses
