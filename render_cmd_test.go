@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
+	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -157,6 +159,20 @@ func TestRenderTakesThePlatformFlags(t *testing.T) {
 	withEnv, _, err := renderRun(t, validApp)
 	require.NoError(t, err)
 	require.Contains(t, withEnv, "requests:\n            cpu: 100m\n            memory: 128Mi\n")
+}
+
+// TestRenderHasServesFlags: every flag of serve is one of render's, so the
+// hook Deployment's args (and the chart's STACKDOME_* variables) render
+// the platform's preview as they are.
+func TestRenderHasServesFlags(t *testing.T) {
+	var c config
+	var raw rawFlags
+	serve, render := defineFlags("serve", &c, &raw, io.Discard), defineFlags("render", &c, &raw, io.Discard)
+	serve.VisitAll(func(f *flag.Flag) {
+		if render.Lookup(f.Name) == nil {
+			t.Errorf("render has no --%s", f.Name)
+		}
+	})
 }
 
 // TestExampleRenders: examples/payments-api.yaml is README's production
