@@ -233,6 +233,7 @@ bench-traefik:
 ## FLEET_PROFILE=<dir> also takes both replicas' CPU profiles (--pprof-listen)
 ## over the creation and over the quiet minute, into <dir>, and logs their top.
 ## FLEET_MODES=raised runs one mode only.
+## Every 30 s a line says which phase runs and how far it is (apps created, Converged).
 FLEET_N ?= 200
 FLEET_SECRETS ?= 400
 FLEET_PROFILE ?=

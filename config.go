@@ -43,7 +43,9 @@ type config struct {
 	serveHooks, servePages   bool
 	http                     httpLimits
 	syncFile                 string
-	syncNow                  time.Time
+	syncNow                  time.Time // sync and render: the clock of the answer
+	renderFile               string
+	renderNamespace          string // render: the namespace of an object that names none
 }
 
 // httpLimits bound what one client can hold of a server.
@@ -86,7 +88,7 @@ func parseFlags(cmd string, args []string, lookupEnv func(string) (string, bool)
 	return c, validate(&c, raw)
 }
 
-// defineFlags makes the flag set of cmd ("serve" or "sync"): each flag
+// defineFlags makes the flag set of cmd ("serve", "sync" or "render"): each flag
 // writes into c, or into raw when validate must parse or check it, and
 // starts at its default. It parses nothing.
 func defineFlags(cmd string, c *config, raw *rawFlags, stderr io.Writer) *flag.FlagSet {
@@ -102,8 +104,13 @@ func defineFlags(cmd string, c *config, raw *rawFlags, stderr io.Writer) *flag.F
 		fs.StringVar(&c.syncFile, "f", "-", "the sync request to answer; - is stdin")
 		fs.StringVar(&raw.now, "now", "", "answer as of this RFC 3339 time instead of the current time")
 	}
+	if cmd == "render" {
+		fs.StringVar(&c.renderFile, "f", "-", "StackResources to render, YAML or JSON, with the ConfigMaps, Secrets and Middlewares they use and the chart's error-page Service if they exist; - is stdin")
+		fs.StringVar(&c.renderNamespace, "namespace", "default", "namespace of an object that names none, as kubectl's")
+		fs.StringVar(&raw.now, "now", "", "render as of this RFC 3339 time instead of the current time")
+	}
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: stackdome [serve] [flags] | stackdome sync [-f request.json] [flags]\n\nEvery flag is also read from STACKDOME_<FLAG> (e.g. STACKDOME_PORT_CHECK_GRACE).\n\n")
+		fmt.Fprintf(fs.Output(), "Usage: stackdome [serve] [flags] | stackdome sync [-f request.json] [flags] | stackdome render [-f app.yaml] [flags]\n\nEvery flag is also read from STACKDOME_<FLAG> (e.g. STACKDOME_PORT_CHECK_GRACE).\n\n")
 		fs.PrintDefaults()
 	}
 	return fs

@@ -108,6 +108,13 @@ func TestParseFlags(t *testing.T) {
 			c.syncNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 		}},
 		"sync defaults": {cmd: "sync", want: func(c *config) { c.syncFile = "-" }},
+		"render": {cmd: "render", args: []string{"-f", "app.yaml", "--namespace", "shop", "--now", "2026-11-29T12:00:00Z", "--network-policy-default"},
+			want: func(c *config) {
+				c.renderFile, c.renderNamespace = "app.yaml", "shop"
+				c.syncNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+				c.hooks.NetworkPolicy.Default = true
+			}},
+		"render defaults": {cmd: "render", want: func(c *config) { c.renderFile, c.renderNamespace = "-", "default" }},
 		"platform defaults": {cmd: "serve", args: []string{"--default-requests", "memory=128Mi,cpu=100m", "--network-policy-default",
 			"--network-policy-stackdome-namespace", "platform", "--network-policy-stackdome-pods", "app=sd", "--network-policy-traefik-namespace", "ingress", "--network-policy-traefik-pods", "app.kubernetes.io/name=traefik", "--pod-monitors"},
 			want: func(c *config) {

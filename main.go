@@ -3,6 +3,7 @@
 //
 //	stackdome [serve] [flags]          serve hooks on --listen, pages on --error-pages-listen, metrics on --metrics-listen
 //	stackdome sync [-f request.json]   print the answer to one sync request (stdin by default)
+//	stackdome render [-f app.yaml]     print the children of each StackResource's first sync, as YAML
 //
 // Every flag can also be set as STACKDOME_<FLAG> (dashes as underscores);
 // a flag on the command line wins.
@@ -44,7 +45,7 @@ var (
 // is cancelled and everything it started has stopped.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cmd := "serve"
-	if len(args) > 0 && (args[0] == "serve" || args[0] == "sync") {
+	if len(args) > 0 && (args[0] == "serve" || args[0] == "sync" || args[0] == "render") {
 		cmd, args = args[0], args[1:]
 	}
 	cfg, err := parseFlags(cmd, args, os.LookupEnv, stderr)
@@ -53,6 +54,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if cmd == "sync" {
 		return syncOnce(cfg, stdin, stdout)
+	}
+	if cmd == "render" {
+		return renderCmd(cfg, stdin, stdout, stderr)
 	}
 	return serve(ctx, cfg, stdout)
 }

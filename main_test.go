@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/stackdome/stackdome/metacontroller"
 )
 
 // pastSettle is got, a live server's answer to a golden request, as the
@@ -23,7 +25,10 @@ import (
 // observe (a first sync) answers, days after its clock, that they were not
 // created (ChildNotCreated, no resync; hooks TestSyncDoesNotDependOnTheDay);
 // those four conditions and the resync are taken from want, after checking
-// got says so. Any other answer is got.
+// got says so. The first sync of a new parent (no status stored) has no
+// earlier clock to keep: every time of its status is the answer's own now,
+// so those are taken from want, after checking they are all the same one.
+// Any other answer is got.
 func pastSettle(t *testing.T, want, got []byte) []byte {
 	t.Helper()
 	var w, g map[string]any
@@ -32,6 +37,17 @@ func pastSettle(t *testing.T, want, got []byte) []byte {
 	ws, gs := w["status"].(map[string]any), g["status"].(map[string]any)
 	if ws["childrenMissingSince"] == nil {
 		return got
+	}
+	if since := gs["childrenMissingSince"]; since != ws["childrenMissingSince"] {
+		gs["childrenMissingSince"] = ws["childrenMissingSince"]
+		for _, c := range gs["conditions"].([]any) {
+			c := c.(map[string]any)
+			require.Equal(t, since, c["lastTransitionTime"], "a first sync stamps its status with one now: %v", c)
+			c["lastTransitionTime"] = ws["childrenMissingSince"]
+		}
+		b, err := json.Marshal(g)
+		require.NoError(t, err)
+		return b
 	}
 	gc, wc := gs["conditions"].([]any), ws["conditions"].([]any)
 	for _, c := range gc[:4] {
@@ -83,14 +99,31 @@ func TestSyncCommandAnswersTheGoldenFixtures(t *testing.T) {
 	for _, p := range paths {
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			var out bytes.Buffer
-			require.NoError(t, run(context.Background(), []string{"sync", "-f", p}, nil, &out, io.Discard))
-			want, err := os.ReadFile(strings.TrimSuffix(p, ".request.json") + ".response.json")
-			require.NoError(t, err)
+			err := run(context.Background(), []string{"sync", "-f", p}, nil, &out, io.Discard)
+			want, rerr := os.ReadFile(strings.TrimSuffix(p, ".request.json") + ".response.json")
+			require.NoError(t, rerr)
+			// An InvalidSpec answer is printed, then fails (exit 1) with
+			// one line saying why.
+			var answer metacontroller.SyncResponse
+			require.NoError(t, json.Unmarshal(want, &answer))
+			if msg, invalid := invalidSpec(&answer); invalid {
+				require.EqualError(t, err, "the answer is InvalidSpec: "+msg)
+				require.NotContains(t, err.Error(), "\n")
+				require.Equal(t, 1, exitCode(err))
+			} else {
+				require.NoError(t, err)
+			}
 			require.JSONEq(t, string(want), string(pastSettle(t, want, out.Bytes())))
 		})
 	}
 	var out bytes.Buffer
 	require.Error(t, run(context.Background(), []string{"sync"}, strings.NewReader("{"), &out, io.Discard), "malformed stdin fails")
+	// What teams hand it by mistake: their StackResource, YAML or JSON.
+	for _, in := range []string{"apiVersion: stackdome.io/v1alpha1\nkind: StackResource\nmetadata: {name: a}\nspec: {}\n",
+		`{"apiVersion":"stackdome.io/v1alpha1","kind":"StackResource","metadata":{"name":"a"},"spec":{}}`} {
+		require.EqualError(t, run(context.Background(), []string{"sync"}, strings.NewReader(in), &out, io.Discard),
+			"the input is a StackResource, not a sync request: stackdome render -f <file> prints the children of its first sync")
+	}
 }
 
 // TestServe runs the real servers on loopback: golden fixtures answered,

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -67,8 +68,13 @@ func TestFleet(t *testing.T) {
 	ctx := t.Context()
 	k := suite.cluster.Kube
 	t.Logf("fleet: N=%d, Metacontroller %s, load average %s", n, mode, loadAverage())
+	// Minutes pass between the figures: every 30 s a line says which
+	// phase is under way and how far it is.
+	progress := framework.NewProgress("fleet", framework.ProgressEvery, func(l string) { t.Log(l) })
+	defer progress.Stop()
 
 	if mode == "raised" {
+		progress.Step("restarting Metacontroller with raised limits", nil)
 		if err := suite.mc.Restart(t.Context(), suite.kubelet, fleetRaisedFlags); err != nil {
 			t.Fatal(err)
 		}
@@ -81,6 +87,7 @@ func TestFleet(t *testing.T) {
 	// stackdome on the test host behind its hooks Service.
 	relNS := newNamespace(t)
 	const release = "stackdome"
+	progress.Step("installing the chart", nil)
 	if out, err := helm(ctx, "install", release, suiteChart(), "--namespace", relNS, "--timeout", "2m",
 		"--set", "replicaCount=2", "--set", "podCIDRs={"+host.Prefix.String()+"}"); err != nil {
 		t.Fatalf("helm install: %v\n%s", err, out)
@@ -92,6 +99,7 @@ func TestFleet(t *testing.T) {
 	if profiles != "" {
 		perIP = append(perIP, func(ip string) []string { return []string{"--pprof-listen", net.JoinHostPort(ip, fleetPprofPort)} })
 	}
+	progress.Step("starting stackdome's two replicas", nil)
 	replicaIPs, replicas, chartPods := startReplicas(t, host, release, relNS, flags, perIP...)
 	for i, ip := range replicaIPs {
 		suite.kubelet.RunPod(t, relNS, chartPods[i], ip)
@@ -125,6 +133,7 @@ func TestFleet(t *testing.T) {
 
 	// What the replicas take with nothing to answer (the kubelet's probes,
 	// the runtime), to tell from what the syncs take.
+	progress.Step(fmt.Sprintf("measuring stackdome's idle CPU for %s", fleetIdle), nil)
 	idle0, idleFrom := procCPU(t, replicas), time.Now()
 	time.Sleep(fleetIdle)
 	idle := (procCPU(t, replicas) - idle0) / time.Since(idleFrom).Seconds()
@@ -137,12 +146,15 @@ func TestFleet(t *testing.T) {
 	names := make([]string, n)
 	work := make(chan int)
 	var wg sync.WaitGroup
+	var createdApps atomic.Int64
+	progress.Step("creating apps", func() string { return fmt.Sprintf("%d of %d created", createdApps.Load(), n) })
 	for range 8 {
 		wg.Go(func() {
 			for i := range work {
 				if _, err := k.Create(ctx, "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", fleetApp(i)); err != nil {
 					t.Errorf("creating app %d: %v", i, err)
 				}
+				createdApps.Add(1)
 			}
 		})
 	}
@@ -156,6 +168,10 @@ func TestFleet(t *testing.T) {
 
 	// Until every Deployment exists and every app is Converged.
 	var tDeployments, tConverged time.Duration
+	progress.Step("converging", func() string {
+		deps, conv := fleetProgress(w)
+		return fmt.Sprintf("%d of %d apps Converged, %d of %d Deployments", conv, n, deps, n)
+	})
 	deadline := start.Add(time.Duration(n)*3*time.Second + 5*time.Minute)
 	for tConverged == 0 {
 		if err := suite.mc.Healthy(); err != nil {
@@ -195,6 +211,7 @@ func TestFleet(t *testing.T) {
 	reportFleetWrites(t, w, names, 0)
 
 	// The quiet minute: every app resynced once, nothing written.
+	progress.Step("the quiet minute", nil)
 	quietFrom := time.Now()
 	qcpu0, qsync0 := procCPU(t, replicas), replicaSyncs(t, replicaIPs)
 	stopProfiling = profileReplicas(t, profiles, mode+"-quiet", replicaIPs)
@@ -219,7 +236,7 @@ func TestFleet(t *testing.T) {
 	}
 
 	if s := fleetSecrets(); s > 0 {
-		measureSecretCache(t, ns, s)
+		measureSecretCache(t, ns, s, progress)
 	}
 }
 
@@ -694,7 +711,7 @@ func loadAverage() string {
 // then creates the first StackResource with a secretRef (to a small Secret
 // of its namespace), and reads Metacontroller's RSS before and after its
 // related Secret informer has listed them.
-func measureSecretCache(t *testing.T, ns string, n int) {
+func measureSecretCache(t *testing.T, ns string, n int, progress *framework.Progress) {
 	t.Helper()
 	ctx := t.Context()
 	k := suite.cluster.Kube
@@ -702,6 +719,8 @@ func measureSecretCache(t *testing.T, ns string, n int) {
 	blob := strings.Repeat("x", 100<<10)
 	work := make(chan int)
 	var wg sync.WaitGroup
+	var created atomic.Int64
+	progress.Step("Secret cache: creating Secrets of 100 KiB", func() string { return fmt.Sprintf("%d of %d", created.Load(), n) })
 	for range 4 {
 		wg.Go(func() {
 			for i := range work {
@@ -709,6 +728,7 @@ func measureSecretCache(t *testing.T, ns string, n int) {
 					"metadata": obj{"name": fmt.Sprintf("release-v%d", i)}, "stringData": obj{"release": blob}}); err != nil {
 					t.Errorf("secret %d: %v", i, err)
 				}
+				created.Add(1)
 			}
 		})
 	}
@@ -717,6 +737,7 @@ func measureSecretCache(t *testing.T, ns string, n int) {
 	}
 	close(work)
 	wg.Wait()
+	progress.Step("Secret cache: waiting for an app using a Secret to converge", nil)
 	time.Sleep(10 * time.Second)
 	before := procRSS(t, []*framework.Proc{suite.mc.Proc})
 	if _, err := k.Create(ctx, "/api/v1/namespaces/"+ns+"/secrets", obj{"apiVersion": "v1", "kind": "Secret",

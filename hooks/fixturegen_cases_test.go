@@ -32,6 +32,7 @@ func (g *fixtureGen) cases() map[string]fixture {
 	g.lifecycle(c)
 	g.wiring(c)
 	g.batch(c)
+	g.firstSyncs(c)
 	return c
 }
 

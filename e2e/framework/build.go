@@ -33,14 +33,27 @@ func KubectlBinary(root string) (string, error) {
 	return filepath.Join(dir, "kubectl"), nil
 }
 
+// buildProducts are the binaries each e2e/<dir>/build.sh builds, in its
+// order: what "N of M" counts while one is built.
+var buildProducts = map[string][]string{
+	"tools":          {"etcd", "kube-apiserver", "kube-controller-manager"},
+	"kubectl":        {"kubectl"},
+	"traefik":        {"traefik"},
+	"metacontroller": {"metacontroller"},
+}
+
 // runBuildScript runs e2e/<dir>/build.sh, which prints the directory of what
 // it built (or found cached) on its last line, and returns that directory.
-// Its progress goes to stderr; it dies with the test binary.
+// Its progress goes to stderr, and while it builds a binary, every
+// ProgressEvery, which one and for how long (a go build of kube-apiserver
+// takes minutes without a word); it dies with the test binary.
 func runBuildScript(root, dir, what string) (string, error) {
 	cmd := exec.Command("bash", filepath.Join(root, "e2e", dir, "build.sh"))
 	cmd.Dir = filepath.Join(root, "e2e", dir)
 	cmd.Env = append(os.Environ(), "GOWORK=off")
-	cmd.Stderr = os.Stderr
+	progress := NewProgress("e2e/"+dir, ProgressEvery, func(l string) { fmt.Fprintln(os.Stderr, l) })
+	defer progress.Stop()
+	cmd.Stderr = &buildWatch{out: func(b []byte) { os.Stderr.Write(b) }, progress: progress, products: buildProducts[dir]}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.Output()
 	if err != nil {

@@ -135,3 +135,8 @@ func Encode(req *metacontroller.SyncRequest) []byte {
 	}
 	return append(b.Bytes(), '\n')
 }
+
+// RelatedKind is the kind of the objects a customize rule relates by
+// resource ("secrets": "Secret"), "" for a resource no rule of the hook
+// names.
+func RelatedKind(resource string) string { return relatedKinds[resource] }
