@@ -22,7 +22,8 @@ import (
 //
 // Fairness: a namespace may hold at most its share, the budget divided by
 // the namespaces active now (holding bytes, or admitted or refused in the
-// last FairWindow). A reservation past the share is refused at once; one
+// last FairWindow), but for its one request in flight, which may hold up
+// to the budget. A reservation past the share is refused at once; one
 // within the share that finds the budget full waits, at most AdmitWait,
 // for the namespaces past their share to give bytes back; otherwise it is
 // refused. A refusal is a 429 with Retry-After, which Metacontroller
@@ -142,7 +143,10 @@ func (t *ticket) reserve(ctx context.Context, n int64) error {
 		a.prune(now)
 		share := a.budget / int64(len(a.seen))
 		switch {
-		case a.held[t.ns]+n > share && len(a.seen) > 1:
+		case a.held[t.ns]+n > share && a.held[t.ns] > t.held && len(a.seen) > 1:
+			// Past the share with other requests of its namespace in
+			// flight. A namespace's one request may pass its share (up
+			// to the budget): an app larger than a share is still synced.
 			a.mu.Unlock()
 			return fmt.Errorf("%w: namespace %q holds %d of its share of %d bytes among %d namespaces", errOverShare, clip(t.ns), a.held[t.ns], share, len(a.seen))
 		case a.used+n <= a.budget:

@@ -55,12 +55,16 @@ func TestTricklingBodiesHoldNoSlot(t *testing.T) {
 	router := Router(&Handler{Verifier: &recorder{}}, nil, nil)
 	reading, release := make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
+	finished := make(chan struct{}, 8)
 	for range 8 {
 		req := httptest.NewRequest(http.MethodPost, "/sync", &stalledBody{reading: reading, release: release})
-		wg.Go(func() { router.ServeHTTP(httptest.NewRecorder(), req) })
+		wg.Go(func() { router.ServeHTTP(httptest.NewRecorder(), req); finished <- struct{}{} })
 	}
-	for range 8 {
-		<-reading
+	for range 8 { // each reading, or refused at once
+		select {
+		case <-reading:
+		case <-finished:
+		}
 	}
 	w := httptest.NewRecorder()
 	router.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/sync", bytes.NewReader(servingRequest(t))))
@@ -78,12 +82,16 @@ func TestOneNamespaceCannotHoldTheDoor(t *testing.T) {
 	big := appRequest(t, "big", "app", 1000, podShapes["kubelet"])
 	started, release := make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
+	finished := make(chan struct{}, 6)
 	for range 6 {
 		req := httptest.NewRequest(http.MethodPost, "/sync", &startedBody{prefix: big[:256<<10], started: started, release: release, err: io.ErrUnexpectedEOF})
-		wg.Go(func() { router.ServeHTTP(httptest.NewRecorder(), req) })
+		wg.Go(func() { router.ServeHTTP(httptest.NewRecorder(), req); finished <- struct{}{} })
 	}
-	for range 6 {
-		<-started
+	for range 6 { // each read in part, or refused at once
+		select {
+		case <-started:
+		case <-finished:
+		}
 	}
 	w := httptest.NewRecorder()
 	router.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/sync", bytes.NewReader(servingRequest(t))))
@@ -139,7 +147,7 @@ func TestAdmissionGivesBackEveryByte(t *testing.T) {
 		customize = []byte(`{"parent":` + string(servingParent(t)) + `}`)
 	}
 	tests := map[string]struct {
-		handler Handler
+		handler func() *Handler // nil: the defaults
 		path    string
 		body    io.Reader
 		cancel  bool // the client goes away while the body arrives
@@ -149,18 +157,21 @@ func TestAdmissionGivesBackEveryByte(t *testing.T) {
 		"customize":               {path: "/customize", body: bytes.NewReader(customize), want: http.StatusOK},
 		"malformed":               {path: "/sync", body: bytes.NewReader(serving[:len(serving)/2]), want: http.StatusBadRequest},
 		"customize malformed":     {path: "/customize", body: bytes.NewReader([]byte(`{"parent":`)), want: http.StatusBadRequest},
-		"over --max-body":         {handler: Handler{MaxBody: 100 << 10}, path: "/sync", body: io.NopCloser(bytes.NewReader(appRequest(t, "ns", "app", 100, podShapes["kubelet"]))), want: http.StatusRequestEntityTooLarge},
-		"over --max-pods":         {handler: Handler{Budget: Budget{PodsPerSync: 10}}, path: "/sync", body: bytes.NewReader(appRequest(t, "ns", "app", 11, podShapes["kubelet"])), want: http.StatusRequestEntityTooLarge},
-		"over the whole budget":   {handler: Handler{Memory: 64 << 10}, path: "/sync", body: bytes.NewReader(appRequest(t, "ns", "app", 100, podShapes["kubelet"])), want: http.StatusRequestEntityTooLarge},
-		"objects over the budget": {handler: Handler{Memory: bodyCost(int64(len(serving))) + 2*PerObject}, path: "/sync", body: bytes.NewReader(serving), want: http.StatusRequestEntityTooLarge},
+		"over --max-body":         {handler: func() *Handler { return &Handler{MaxBody: 100 << 10} }, path: "/sync", body: io.NopCloser(bytes.NewReader(appRequest(t, "ns", "app", 100, podShapes["kubelet"]))), want: http.StatusRequestEntityTooLarge},
+		"over --max-pods":         {handler: func() *Handler { return &Handler{Budget: Budget{PodsPerSync: 10}} }, path: "/sync", body: bytes.NewReader(appRequest(t, "ns", "app", 11, podShapes["kubelet"])), want: http.StatusRequestEntityTooLarge},
+		"over the whole budget":   {handler: func() *Handler { return &Handler{Memory: 64 << 10} }, path: "/sync", body: bytes.NewReader(appRequest(t, "ns", "app", 100, podShapes["kubelet"])), want: http.StatusRequestEntityTooLarge},
+		"objects over the budget": {handler: func() *Handler { return &Handler{Memory: bodyCost(int64(len(serving))) + 2*PerObject} }, path: "/sync", body: bytes.NewReader(serving), want: http.StatusRequestEntityTooLarge},
 		"client gone":             {path: "/sync", body: &startedBody{prefix: serving[:len(serving)/2], release: closed(), err: errors.New("connection reset")}, want: http.StatusBadRequest},
 		"client gone, context":    {path: "/sync", body: bytes.NewReader(serving), cancel: true, want: http.StatusServiceUnavailable},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			h := tc.handler
+			h := &Handler{}
+			if tc.handler != nil {
+				h = tc.handler()
+			}
 			h.Verifier = &recorder{}
-			router := Router(&h, nil, nil)
+			router := Router(h, nil, nil)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if tc.cancel {
@@ -232,8 +243,9 @@ func TestWaitWithinShare(t *testing.T) {
 }
 
 // TestShareFollowsActiveNamespaces: alone, a namespace may use the whole
-// budget; with another active, its share is half, past which it is refused
-// at once; FairWindow after the other was last seen, the whole again.
+// budget; with another active, its share is half, past which a second
+// request of it is refused at once (its one request may go on); FairWindow
+// after the other was last seen, the whole again.
 func TestShareFollowsActiveNamespaces(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a := newAdmission(1000, time.Now)
@@ -251,13 +263,17 @@ func TestShareFollowsActiveNamespaces(t *testing.T) {
 		one = &ticket{a: a}
 		require.NoError(t, one.identify(ctx, "one"))
 		require.NoError(t, one.reserve(ctx, 500))
-		err := one.reserve(ctx, 1)
+		second := &ticket{a: a}
+		require.NoError(t, second.identify(ctx, "one"))
+		err := second.reserve(ctx, 1)
 		require.ErrorIs(t, err, errOverShare, "past half with another active")
 		require.ErrorContains(t, err, `namespace "one" holds 500 of its share of 500 bytes among 2 namespaces`)
+		require.NoError(t, one.reserve(ctx, 100), "its one request may pass the share")
 
 		time.Sleep(FairWindow + time.Second)
-		require.NoError(t, one.reserve(ctx, 400), "the other gone quiet: the whole budget again")
+		require.NoError(t, second.reserve(ctx, 300), "the other gone quiet: the whole budget again")
 		one.done()
+		second.done()
 
 		var tooLarge *tooLargeError
 		require.ErrorAs(t, (&ticket{a: a}).reserve(ctx, 1001), &tooLarge)
