@@ -176,6 +176,28 @@ func (t *ticket) reserve(ctx context.Context, n int64) error {
 	}
 }
 
+// declared checks, once the namespace is known, the cost of the length the
+// request declares (Content-Length) without reserving it: a request that
+// says it will pass its namespace's share while others of the namespace are
+// in flight is refused before its body is read, rather than when it gets
+// there. A body that declares less is held to what arrives.
+func (t *ticket) declared(length int64) error {
+	if length <= 0 {
+		return nil
+	}
+	a, n := t.a, bodyCost(length)
+	if n > a.budget {
+		return &tooLargeError{want: n, budget: a.budget}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	share := a.budget / int64(max(1, len(a.seen)))
+	if others := a.held[t.ns] - t.held; others > 0 && others+n > share && len(a.seen) > 1 {
+		return fmt.Errorf("%w: namespace %q holds %d of its share of %d bytes among %d namespaces, and this request declares %d body bytes", errOverShare, clip(t.ns), others, share, len(a.seen), length)
+	}
+	return nil
+}
+
 // done gives back everything the ticket holds. It may be called again.
 func (t *ticket) done() {
 	t.owed = 0

@@ -54,6 +54,9 @@ func (h *Handler) read(w http.ResponseWriter, r *http.Request, t *ticket) (*byte
 				} else if buf.Len() >= IdentifyWindow {
 					rerr = t.identify(ctx, "")
 				}
+				if rerr == nil && t.known {
+					rerr = t.declared(r.ContentLength)
+				}
 			}
 			if rerr != nil {
 				release(buf)
