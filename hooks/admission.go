@@ -40,10 +40,14 @@ type admission struct {
 	release chan struct{} // closed and replaced whenever bytes are given back
 }
 
-// The estimate of what a sync request holds, measured by hooks
-// TestAmplification on the pod shapes of docs/performance.md ("Admission"):
-// decoding a body cost at most 3.5 bytes a body byte (the read buffer
-// included) and 2.9 KiB an object besides, whatever the shape.
+// The estimate of what a sync request holds: 3.6 bytes a body byte (the
+// read buffer and what decoding makes of the bytes) and 3 KiB an object
+// (what decoding costs an object whatever its size). On pods as the
+// kubelet reports them, with and without managedFields, and on minimal
+// pods with and without a 1.5 KB annotation, a sync allocates 3.97-5.03
+// bytes a body byte in all (2.4-21.8 KiB a pod), and the estimate is
+// 1.05-1.36 times that (hooks TestEstimateCoversDecoding,
+// BenchmarkAdmissionEstimate; docs/performance.md, "Admission by bytes").
 const (
 	// ReserveFactor is reserved for each body byte as it arrives, in
 	// 1/reserveDenominator units.
