@@ -7,10 +7,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
