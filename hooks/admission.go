@@ -38,6 +38,8 @@ type admission struct {
 	seen    map[string]time.Time // last reservation asked per namespace
 	pruned  time.Time
 	release chan struct{} // closed and replaced whenever bytes are given back
+	// held, when set, is told the bytes held after each change, under mu.
+	onChange func(used int64)
 }
 
 // The estimate of what a sync request holds: 3.6 bytes a body byte (the
@@ -157,6 +159,7 @@ func (t *ticket) reserve(ctx context.Context, n int64) error {
 			a.used += n
 			a.held[t.ns] += n
 			t.held += n
+			a.changed()
 			a.mu.Unlock()
 			return nil
 		case !a.othersOverShare(t.ns, share):
@@ -216,9 +219,16 @@ func (t *ticket) done() {
 	}
 	a.seen[t.ns] = a.now()
 	t.held = 0
+	a.changed()
 	close(a.release)
 	a.release = make(chan struct{})
 	a.mu.Unlock()
+}
+
+func (a *admission) changed() {
+	if a.onChange != nil {
+		a.onChange(a.used)
+	}
 }
 
 // othersOverShare reports whether a namespace other than ns holds more than

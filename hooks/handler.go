@@ -91,6 +91,10 @@ func (h *Handler) ticket() *ticket {
 			m = DefaultMemory(debug.SetMemoryLimit(-1))
 		}
 		h.admit = newAdmission(m, time.Now)
+		if h.Metrics != nil {
+			h.Metrics.admissionBudget.Set(float64(m))
+			h.admit.onChange = func(used int64) { h.Metrics.admissionHeld.Set(float64(used)) }
+		}
 		h.decoded = observed.NewCache(maxDecodedBytes)
 	})
 	return &ticket{a: h.admit}
