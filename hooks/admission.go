@@ -12,8 +12,8 @@ import (
 // bytes they hold rather than by their number, and shares it fairly between
 // the namespaces of their parents.
 //
-// A request reserves from the budget as its body arrives (ReserveFactor
-// bytes a body byte: the body and what decoding makes of it), then, before
+// A request reserves from the budget as its body arrives (bodyCost: 3.6
+// bytes a body byte, the body and what decoding makes of it), then, before
 // decoding, PerObject bytes for each object the body holds; it gives all of
 // it back when it ends, whatever way. A request never holds budget for
 // bytes that have not arrived; the first IdentifyWindow bytes of a body,
@@ -38,7 +38,7 @@ type admission struct {
 	seen    map[string]time.Time // last reservation asked per namespace
 	pruned  time.Time
 	release chan struct{} // closed and replaced whenever bytes are given back
-	// held, when set, is told the bytes held after each change, under mu.
+	// onChange, when set, is told the bytes held after each change, under mu.
 	onChange func(used int64)
 }
 
@@ -51,8 +51,8 @@ type admission struct {
 // 1.05-1.36 times that (hooks TestEstimateCoversDecoding,
 // BenchmarkAdmissionEstimate; docs/performance.md, "Admission by bytes").
 const (
-	// ReserveFactor is reserved for each body byte as it arrives, in
-	// 1/reserveDenominator units.
+	// reserveFactorNum/reserveDenominator bytes are reserved for each body
+	// byte as it arrives (bodyCost).
 	reserveFactorNum   = 36
 	reserveDenominator = 10
 	// PerObject is reserved for each object a body holds, before decoding.
@@ -107,12 +107,11 @@ func (e *tooLargeError) Error() string {
 // ticket is one request's reservation. Its zero value holds nothing; it is
 // used by one goroutine.
 type ticket struct {
-	a      *admission
-	ns     string
-	known  bool  // ns is known: reservations are charged
-	owed   int64 // cost of what arrived before ns was known
-	held   int64
-	reason string // why the last reservation was refused, for the 429
+	a     *admission
+	ns    string
+	known bool  // ns is known: reservations are charged
+	owed  int64 // cost of what arrived before ns was known
+	held  int64
 }
 
 // identify names the ticket's namespace and charges what it owes.
