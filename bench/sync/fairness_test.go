@@ -41,8 +41,20 @@ const (
 // share of its syncs answered 200 at the first attempt), attempts/sync,
 // max-wait-ms (the longest from a first attempt to its 200) and
 // heavy-ok/s. The goal: free-of-429 ≥ 0.9, max-wait-ms < RetryAfter.
-// Bound it with -benchtime (e.g. 60x).
+// Bound it with -benchtime (e.g. 40x). In heavy=hostile the heavy clients
+// send again at once after a 429; in heavy=metacontroller they wait
+// Retry-After first, as the small tenant does.
 func BenchmarkTenantFairness(b *testing.B) {
+	for _, honour := range []bool{false, true} {
+		name := "heavy=hostile"
+		if honour {
+			name = "heavy=metacontroller"
+		}
+		b.Run(name, func(b *testing.B) { tenantFairness(b, honour) })
+	}
+}
+
+func tenantFairness(b *testing.B, heavyWaits bool) {
 	bin := os.Getenv("SYNCBENCH_BINARY")
 	if bin == "" {
 		bin = filepath.Join(b.TempDir(), "stackdome")
@@ -84,7 +96,7 @@ func BenchmarkTenantFairness(b *testing.B) {
 					return
 				default:
 				}
-				code, _, err := send(heavy)
+				code, after, err := send(heavy)
 				if err != nil {
 					b.Error(err)
 					return
@@ -93,6 +105,13 @@ func BenchmarkTenantFairness(b *testing.B) {
 					mu.Lock()
 					heavyOK++
 					mu.Unlock()
+				}
+				if code == http.StatusTooManyRequests && heavyWaits {
+					select {
+					case <-stop:
+						return
+					case <-time.After(after):
+					}
 				}
 			}
 		})
