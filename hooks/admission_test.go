@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stackdome/stackdome/internal/mcrequest"
+	"github.com/stackdome/stackdome/portcheck"
 )
 
 // startedBody sends prefix, says so on started, then waits for release and
@@ -151,6 +152,7 @@ func TestAdmissionGivesBackEveryByte(t *testing.T) {
 		path    string
 		body    io.Reader
 		cancel  bool // the client goes away while the body arrives
+		panics  bool // the verifier panics: a bug of ours, answered 500
 		want    int
 	}{
 		"answered":                {path: "/sync", body: bytes.NewReader(serving), want: http.StatusOK},
@@ -163,6 +165,7 @@ func TestAdmissionGivesBackEveryByte(t *testing.T) {
 		"objects over the budget": {handler: func() *Handler { return &Handler{Memory: bodyCost(int64(len(serving))) + 2*PerObject} }, path: "/sync", body: bytes.NewReader(serving), want: http.StatusRequestEntityTooLarge},
 		"client gone":             {path: "/sync", body: &startedBody{prefix: serving[:len(serving)/2], release: closed(), err: errors.New("connection reset")}, want: http.StatusBadRequest},
 		"client gone, context":    {path: "/sync", body: bytes.NewReader(serving), cancel: true, want: http.StatusServiceUnavailable},
+		"a panic of ours":         {path: "/sync", body: bytes.NewReader(serving), panics: true, want: http.StatusInternalServerError},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -171,6 +174,9 @@ func TestAdmissionGivesBackEveryByte(t *testing.T) {
 				h = tc.handler()
 			}
 			h.Verifier = &recorder{}
+			if tc.panics {
+				h.Verifier = &panicking{}
+			}
 			router := Router(h, nil, nil)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -189,6 +195,11 @@ func TestAdmissionGivesBackEveryByte(t *testing.T) {
 		})
 	}
 }
+
+// panicking is a verifier whose every read panics.
+type panicking struct{ recorder }
+
+func (*panicking) Get(portcheck.Key) (portcheck.Result, bool) { panic("a bug") }
 
 func closed() chan struct{} {
 	c := make(chan struct{})
