@@ -39,7 +39,8 @@ type config struct {
 	shutdownTimeout          time.Duration
 	drainDelay               time.Duration
 	maxBody                  int64
-	maxInFlight, maxPods     int
+	maxPods                  int
+	hookMemory               int64
 	serveHooks, servePages   bool
 	http                     httpLimits
 	syncFile                 string
@@ -130,7 +131,7 @@ func defineServerFlags(fs *flag.FlagSet, c *config, raw *rawFlags) {
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 25*time.Second, "how long in-flight requests may take to finish on shutdown")
 	fs.DurationVar(&c.drainDelay, "drain-delay", 5*time.Second, "how long /readyz answers 503 before the servers stop accepting")
 	fs.Int64Var(&c.maxBody, "max-body", hooks.MaxBody, "largest hook request body in bytes")
-	fs.IntVar(&c.maxInFlight, "max-in-flight", hooks.MaxInFlight, "hook requests served at once; one more is answered 429 with Retry-After")
+	fs.Int64Var(&c.hookMemory, "hook-memory", 0, "bytes the hook requests being served may hold at once, shared fairly between their parents' namespaces; past it 429 with Retry-After (0: half of GOMEMLIMIT, 128 MiB without one)")
 	fs.IntVar(&c.maxPods, "max-pods", hooks.DefaultBudget.PodsPerSync, "related pods of one sync request; more is answered 413")
 	// Metacontroller gives up on a hook after its timeout (the chart's
 	// hookTimeout, 5s; 10s by default): a request still being read then
@@ -275,8 +276,8 @@ func validate(c *config, raw rawFlags) error {
 	if c.maxBody < 1 {
 		return fmt.Errorf("--max-body %d: must be positive", c.maxBody)
 	}
-	if c.maxInFlight < 1 {
-		return fmt.Errorf("--max-in-flight %d: must be at least 1", c.maxInFlight)
+	if c.hookMemory < 0 {
+		return fmt.Errorf("--hook-memory %d: must not be negative", c.hookMemory)
 	}
 	if c.maxPods < 1 {
 		return fmt.Errorf("--max-pods %d: must be at least 1", c.maxPods)

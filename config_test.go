@@ -47,7 +47,7 @@ func defaultConfig() config {
 		dialWorkers: 32, dialQueue: 1024,
 		logFormat: "json", logLevel: slog.LevelInfo,
 		shutdownTimeout: 25 * time.Second, drainDelay: 5 * time.Second,
-		maxBody: hooks.MaxBody, maxInFlight: 4, maxPods: 10000, serveHooks: true, servePages: true,
+		maxBody: hooks.MaxBody, maxPods: 10000, serveHooks: true, servePages: true,
 		http: httpLimits{readHeaderTimeout: 5 * time.Second, readTimeout: 5 * time.Second, writeTimeout: 10 * time.Second,
 			idleTimeout: 120 * time.Second, maxHeaderBytes: 64 << 10},
 	}
@@ -269,7 +269,7 @@ func TestValidate(t *testing.T) {
 		"idle-timeout 0":          {args: []string{"--idle-timeout", "0s"}, want: "--idle-timeout 0s: must be positive"},
 		"nothing to serve":        {args: []string{"--hooks=false", "--pages=false"}, want: "--hooks=false and --pages=false: nothing to serve"},
 		"max-body 0":              {args: []string{"--max-body", "0"}, want: "--max-body 0: must be positive"},
-		"max-in-flight 0":         {args: []string{"--max-in-flight", "0"}, want: "--max-in-flight 0: must be at least 1"},
+		"hook-memory -1":          {args: []string{"--hook-memory", "-1"}, want: "--hook-memory -1: must not be negative"},
 		"max-pods 0":              {args: []string{"--max-pods", "0"}, want: "--max-pods 0: must be at least 1"},
 	}
 	for name, tc := range tests {

@@ -49,7 +49,7 @@ func startServe(tb testing.TB, bin string, args ...string) map[string]any {
 
 // BenchmarkPagesUnderSyncFlood: the error pages' latency while the hooks are
 // flooded with large syncs (4 clients, each posting 5,000-pod syncs of
-// 2.8 MB back to back, as many as --max-in-flight takes), with the pages in
+// 2.8 MB back to back, as many as the hook memory budget takes), with the pages in
 // the hooks' process ("one-process", the chart before issue 25) and in a
 // process of their own ("own-process", the chart's error-page Deployment),
 // each process with the chart's limits. One op is a window: pages fetched

@@ -79,7 +79,7 @@ func wire(c config, log *slog.Logger) (*app, error) {
 			log.Warn("--dial-allow-loopback is set: loopback addresses inside --dial-allow are dialed; this is for tests only, never for a cluster")
 		}
 		h := &hooks.Handler{Config: c.hooks, Verifier: v, Log: log, Metrics: hooks.NewMetrics(reg),
-			MaxBody: c.maxBody, MaxInFlight: c.maxInFlight, Budget: hooks.Budget{PodsPerSync: c.maxPods}}
+			MaxBody: c.maxBody, Memory: c.hookMemory, Budget: hooks.Budget{PodsPerSync: c.maxPods}}
 		// No metrics handler: the hook port serves no /metrics (404).
 		verifier, front = v, hooks.Router(h, ready, nil)
 	}

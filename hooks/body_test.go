@@ -40,9 +40,7 @@ func liveHeap() uint64 {
 // limit, for the whole read timeout (issue 25, item 1).
 func TestDeclaredLengthCostsNothing(t *testing.T) {
 	const conns = 8
-	// As many slots as connections: this is the read alone, not the limit
-	// of requests in flight (TestRequestsPastTheLimitAreTold429).
-	router := Router(&Handler{Verifier: &recorder{}, MaxInFlight: conns}, nil, nil)
+	router := Router(&Handler{Verifier: &recorder{}}, nil, nil)
 	before := liveHeap()
 
 	reading, release := make(chan struct{}), make(chan struct{})

@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -152,40 +151,6 @@ func TestBudgetCheck(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
-}
-
-// TestRequestsPastTheLimitAreTold429: with MaxInFlight requests being served
-// (here: reading bodies that have not arrived), one more is answered 429
-// with Retry-After, which Metacontroller honours by requeueing; on main it
-// was served, however many were in flight.
-func TestRequestsPastTheLimitAreTold429(t *testing.T) {
-	const limit = 3
-	router := Router(&Handler{Verifier: &recorder{}, MaxInFlight: limit}, nil, nil)
-	serving, err := os.ReadFile(filepath.Join("..", "testdata", "sync", "serving.request.json"))
-	require.NoError(t, err)
-
-	reading, release := make(chan struct{}), make(chan struct{})
-	var wg sync.WaitGroup
-	for range limit {
-		req := httptest.NewRequest(http.MethodPost, "/sync", &stalledBody{reading: reading, release: release})
-		wg.Go(func() { router.ServeHTTP(httptest.NewRecorder(), req) })
-	}
-	for range limit {
-		<-reading
-	}
-	for _, path := range []string{"/sync", "/customize"} {
-		w := httptest.NewRecorder()
-		router.ServeHTTP(w, httptest.NewRequest(http.MethodPost, path, bytes.NewReader(serving)))
-		require.Equal(t, http.StatusTooManyRequests, w.Code, "%s: %.200s", path, w.Body.String())
-		require.Equal(t, "1", w.Header().Get("Retry-After"))
-		require.Contains(t, w.Body.String(), "3 hook requests in flight")
-	}
-	close(release)
-	wg.Wait()
-
-	w := httptest.NewRecorder()
-	router.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/sync", bytes.NewReader(serving)))
-	require.Equal(t, http.StatusOK, w.Code, "a slot given back serves again")
 }
 
 // cancelling is a Scheduler whose verdicts, once read, cancel the request:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,14 +23,9 @@ import (
 // chart's memory limit).
 const MaxBody = 16 << 20
 
-// MaxInFlight is the default limit of hook requests served at once; one
-// more is answered 429 with Retry-After (RetryAfter), which Metacontroller
-// honours by requeueing the parent after it, with no event.
-const MaxInFlight = 4
-
-// RetryAfter is the Retry-After of a request refused because MaxInFlight
-// are being served (a second, some hundred syncs of a typical app), and of
-// a sync held for a dial (HeldError: a refused port answers in
+// RetryAfter is the Retry-After of a request refused for want of hook
+// memory (Admission: a namespace past its share, or the budget full), and
+// of a sync held for a dial (HeldError: a refused port answers in
 // milliseconds, the queue permitting).
 const RetryAfter = time.Second
 
@@ -67,13 +63,15 @@ type Handler struct {
 	// Budget bounds what a sync request may make the hook decode; zero
 	// fields take DefaultBudget's.
 	Budget Budget
-	// MaxInFlight limits the hook requests served at once (those reading
-	// their body included); default MaxInFlight. One more is answered 429.
-	MaxInFlight int
+	// Memory is the hook memory budget in bytes: what the requests being
+	// served may hold at once, by the estimate of admission (bytes, not
+	// requests), shared fairly between their parents' namespaces; past it,
+	// 429 with Retry-After. Default: DefaultMemory(GOMEMLIMIT).
+	Memory int64
 
 	children childCache      // built from Config, per parent name and spec
 	decoded  *observed.Cache // what each object's bytes decoded into
-	slots    chan struct{}
+	admit    *admission
 	initOnce sync.Once
 }
 
@@ -84,33 +82,40 @@ type Handler struct {
 // 69 without it.
 const maxDecodedBytes = 8 << 20
 
-// enter takes one of the MaxInFlight slots, or reports that none is free;
-// it never blocks. Give the slot back with leave.
-func (h *Handler) enter() bool {
+// ticket starts a request's reservation of hook memory; give it back with
+// ticket.done on every path.
+func (h *Handler) ticket() *ticket {
 	h.initOnce.Do(func() {
-		n := h.MaxInFlight
-		if n <= 0 {
-			n = MaxInFlight
+		m := h.Memory
+		if m <= 0 {
+			m = DefaultMemory(debug.SetMemoryLimit(-1))
 		}
-		h.slots = make(chan struct{}, n)
+		h.admit = newAdmission(m, time.Now)
+		if h.Metrics != nil {
+			h.Metrics.admissionBudget.Set(float64(m))
+			h.admit.onChange = func(used int64) { h.Metrics.admissionHeld.Set(float64(used)) }
+		}
 		h.decoded = observed.NewCache(maxDecodedBytes)
 	})
-	select {
-	case h.slots <- struct{}{}:
-		return true
-	default:
-		return false
-	}
+	return &ticket{a: h.admit}
 }
 
-func (h *Handler) leave() { <-h.slots }
-
-// busy answers a request refused for want of a slot: 429 with Retry-After,
-// which Metacontroller reads as "requeue after this long" (no event, no
-// failed-sync backoff).
-func (h *Handler) busy(w http.ResponseWriter, hook string) int {
-	retryAfter(w)
-	return h.refuse(w, hook, http.StatusTooManyRequests, fmt.Errorf("%d hook requests in flight; retry after %s", cap(h.slots), RetryAfter))
+// refuseAdmission answers a request whose reservation was refused: 429 with
+// Retry-After, which Metacontroller reads as "requeue after this long" (no
+// event, no failed-sync backoff); 413 for one no budget holds; 503 for one
+// whose client went away while it waited.
+func (h *Handler) refuseAdmission(w http.ResponseWriter, hook string, code int, err error) int {
+	if code == http.StatusTooManyRequests {
+		retryAfter(w)
+		if h.Metrics != nil {
+			h.Metrics.admissionRefused.Inc()
+		}
+		return h.refuse(w, hook, code, fmt.Errorf("%w; retry after %s", err, RetryAfter))
+	}
+	if code == http.StatusServiceUnavailable {
+		return h.abandoned(w, err)
+	}
+	return h.refuse(w, hook, code, err)
 }
 
 // ServeSync answers POST /sync: a size-limited read, the sync pipeline,
@@ -123,21 +128,23 @@ func (h *Handler) ServeSync(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) sync(w http.ResponseWriter, r *http.Request) int {
-	if !h.enter() {
-		return h.busy(w, "sync")
-	}
-	defer h.leave()
-	body, code, err := h.read(w, r)
+	t := h.ticket()
+	defer t.done()
+	body, code, err := h.read(w, r, t)
 	if err != nil {
-		return h.refuse(w, "sync", code, err)
+		return h.refuseAdmission(w, "sync", code, err)
 	}
 	defer release(body)
 	alive := r.Context().Err
 	var req observed.Request
-	if err := observed.Decode(body.Bytes(), &req, h.decoded, h.Budget); err != nil {
+	admitted := func(objects int) error { return t.reserve(r.Context(), int64(objects)*PerObject) }
+	if err := observed.DecodeAdmitted(body.Bytes(), &req, h.decoded, h.Budget, admitted); err != nil {
 		var over *BudgetError
 		if errors.As(err, &over) {
 			return h.refuse(w, "sync", http.StatusRequestEntityTooLarge, err)
+		}
+		if code := admitStatus(err); code != http.StatusInternalServerError {
+			return h.refuseAdmission(w, "sync", code, err)
 		}
 		return h.refuse(w, "sync", http.StatusBadRequest, err)
 	}
@@ -210,13 +217,11 @@ func (h *Handler) ServeCustomize(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) customize(w http.ResponseWriter, r *http.Request) int {
-	if !h.enter() {
-		return h.busy(w, "customize")
-	}
-	defer h.leave()
-	body, code, err := h.read(w, r)
+	t := h.ticket()
+	defer t.done()
+	body, code, err := h.read(w, r, t)
 	if err != nil {
-		return h.refuse(w, "customize", code, err)
+		return h.refuseAdmission(w, "customize", code, err)
 	}
 	defer release(body)
 	var req metacontroller.CustomizeRequest

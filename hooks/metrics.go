@@ -10,6 +10,12 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	dials    *prometheus.CounterVec
 	held     prometheus.Counter
+	// admissionRefused counts requests answered 429 for want of hook
+	// memory (a namespace past its share, or the budget full).
+	admissionRefused prometheus.Counter
+	// admissionHeld and admissionBudget are the bytes the requests in
+	// flight hold of the hook memory budget, and the budget.
+	admissionHeld, admissionBudget prometheus.Gauge
 }
 
 // NewMetrics registers the hook metrics with reg (nil: not registered).
@@ -32,9 +38,21 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "stackdome_hook_syncs_held_total",
 			Help: "Syncs answered 429 until the dial that decides a port check past its grace has landed (HeldError).",
 		}),
+		admissionRefused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "stackdome_hook_admission_refused_total",
+			Help: "Hook requests answered 429 for want of hook memory (--hook-memory): their namespace past its share, or the budget full (counted in stackdome_hook_requests_total{code=\"429\"} too).",
+		}),
+		admissionHeld: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "stackdome_hook_admission_bytes",
+			Help: "Bytes the hook requests in flight hold of the hook memory budget, by admission's estimate (3.6 a body byte, 3 KiB an object).",
+		}),
+		admissionBudget: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "stackdome_hook_admission_budget_bytes",
+			Help: "The hook memory budget (--hook-memory; half of GOMEMLIMIT by default); set once the first hook request arrives.",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.duration, m.dials, m.held)
+		reg.MustRegister(m.requests, m.duration, m.dials, m.held, m.admissionRefused, m.admissionHeld, m.admissionBudget)
 	}
 	return m
 }

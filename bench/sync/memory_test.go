@@ -16,7 +16,7 @@ import (
 // 2,000 replicas. It reports the bytes allocated per request byte
 // (alloc-B/req-B) and per pod (alloc-B/pod), read with the collector off:
 // the most one sync can hold at once, an upper bound of its peak heap.
-// docs/performance.md sizes --max-body, --max-in-flight and the chart's
+// docs/performance.md sizes --max-body, --hook-memory and the chart's
 // memory limit from them.
 func BenchmarkSyncMemory(b *testing.B) {
 	for _, pods := range []int{50, 500, 2000} {

@@ -69,29 +69,43 @@ func (b Budget) withDefaults() Budget {
 // without regard to case, group names exactly, a group given twice counted
 // as one.
 func (b Budget) Check(body []byte) error {
+	_, err := b.Measure(body)
+	return err
+}
+
+// Measure is Check, and the number of children and related objects the
+// body holds (as far as it is of a sync request's shape).
+func (b Budget) Measure(body []byte) (objects int, err error) {
 	b = b.withDefaults()
 	s := scan{b: body}
 	if !s.open('{') {
-		return nil
+		return 0, nil
 	}
 	counts := map[string]int{}
+	total := func() int {
+		n := 0
+		for _, c := range counts {
+			n += c
+		}
+		return n
+	}
 	for s.next('}') {
 		key, ok := s.key()
 		if !ok {
-			return nil
+			return total(), nil
 		}
 		switch {
 		case strings.EqualFold(key, "children"), strings.EqualFold(key, "related"):
 			if ok, err := b.groups(&s, strings.ToLower(key), counts); !ok || err != nil {
-				return err
+				return total(), err
 			}
 		default:
 			if !s.skip() {
-				return nil
+				return total(), nil
 			}
 		}
 	}
-	return nil
+	return total(), nil
 }
 
 // groups checks one map of groups (children or related) at s; ok is false

@@ -51,6 +51,14 @@ type onePass struct {
 // related object and the parent (Request.DecodeParent) from c when the same
 // bytes were decoded before, kept there otherwise (Cache.decodeCanonical).
 func Decode(body []byte, r *Request, c *Cache, b Budget) error {
+	return DecodeAdmitted(body, r, c, b, nil)
+}
+
+// DecodeAdmitted is Decode that, when the body is to be decoded (not found
+// whole in c), calls admit with the number of objects it holds after
+// measuring it against b and before decoding anything; admit's error is
+// returned as it is. A nil admit admits everything.
+func DecodeAdmitted(body []byte, r *Request, c *Cache, b Budget, admit func(objects int) error) error {
 	r.one = onePass{}
 	r.cache = c
 	var key cacheKey
@@ -63,8 +71,14 @@ func Decode(body []byte, r *Request, c *Cache, b Budget) error {
 		}
 		key = k
 	}
-	if err := b.Check(body); err != nil {
+	objects, err := b.Measure(body)
+	if err != nil {
 		return err
+	}
+	if admit != nil {
+		if err := admit(objects); err != nil {
+			return err
+		}
 	}
 	if c != nil && c.decodeCanonical(body, &r.one) {
 		r.Parent, r.decoded = r.one.Parent, &r.one
