@@ -41,15 +41,17 @@ type config struct {
 	maxBody                  int64
 	maxInFlight, maxPods     int
 	serveHooks, servePages   bool
-	http                     httpLimits
+	http                     httpLimits // --listen's (config_limits.go)
+	pagesHTTP, metricsHTTP   httpLimits // --error-pages-listen's; --metrics-listen's and --pprof-listen's
 	syncFile                 string
 	syncNow                  time.Time
 }
 
-// httpLimits bound what one client can hold of a server.
+// httpLimits bound what one client can hold of a server, and maxConns
+// what all of them hold together.
 type httpLimits struct {
 	readHeaderTimeout, readTimeout, writeTimeout, idleTimeout time.Duration
-	maxHeaderBytes                                            int
+	maxHeaderBytes, maxConns                                  int
 }
 
 // rawFlags are the flags kept as typed on the command line, which validate
@@ -134,6 +136,7 @@ func defineServerFlags(fs *flag.FlagSet, c *config, raw *rawFlags) {
 	fs.DurationVar(&c.http.writeTimeout, "write-timeout", 10*time.Second, "time from a request's headers to the end of its response")
 	fs.DurationVar(&c.http.idleTimeout, "idle-timeout", 120*time.Second, "how long an idle keep-alive connection is kept")
 	fs.IntVar(&c.http.maxHeaderBytes, "max-header-bytes", 64<<10, "largest request header block in bytes")
+	defineLimitFlags(fs, c)
 }
 
 // defineHookFlags: what Sync builds (routes, error pages) and the timing of
@@ -261,6 +264,9 @@ func validate(c *config, raw rawFlags) error {
 		if d.value <= 0 {
 			return fmt.Errorf("--%s %s: must be positive", d.flag, d.value)
 		}
+	}
+	if err := validateLimits(c); err != nil {
+		return err
 	}
 	if !c.serveHooks && !c.servePages {
 		return errors.New("--hooks=false and --pages=false: nothing to serve")
