@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"net"
 	"net/http"
+	"runtime"
 	"sync"
 )
 
@@ -12,13 +13,18 @@ import (
 // which connections are between requests. max must be at least 1.
 //
 // A connection accepted while max are open takes the slot of the one that
-// has waited longest without a request in progress: idle keep-alive
-// connections first (the reuse nginx makes of them when it runs out),
-// then connections still sending their first request's headers. Neither
-// loses an answer: net/http's Transport (Traefik's, Metacontroller's,
-// Prometheus') resends a GET on a kept-alive connection the server closed,
-// and a header block that has not ended has had no answer to lose. A
-// connection whose request a handler is serving is never closed. When
+// has waited longest without a request in progress: idle since its last
+// answer (the reuse nginx makes of kept-alive connections when it runs
+// out), or still sending its first request's headers. Neither loses an
+// answer: net/http's Transport (Traefik's, Metacontroller's, Prometheus')
+// resends a GET on a kept-alive connection the server closed, and a header
+// block that has not ended has had no answer to lose. Longest first keeps
+// a busy client's connection, idle for a moment between two requests, and
+// takes a flood's, idle or unfinished since it opened. Before taking one,
+// Accept lets the connections already accepted read what they were sent,
+// so a request that has arrived is served, not cut, however fast
+// connections come. A connection whose request a handler is serving is
+// never closed. When
 // every slot serves a request, Accept waits for one to end and the kernel's
 // backlog holds the connections behind it: a client's request waits in
 // the queue instead of being refused. Refusing at once would be the
@@ -39,15 +45,14 @@ func limitConns(srv *http.Server, ln net.Listener, max int) net.Listener {
 	return l
 }
 
-// connLimit is limitConns' listener. Its mutex guards open, idle, fresh
-// and every limitedConn's elem and list.
+// connLimit is limitConns' listener. Its mutex guards open, waiting and
+// every limitedConn's elem.
 type connLimit struct {
 	net.Listener
 	max       int
 	mu        sync.Mutex
 	open      int
-	idle      list.List     // *limitedConn between two requests, longest waiting first
-	fresh     list.List     // *limitedConn before its first request, oldest first
+	waiting   list.List     // *limitedConn without a request in progress, longest waiting first
 	freed     chan struct{} // a slot freed or a connection turned reclaimable (capacity 1)
 	done      chan struct{} // closed by Close
 	closeOnce sync.Once
@@ -57,8 +62,7 @@ type connLimit struct {
 type limitedConn struct {
 	net.Conn
 	l     *connLimit
-	elem  *list.Element // in l.idle or l.fresh, or nil while a request is served
-	in    *list.List
+	elem  *list.Element // in l.waiting, or nil while a request is served
 	close sync.Once
 }
 
@@ -75,7 +79,7 @@ func (l *connLimit) Accept() (net.Conn, error) {
 	}
 	lc := &limitedConn{Conn: c, l: l}
 	l.mu.Lock()
-	lc.wait(&l.fresh)
+	lc.wait()
 	l.mu.Unlock()
 	return lc, nil
 }
@@ -87,10 +91,10 @@ func (l *connLimit) Close() error {
 	return l.Listener.Close()
 }
 
-// admit takes a slot: a free one, else the one of the longest-waiting idle
-// connection, else of the oldest connection still before its first
-// request, else it waits until one of those exists.
+// admit takes a slot: a free one, else that of the connection waiting
+// longest without a request in progress, else it waits until one exists.
 func (l *connLimit) admit() error {
+	yielded := false
 	for {
 		l.mu.Lock()
 		if l.open < l.max {
@@ -98,13 +102,19 @@ func (l *connLimit) admit() error {
 			l.mu.Unlock()
 			return nil
 		}
+		if !yielded {
+			// Connections accepted in a burst may not have run yet (with
+			// GOMAXPROCS=1 this loop can accept thousands first): let them
+			// read the requests they were sent before one is reclaimed.
+			l.mu.Unlock()
+			runtime.Gosched()
+			yielded = true
+			continue
+		}
 		var victim *limitedConn
-		for _, q := range []*list.List{&l.idle, &l.fresh} {
-			if e := q.Front(); e != nil {
-				victim = e.Value.(*limitedConn)
-				victim.leave()
-				break
-			}
+		if e := l.waiting.Front(); e != nil {
+			victim = e.Value.(*limitedConn)
+			victim.leave()
 		}
 		l.mu.Unlock()
 		if victim != nil {
@@ -134,7 +144,7 @@ func (l *connLimit) connState(c net.Conn, s http.ConnState) {
 		lc.leave()
 	case http.StateIdle:
 		lc.leave()
-		lc.wait(&l.idle)
+		lc.wait()
 		l.signal()
 	}
 }
@@ -163,16 +173,16 @@ func unwrapLimited(c net.Conn) *limitedConn {
 	return nil
 }
 
-// wait puts c at the back of q; l.mu must be held.
-func (c *limitedConn) wait(q *list.List) {
-	c.elem, c.in = q.PushBack(c), q
+// wait puts c at the back of l.waiting; l.mu must be held.
+func (c *limitedConn) wait() {
+	c.elem = c.l.waiting.PushBack(c)
 }
 
-// leave takes c out of the list it waits in, if any; l.mu must be held.
+// leave takes c out of l.waiting, if it is there; l.mu must be held.
 func (c *limitedConn) leave() {
 	if c.elem != nil {
-		c.in.Remove(c.elem)
-		c.elem, c.in = nil, nil
+		c.l.waiting.Remove(c.elem)
+		c.elem = nil
 	}
 }
 

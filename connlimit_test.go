@@ -94,9 +94,9 @@ func TestLimitConnsReclaimsTheLongestIdle(t *testing.T) {
 	require.Equal(t, 200, b.get(t, "/"), "the other kept-alive connection was closed too")
 }
 
-// TestLimitConnsReclaimsAnUnfinishedHeader: an idle connection's slot goes
-// first, then that of a connection whose header block never ends, never
-// that of a request being served.
+// TestLimitConnsReclaimsAnUnfinishedHeader: a connection whose header
+// block never ends gives its slot as an idle one does, the one waiting
+// longest first, and a request being served never does.
 func TestLimitConnsReclaimsAnUnfinishedHeader(t *testing.T) {
 	release, entered := make(chan struct{}), make(chan struct{}, 1)
 	defer close(release)
@@ -116,9 +116,9 @@ func TestLimitConnsReclaimsAnUnfinishedHeader(t *testing.T) {
 	held := dialRaw(t, addr)
 	fmt.Fprintf(held, "GET /hold HTTP/1.1\r\nHost: t\r\n\r\n")
 	<-entered
-	require.True(t, idle.closedByServer(t), "the idle connection kept its slot")
+	require.True(t, slow.closedByServer(t), "the unfinished header, waiting longest, kept its slot")
 	require.Equal(t, 200, dialRaw(t, addr).get(t, "/"))
-	require.True(t, slow.closedByServer(t), "the unfinished header kept its slot")
+	require.True(t, idle.closedByServer(t), "the idle connection kept its slot")
 }
 
 // TestLimitConnsNeverCutsARequest: with the one slot serving a request, the
