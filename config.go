@@ -32,6 +32,7 @@ type config struct {
 	portRecheck, dialTimeout time.Duration
 	verdictTTL               time.Duration
 	dialWorkers, dialQueue   int
+	verdictMax               int
 	dialAllow                []netip.Prefix
 	dialAllowLoopback        bool // tests only: loopback inside dialAllow may be dialed
 	logFormat                string
@@ -176,6 +177,7 @@ func defineVerifierFlags(fs *flag.FlagSet, c *config, raw *rawFlags) {
 	fs.StringVar(&raw.dialAllow, "dial-allow", "", "CIDRs of pod IPs that may be dialed, comma separated: the cluster's pod CIDRs. Empty: nothing is dialed (every port reads Unknown). Loopback, link-local, cloud metadata and unspecified addresses are never dialed, whatever this says")
 	fs.BoolVar(&c.dialAllowLoopback, "dial-allow-loopback", false, "FOR TESTS ONLY: let loopback addresses inside --dial-allow be dialed (test pods on 127.0.0.x). Never set it in a cluster: a pod IP is never loopback, and a loopback dial reaches the node's own services")
 	fs.DurationVar(&c.verdictTTL, "verdict-ttl", d.TTL, "a verdict not read for this long is forgotten")
+	fs.IntVar(&c.verdictMax, "verdict-max", d.MaxEntries, "verdicts kept at most, one per StackResource (~410 B each); past it the least recently read are forgotten, and those apps are dialed again as by a fresh replica")
 }
 
 // envName is the environment variable of a flag: STACKDOME_ and its name in
@@ -282,6 +284,9 @@ func validate(c *config, raw rawFlags) error {
 	}
 	if c.dialWorkers < 1 || c.dialQueue < 1 {
 		return errors.New("--dial-workers and --dial-queue must be at least 1")
+	}
+	if c.verdictMax < 1 {
+		return fmt.Errorf("--verdict-max %d: must be at least 1", c.verdictMax)
 	}
 	if c.hooks.DefaultResources.Requests, err = parseResources(raw.defaultRequests); err != nil {
 		return fmt.Errorf("--default-requests: %w", err)

@@ -28,9 +28,10 @@ const (
 	// A scrape is one connection per Prometheus replica.
 	defaultMetricsMaxConns = 16
 	// What Traefik's errors middleware forwards is the visitor's own
-	// request's headers (reference/traefik-errorpages.md §2.2): a browser
-	// sends 1-2 KiB plus its cookies for the site. 16 KiB is twice the 8 KiB
-	// a header line may have behind nginx's defaults.
+	// request's headers, every one unless errorRequestHeaders says
+	// otherwise (traefik/traefik v3.7 pkg/middlewares/customerrors): a
+	// browser sends 1-2 KiB plus its cookies for the site. 16 KiB is twice
+	// the 8 KiB a header line may have behind nginx's defaults.
 	defaultPagesMaxHeaderBytes = 16 << 10
 )
 

@@ -74,7 +74,7 @@ func wire(c config, log *slog.Logger) (*app, error) {
 	if c.serveHooks {
 		v := portcheck.New(portcheck.Config{
 			Workers: c.dialWorkers, QueueSize: c.dialQueue, DialTimeout: c.dialTimeout,
-			Recheck: c.portRecheck, TTL: c.verdictTTL, Allow: c.dialAllow, AllowLoopback: c.dialAllowLoopback,
+			Recheck: c.portRecheck, TTL: c.verdictTTL, MaxEntries: c.verdictMax, Allow: c.dialAllow, AllowLoopback: c.dialAllowLoopback,
 			Registerer: reg,
 		})
 		switch {
