@@ -136,7 +136,9 @@ func defineServerFlags(fs *flag.FlagSet, c *config, raw *rawFlags) {
 	fs.DurationVar(&c.http.readTimeout, "read-timeout", 5*time.Second, "time to read a whole request")
 	fs.DurationVar(&c.http.writeTimeout, "write-timeout", 10*time.Second, "time from a request's headers to the end of its response")
 	fs.DurationVar(&c.http.idleTimeout, "idle-timeout", 120*time.Second, "how long an idle keep-alive connection is kept")
-	fs.IntVar(&c.http.maxHeaderBytes, "max-header-bytes", 64<<10, "largest request header block in bytes")
+	// Metacontroller's hook calls, the kubelet's probes and a scrape send
+	// a few hundred bytes of headers (a bearer token at most adds 2 KiB).
+	fs.IntVar(&c.http.maxHeaderBytes, "max-header-bytes", 16<<10, "largest request header block in bytes of the hooks, metrics and pprof ports")
 	defineLimitFlags(fs, c)
 }
 

@@ -49,11 +49,11 @@ func defaultConfig() config {
 		shutdownTimeout: 25 * time.Second, drainDelay: 5 * time.Second,
 		maxBody: hooks.MaxBody, maxInFlight: 4, maxPods: 10000, serveHooks: true, servePages: true,
 		http: httpLimits{readHeaderTimeout: 5 * time.Second, readTimeout: 5 * time.Second, writeTimeout: 10 * time.Second,
-			idleTimeout: 120 * time.Second, maxHeaderBytes: 64 << 10, maxConns: 128},
+			idleTimeout: 120 * time.Second, maxHeaderBytes: 16 << 10, maxConns: 128},
 		pagesHTTP: httpLimits{readHeaderTimeout: 2 * time.Second, readTimeout: 5 * time.Second, writeTimeout: 10 * time.Second,
-			idleTimeout: 10 * time.Second, maxHeaderBytes: 16 << 10, maxConns: 1024},
+			idleTimeout: 10 * time.Second, maxHeaderBytes: 16 << 10, maxConns: 512},
 		metricsHTTP: httpLimits{readHeaderTimeout: 5 * time.Second, readTimeout: 5 * time.Second, writeTimeout: 10 * time.Second,
-			idleTimeout: 120 * time.Second, maxHeaderBytes: 64 << 10, maxConns: 16},
+			idleTimeout: 120 * time.Second, maxHeaderBytes: 16 << 10, maxConns: 16},
 	}
 }
 
