@@ -6,11 +6,15 @@ import (
 	"net/http"
 	"runtime"
 	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // limitConns makes srv hold at most max connections of ln: it returns the
-// listener srv must serve and sets srv.ConnState, through which it learns
-// which connections are between requests. max must be at least 1.
+// listener srv must serve and sets srv.ConnState (calling the one set
+// before), through which it learns which connections are between
+// requests. max must be at least 1. m counts what it does; its nil fields
+// count nothing.
 //
 // A connection accepted while max are open takes the slot of the one that
 // has waited longest without a request in progress: idle since its last
@@ -30,11 +34,11 @@ import (
 // the queue instead of being refused. Refusing at once would be the
 // unkind choice for Traefik: its Transport does not retry on a fresh
 // connection, so every refusal would reach a visitor as a 502.
-func limitConns(srv *http.Server, ln net.Listener, max int) net.Listener {
+func limitConns(srv *http.Server, ln net.Listener, max int, m connCounters) net.Listener {
 	if max < 1 {
 		panic("limitConns: max must be at least 1")
 	}
-	l := &connLimit{Listener: ln, max: max, freed: make(chan struct{}, 1), done: make(chan struct{})}
+	l := &connLimit{Listener: ln, max: max, m: m, freed: make(chan struct{}, 1), done: make(chan struct{})}
 	prev := srv.ConnState
 	srv.ConnState = func(c net.Conn, s http.ConnState) {
 		l.connState(c, s)
@@ -50,6 +54,7 @@ func limitConns(srv *http.Server, ln net.Listener, max int) net.Listener {
 type connLimit struct {
 	net.Listener
 	max       int
+	m         connCounters
 	mu        sync.Mutex
 	open      int
 	waiting   list.List     // *limitedConn without a request in progress, longest waiting first
@@ -100,6 +105,7 @@ func (l *connLimit) admit() error {
 		if l.open < l.max {
 			l.open++
 			l.mu.Unlock()
+			l.m.add(1)
 			return nil
 		}
 		if !yielded {
@@ -119,6 +125,9 @@ func (l *connLimit) admit() error {
 		l.mu.Unlock()
 		if victim != nil {
 			victim.Close() // frees its slot; the loop takes it
+			if l.m.reclaimed != nil {
+				l.m.reclaimed.Inc()
+			}
 			continue
 		}
 		select {
@@ -194,7 +203,38 @@ func (c *limitedConn) Close() error {
 		c.leave()
 		c.l.open--
 		c.l.mu.Unlock()
+		c.l.m.add(-1)
 		c.l.signal()
 	})
 	return err
+}
+
+// connCounters are one listener's series: its open connections, and those
+// closed to give their slot to a newer one.
+type connCounters struct {
+	open      prometheus.Gauge
+	reclaimed prometheus.Counter
+}
+
+func (m connCounters) add(n float64) {
+	if m.open != nil {
+		m.open.Add(n)
+	}
+}
+
+// newConnMetrics registers the connection series with reg and returns
+// those of each server by name.
+func newConnMetrics(reg prometheus.Registerer) func(server string) connCounters {
+	open := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: "stackdome", Name: "http_connections",
+		Help: "Connections a listener holds, by server (hooks, errorPages, metrics, pprof); never more than its cap.",
+	}, []string{"server"})
+	reclaimed := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "stackdome", Name: "http_connections_reclaimed_total",
+		Help: "Connections closed at a listener's cap to give their slot to a newer one: the one waiting longest without a request in progress, idle or still sending its first headers.",
+	}, []string{"server"})
+	reg.MustRegister(open, reclaimed)
+	return func(server string) connCounters {
+		return connCounters{open.WithLabelValues(server), reclaimed.WithLabelValues(server)}
+	}
 }

@@ -10,15 +10,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 )
 
-// limitedServer serves h on loopback through limitConns(max) and returns its
-// address and a channel that receives each time a connection turns idle
+// limitedServer serves h on loopback through limitConns(max, m) and
+// returns its address and a channel that receives each time a connection turns idle
 // (net/http's ConnState, which limitConns keeps calling); it is closed at
 // cleanup. Its own timeouts are a minute: what closes a connection in
 // these tests is the limit.
-func limitedServer(t *testing.T, max int, h http.Handler) (string, <-chan struct{}) {
+func limitedServer(t *testing.T, max int, h http.Handler, m ...connCounters) (string, <-chan struct{}) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -29,7 +31,11 @@ func limitedServer(t *testing.T, max int, h http.Handler) (string, <-chan struct
 				idle <- struct{}{}
 			}
 		}}
-	lim := limitConns(srv, ln, max)
+	var counters connCounters
+	if len(m) > 0 {
+		counters = m[0]
+	}
+	lim := limitConns(srv, ln, max, counters)
 	go srv.Serve(lim)
 	t.Cleanup(func() { srv.Close() })
 	return ln.Addr().String(), idle
@@ -80,9 +86,11 @@ func okHandler() http.Handler {
 
 // TestLimitConnsReclaimsTheLongestIdle: with two slots held by kept-alive
 // connections, a third client is served at once and the connection idle
-// the longest is the one closed; the other keeps serving.
+// the longest is the one closed; the other keeps serving. The server's
+// series count two connections and one reclaimed.
 func TestLimitConnsReclaimsTheLongestIdle(t *testing.T) {
-	addr, idle := limitedServer(t, 2, okHandler())
+	m := newConnMetrics(prometheus.NewRegistry())("errorPages")
+	addr, idle := limitedServer(t, 2, okHandler(), m)
 	a, b := dialRaw(t, addr), dialRaw(t, addr)
 	require.Equal(t, 200, a.get(t, "/"))
 	<-idle
@@ -92,6 +100,8 @@ func TestLimitConnsReclaimsTheLongestIdle(t *testing.T) {
 	require.Equal(t, 200, c.get(t, "/"))
 	require.True(t, a.closedByServer(t), "the longest-idle connection was not closed")
 	require.Equal(t, 200, b.get(t, "/"), "the other kept-alive connection was closed too")
+	require.Equal(t, 2.0, testutil.ToFloat64(m.open))
+	require.Equal(t, 1.0, testutil.ToFloat64(m.reclaimed))
 }
 
 // TestLimitConnsReclaimsAnUnfinishedHeader: a connection whose header
@@ -170,7 +180,7 @@ func TestLimitConnsCloseEndsAWaitingAccept(t *testing.T) {
 	release := make(chan struct{})
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { <-release })}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(limitConns(srv, ln, 1)) }()
+	go func() { served <- srv.Serve(limitConns(srv, ln, 1, connCounters{})) }()
 	a := dialRaw(t, ln.Addr().String())
 	fmt.Fprintf(a, "GET / HTTP/1.1\r\nHost: t\r\n\r\n")
 	b := dialRaw(t, ln.Addr().String())

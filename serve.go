@@ -112,6 +112,7 @@ func wire(c config, log *slog.Logger) (*app, error) {
 		servers = append(servers, served{name: "pprof", srv: newServer(pprofHandler(), c.metricsHTTP, log)})
 		addrs = append(addrs, listenAt{c.pprofListen, "pprof", c.metricsHTTP.maxConns})
 	}
+	conns := newConnMetrics(reg)
 	for i, a := range addrs {
 		ln, err := net.Listen("tcp", a.addr)
 		if err != nil {
@@ -121,7 +122,7 @@ func wire(c config, log *slog.Logger) (*app, error) {
 			return nil, fmt.Errorf("listening for %s: %w", a.what, err)
 		}
 		// Connections alone must not exhaust a replica (limitConns).
-		servers[i].ln = limitConns(servers[i].srv, ln, a.maxConns)
+		servers[i].ln = limitConns(servers[i].srv, ln, a.maxConns, conns(servers[i].name))
 	}
 	return &app{log: log, verifier: verifier, servers: servers, draining: draining}, nil
 }
