@@ -173,11 +173,14 @@ func BenchmarkPagesUnderSyncFlood(b *testing.B) {
 //   - "63 KB headers": 3,000 connections each sending a header block of
 //     63 KB that never ends;
 //   - "15 KB headers": the same with 15 KB, just under the pages' header
-//     limit, the dearest header block that is not refused.
+//     limit, the dearest header block that is not refused;
+//   - "hooks: idle": the idle flood against the hooks' Deployment
+//     (`serve --pages=false`, GOMEMLIMIT at its 256Mi limit), the client
+//     asking for /healthz.
 //
 // The peak RSS (VmHWM, over the flood, 3 s of holding it and 5 s after it
-// closed) stays under the page pods' limit and every page the well-behaved
-// client asks for is answered. It logs the peak, the RSS 5 s after the
+// closed) stays under the pods' limit and every request of the
+// well-behaved client is answered. It logs the peak, the RSS 5 s after the
 // flood closed, and the client's p50, p99 and slowest page while it
 // lasted.
 func TestConnectionFloodsLeaveRSSUnderTheChartLimit(t *testing.T) {
@@ -189,26 +192,23 @@ func TestConnectionFloodsLeaveRSSUnderTheChartLimit(t *testing.T) {
 	extraArgs := strings.Fields(os.Getenv("STACKDOME_FLOOD_ARGS")) // to try other limits
 	for _, tc := range []struct {
 		name  string
+		hooks bool // flood the hooks' Deployment (--pages=false, 256Mi) instead
 		conns int
 		open  func(c net.Conn) error // what each flood connection sends
 	}{
-		{"idle", 18_000, func(c net.Conn) error {
-			if _, err := io.WriteString(c, "GET /_errors/503 HTTP/1.1\r\nHost: flood\r\nAccept: text/html\r\n\r\n"); err != nil {
-				return err
-			}
-			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(io.Discard, resp.Body)
-			return err
-		}},
-		{"63 KB headers", 3_000, unfinishedHeader(63_000)},
-		{"15 KB headers", 3_000, unfinishedHeader(15_000)},
+		{"idle", false, 18_000, keptAlive("/_errors/503")},
+		{"63 KB headers", false, 3_000, unfinishedHeader(63_000)},
+		{"15 KB headers", false, 3_000, unfinishedHeader(15_000)},
+		{"hooks: idle", true, 18_000, keptAlive("/healthz")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			serving, pid := startServeLimited(t, bin, chartPagesMemoryLimit, append([]string{"--hooks=false"}, extraArgs...)...)
-			page := "http://" + serving["errorPages"].(string) + "/_errors/503"
+			mem, args, port, path, status := chartPagesMemoryLimit, []string{"--hooks=false"}, "errorPages", "/_errors/503", http.StatusServiceUnavailable
+			if tc.hooks {
+				mem, args, port, path, status = chartMemoryLimit, []string{"--pages=false"}, "hooks", "/healthz", http.StatusOK
+			}
+			serving, pid := startServeLimited(t, bin, mem, append(args, extraArgs...)...)
+			addr := serving[port].(string)
+			page := "http://" + addr + path
 
 			ctx, stopClient := context.WithCancel(context.Background())
 			var lat []time.Duration
@@ -223,7 +223,7 @@ func TestConnectionFloodsLeaveRSSUnderTheChartLimit(t *testing.T) {
 					if err == nil {
 						_, err = io.Copy(io.Discard, resp.Body)
 						resp.Body.Close()
-						if err == nil && resp.StatusCode != http.StatusServiceUnavailable {
+						if err == nil && resp.StatusCode != status {
 							err = fmt.Errorf("status %d", resp.StatusCode)
 						}
 					}
@@ -235,7 +235,7 @@ func TestConnectionFloodsLeaveRSSUnderTheChartLimit(t *testing.T) {
 				}
 			}()
 
-			conns := flood(t, serving["errorPages"].(string), tc.conns, tc.open)
+			conns := flood(t, addr, tc.conns, tc.open)
 			// The server reads what was written meanwhile; the client keeps
 			// fetching.
 			time.Sleep(3 * time.Second)
@@ -249,11 +249,27 @@ func TestConnectionFloodsLeaveRSSUnderTheChartLimit(t *testing.T) {
 
 			slices.Sort(lat)
 			q := func(p float64) time.Duration { return lat[int(p*float64(len(lat)-1))] }
-			t.Logf("%d connections: peak RSS %.1f MiB (the page pods' limit %d MiB: margin %.1f MiB), %.1f MiB 5 s after they closed; the client's %d pages: p50 %s, p99 %s, slowest %s, %d failed",
-				tc.conns, mib(peak), chartPagesMemoryLimit>>20, mib(chartPagesMemoryLimit-peak), mib(after), len(lat), q(0.5), q(0.99), lat[len(lat)-1], len(failed))
-			require.Less(t, peak, int64(chartPagesMemoryLimit), "connections alone took the peak RSS past the page pods' memory limit")
+			t.Logf("%d connections: peak RSS %.1f MiB (the pods' limit %d MiB: margin %.1f MiB), %.1f MiB 5 s after they closed; the client's %d requests: p50 %s, p99 %s, slowest %s, %d failed",
+				tc.conns, mib(peak), mem>>20, mib(int64(mem)-peak), mib(after), len(lat), q(0.5), q(0.99), lat[len(lat)-1], len(failed))
+			require.Less(t, peak, int64(mem), "connections alone took the peak RSS past the pods' memory limit")
 			require.Empty(t, failed, "the well-behaved client's pages failed")
 		})
+	}
+}
+
+// keptAlive is a flood connection's opening: one GET of path, answered,
+// and the connection kept.
+func keptAlive(path string) func(net.Conn) error {
+	return func(c net.Conn) error {
+		if _, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: flood\r\nAccept: text/html\r\n\r\n"); err != nil {
+			return err
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		return err
 	}
 }
 
