@@ -25,14 +25,16 @@ import (
 // block that has not ended has had no answer to lose. Longest first keeps
 // a busy client's connection, idle for a moment between two requests, and
 // takes a flood's, idle or unfinished since it opened. Before taking one,
-// Accept lets the connections already accepted read what they were sent,
-// so a request that has arrived is served, not cut, however fast
-// connections come. A connection whose request a handler is serving is
-// never closed. When
-// every slot serves a request, Accept waits for one to end and the kernel's
-// backlog holds the connections behind it: a client's request waits in
-// the queue instead of being refused. Refusing at once would be the
-// unkind choice for Traefik: its Transport does not retry on a fresh
+// Accept lets the connections already accepted run, so that a request that
+// has arrived is read, and then never cut, before its connection can lose
+// its slot; only connections coming faster than the process reads them can
+// take the slot of one whose request has arrived unread (one in 18,000
+// under the flood of docs/performance.md, "Connections per port"). A
+// connection whose request a handler is serving is never closed. When
+// every slot serves a request, Accept waits for one to end and the
+// kernel's backlog holds the connections behind it: a client's request
+// waits in the queue instead of being refused. Refusing at once would be
+// the unkind choice for Traefik: its Transport does not retry on a fresh
 // connection, so every refusal would reach a visitor as a 502.
 func limitConns(srv *http.Server, ln net.Listener, max int, m connCounters) net.Listener {
 	if max < 1 {
