@@ -32,6 +32,7 @@ type config struct {
 	portRecheck, dialTimeout time.Duration
 	verdictTTL               time.Duration
 	dialWorkers, dialQueue   int
+	verdictMax               int
 	dialAllow                []netip.Prefix
 	dialAllowLoopback        bool // tests only: loopback inside dialAllow may be dialed
 	logFormat                string
@@ -42,17 +43,19 @@ type config struct {
 	maxPods                  int
 	hookMemory               int64
 	serveHooks, servePages   bool
-	http                     httpLimits
+	http                     httpLimits // --listen's (config_limits.go)
+	pagesHTTP, metricsHTTP   httpLimits // --error-pages-listen's; --metrics-listen's and --pprof-listen's
 	syncFile                 string
 	syncNow                  time.Time // sync and render: the clock of the answer
 	renderFile               string
 	renderNamespace          string // render: the namespace of an object that names none
 }
 
-// httpLimits bound what one client can hold of a server.
+// httpLimits bound what one client can hold of a server, and maxConns
+// what all of them hold together.
 type httpLimits struct {
 	readHeaderTimeout, readTimeout, writeTimeout, idleTimeout time.Duration
-	maxHeaderBytes                                            int
+	maxHeaderBytes, maxConns                                  int
 }
 
 // rawFlags are the flags kept as typed on the command line, which validate
@@ -141,7 +144,10 @@ func defineServerFlags(fs *flag.FlagSet, c *config, raw *rawFlags) {
 	fs.DurationVar(&c.http.readTimeout, "read-timeout", 5*time.Second, "time to read a whole request")
 	fs.DurationVar(&c.http.writeTimeout, "write-timeout", 10*time.Second, "time from a request's headers to the end of its response")
 	fs.DurationVar(&c.http.idleTimeout, "idle-timeout", 120*time.Second, "how long an idle keep-alive connection is kept")
-	fs.IntVar(&c.http.maxHeaderBytes, "max-header-bytes", 64<<10, "largest request header block in bytes")
+	// Metacontroller's hook calls, the kubelet's probes and a scrape send
+	// a few hundred bytes of headers (a bearer token at most adds 2 KiB).
+	fs.IntVar(&c.http.maxHeaderBytes, "max-header-bytes", 16<<10, "largest request header block in bytes of the hooks, metrics and pprof ports")
+	defineLimitFlags(fs, c)
 }
 
 // defineHookFlags: what Sync builds (routes, error pages) and the timing of
@@ -181,6 +187,7 @@ func defineVerifierFlags(fs *flag.FlagSet, c *config, raw *rawFlags) {
 	fs.StringVar(&raw.dialAllow, "dial-allow", "", "CIDRs of pod IPs that may be dialed, comma separated: the cluster's pod CIDRs. Empty: nothing is dialed (every port reads Unknown). Loopback, link-local, cloud metadata and unspecified addresses are never dialed, whatever this says")
 	fs.BoolVar(&c.dialAllowLoopback, "dial-allow-loopback", false, "FOR TESTS ONLY: let loopback addresses inside --dial-allow be dialed (test pods on 127.0.0.x). Never set it in a cluster: a pod IP is never loopback, and a loopback dial reaches the node's own services")
 	fs.DurationVar(&c.verdictTTL, "verdict-ttl", d.TTL, "a verdict not read for this long is forgotten")
+	fs.IntVar(&c.verdictMax, "verdict-max", d.MaxEntries, "verdicts kept at most, one per StackResource (~410 B each); past it the least recently read are forgotten, and those apps are dialed again as by a fresh replica")
 }
 
 // envName is the environment variable of a flag: STACKDOME_ and its name in
@@ -270,6 +277,9 @@ func validate(c *config, raw rawFlags) error {
 			return fmt.Errorf("--%s %s: must be positive", d.flag, d.value)
 		}
 	}
+	if err := validateLimits(c); err != nil {
+		return err
+	}
 	if !c.serveHooks && !c.servePages {
 		return errors.New("--hooks=false and --pages=false: nothing to serve")
 	}
@@ -284,6 +294,9 @@ func validate(c *config, raw rawFlags) error {
 	}
 	if c.dialWorkers < 1 || c.dialQueue < 1 {
 		return errors.New("--dial-workers and --dial-queue must be at least 1")
+	}
+	if c.verdictMax < 1 {
+		return fmt.Errorf("--verdict-max %d: must be at least 1", c.verdictMax)
 	}
 	if c.hooks.DefaultResources.Requests, err = parseResources(raw.defaultRequests); err != nil {
 		return fmt.Errorf("--default-requests: %w", err)

@@ -44,12 +44,16 @@ func defaultConfig() config {
 			},
 		},
 		portRecheck: 5 * time.Minute, dialTimeout: 2 * time.Second, verdictTTL: time.Hour,
-		dialWorkers: 32, dialQueue: 1024,
+		dialWorkers: 32, dialQueue: 1024, verdictMax: 50_000,
 		logFormat: "json", logLevel: slog.LevelInfo,
 		shutdownTimeout: 25 * time.Second, drainDelay: 5 * time.Second,
 		maxBody: hooks.MaxBody, maxPods: 10000, serveHooks: true, servePages: true,
 		http: httpLimits{readHeaderTimeout: 5 * time.Second, readTimeout: 5 * time.Second, writeTimeout: 10 * time.Second,
-			idleTimeout: 120 * time.Second, maxHeaderBytes: 64 << 10},
+			idleTimeout: 120 * time.Second, maxHeaderBytes: 16 << 10, maxConns: 128},
+		pagesHTTP: httpLimits{readHeaderTimeout: 2 * time.Second, readTimeout: 5 * time.Second, writeTimeout: 10 * time.Second,
+			idleTimeout: 10 * time.Second, maxHeaderBytes: 16 << 10, maxConns: 512},
+		metricsHTTP: httpLimits{readHeaderTimeout: 5 * time.Second, readTimeout: 5 * time.Second, writeTimeout: 10 * time.Second,
+			idleTimeout: 120 * time.Second, maxHeaderBytes: 16 << 10, maxConns: 16},
 	}
 }
 
@@ -78,6 +82,19 @@ func TestParseFlags(t *testing.T) {
 				c.logFormat = "text"
 				c.dialWorkers = 4
 				c.http.maxHeaderBytes = 100
+				c.metricsHTTP.maxHeaderBytes = 100
+			},
+		},
+		"each port's limits": {
+			cmd: "serve",
+			args: []string{"--max-conns", "7", "--error-pages-max-conns", "9", "--error-pages-max-header-bytes", "4096", "--read-timeout", "3s",
+				"--error-pages-read-header-timeout", "1s", "--error-pages-idle-timeout", "3s"},
+			env: map[string]string{"STACKDOME_METRICS_MAX_CONNS": "2"},
+			want: func(c *config) {
+				c.http.maxConns, c.http.readTimeout = 7, 3*time.Second
+				c.pagesHTTP = httpLimits{readHeaderTimeout: time.Second, readTimeout: 3 * time.Second, writeTimeout: 10 * time.Second,
+					idleTimeout: 3 * time.Second, maxHeaderBytes: 4096, maxConns: 9}
+				c.metricsHTTP.maxConns, c.metricsHTTP.readTimeout = 2, 3*time.Second
 			},
 		},
 		"no ConfigMaps related": {cmd: "serve", args: []string{"--relate-configmaps=false"}, want: func(c *config) {
@@ -267,6 +284,13 @@ func TestValidate(t *testing.T) {
 		"write-timeout 0":         {args: []string{"--write-timeout", "0s"}, want: "--write-timeout 0s: must be positive"},
 		"read-header 0":           {env: map[string]string{"STACKDOME_READ_HEADER_TIMEOUT": "0"}, want: "--read-header-timeout 0s: must be positive"},
 		"idle-timeout 0":          {args: []string{"--idle-timeout", "0s"}, want: "--idle-timeout 0s: must be positive"},
+		"verdict-max 0":           {args: []string{"--verdict-max", "0"}, want: "--verdict-max 0: must be at least 1"},
+		"max-conns 0":             {args: []string{"--max-conns", "0"}, want: "--max-conns 0: must be at least 1"},
+		"pages max-conns 0":       {env: map[string]string{"STACKDOME_ERROR_PAGES_MAX_CONNS": "0"}, want: "--error-pages-max-conns 0: must be at least 1"},
+		"metrics max-conns 0":     {args: []string{"--metrics-max-conns", "-1"}, want: "--metrics-max-conns -1: must be at least 1"},
+		"pages header bytes 0":    {args: []string{"--error-pages-max-header-bytes", "0"}, want: "--error-pages-max-header-bytes 0: must be at least 1"},
+		"pages idle 0":            {args: []string{"--error-pages-idle-timeout", "0s"}, want: "--error-pages-idle-timeout 0s: must be positive"},
+		"pages header timeout 0":  {args: []string{"--error-pages-read-header-timeout", "0s"}, want: "--error-pages-read-header-timeout 0s: must be positive"},
 		"nothing to serve":        {args: []string{"--hooks=false", "--pages=false"}, want: "--hooks=false and --pages=false: nothing to serve"},
 		"max-body 0":              {args: []string{"--max-body", "0"}, want: "--max-body 0: must be positive"},
 		"hook-memory -1":          {args: []string{"--hook-memory", "-1"}, want: "--hook-memory -1: must not be negative"},

@@ -1,26 +1,43 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
+
+// chartPagesMemoryLimit is the memory limit of the chart's error-page
+// Deployment (values.yaml errorPages.resources.limits.memory), its
+// GOMEMLIMIT too.
+const chartPagesMemoryLimit = 128 << 20
 
 // startServe runs the built binary with the chart's limits (GOMAXPROCS=1,
 // GOMEMLIMIT at 256Mi) and args on loopback, and returns the addresses of
-// its "serving" line; it is killed at cleanup.
-func startServe(tb testing.TB, bin string, args ...string) map[string]any {
+// its "serving" line and its pid; it is killed at cleanup.
+func startServe(tb testing.TB, bin string, args ...string) (map[string]any, int) {
+	return startServeLimited(tb, bin, chartMemoryLimit, args...)
+}
+
+// startServeLimited is startServe with GOMEMLIMIT at memLimit.
+func startServeLimited(tb testing.TB, bin string, memLimit int, args ...string) (map[string]any, int) {
 	cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
 		"--dial-allow", "127.0.0.0/8", "--drain-delay", "0s"}, args...)...)
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOMEMLIMIT="+strconv.Itoa(chartMemoryLimit))
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOMEMLIMIT="+strconv.Itoa(memLimit))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -44,7 +61,7 @@ func startServe(tb testing.TB, bin string, args ...string) map[string]any {
 		for range lines {
 		}
 	}()
-	return serving
+	return serving, cmd.Process.Pid
 }
 
 // BenchmarkPagesUnderSyncFlood: the error pages' latency while the hooks are
@@ -65,11 +82,12 @@ func BenchmarkPagesUnderSyncFlood(b *testing.B) {
 			var hooksAddr, pagesAddr string
 			switch mode {
 			case "idle", "one-process":
-				s := startServe(b, bin)
+				s, _ := startServe(b, bin)
 				hooksAddr, pagesAddr = s["hooks"].(string), s["errorPages"].(string)
 			case "own-process":
-				hooksAddr = startServe(b, bin, "--pages=false")["hooks"].(string)
-				pagesAddr = startServe(b, bin, "--hooks=false")["errorPages"].(string)
+				hooks, _ := startServe(b, bin, "--pages=false")
+				pages, _ := startServe(b, bin, "--hooks=false")
+				hooksAddr, pagesAddr = hooks["hooks"].(string), pages["errorPages"].(string)
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			var wg sync.WaitGroup
@@ -142,4 +160,202 @@ func BenchmarkPagesUnderSyncFlood(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestConnectionFloodsLeaveRSSUnderTheChartLimit runs the chart's page
+// server (`serve --hooks=false`, GOMAXPROCS=1, GOMEMLIMIT at the page pods'
+// 128Mi limit, default flags) and floods its page port with connections alone,
+// while a well-behaved client (Go's Transport, kept alive, as Traefik's)
+// fetches a page back to back:
+//
+//   - "idle": 18,000 connections, each fetching one page and then kept
+//     alive, idle;
+//   - "63 KB headers": 3,000 connections each sending a header block of
+//     63 KB that never ends;
+//   - "15 KB headers": the same with 15 KB, just under the pages' header
+//     limit, the dearest header block that is not refused;
+//   - "hooks: idle": the idle flood against the hooks' Deployment
+//     (`serve --pages=false`, GOMEMLIMIT at its 256Mi limit), the client
+//     asking for /healthz.
+//
+// The peak RSS (VmHWM, over the flood, 3 s of holding it and 5 s after it
+// closed) stays under the pods' limit and every request of the
+// well-behaved client is answered. It logs the peak, the RSS 5 s after the
+// flood closed, and the client's p50, p99 and slowest page while it
+// lasted.
+func TestConnectionFloodsLeaveRSSUnderTheChartLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens 18,000 connections")
+	}
+	raiseFileLimit(t, 18_000+1_000)
+	bin := buildBinary(t)
+	extraArgs := strings.Fields(os.Getenv("STACKDOME_FLOOD_ARGS")) // to try other limits
+	for _, tc := range []struct {
+		name  string
+		hooks bool // flood the hooks' Deployment (--pages=false, 256Mi) instead
+		conns int
+		open  func(c net.Conn) error // what each flood connection sends
+	}{
+		{"idle", false, 18_000, keptAlive("/_errors/503")},
+		{"63 KB headers", false, 3_000, unfinishedHeader(63_000)},
+		{"15 KB headers", false, 3_000, unfinishedHeader(15_000)},
+		{"hooks: idle", true, 18_000, keptAlive("/healthz")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem, args, port, path, status := chartPagesMemoryLimit, []string{"--hooks=false"}, "errorPages", "/_errors/503", http.StatusServiceUnavailable
+			if tc.hooks {
+				mem, args, port, path, status = chartMemoryLimit, []string{"--pages=false"}, "hooks", "/healthz", http.StatusOK
+			}
+			serving, pid := startServeLimited(t, bin, mem, append(args, extraArgs...)...)
+			addr := serving[port].(string)
+			page := "http://" + addr + path
+
+			ctx, stopClient := context.WithCancel(context.Background())
+			var lat []time.Duration
+			var failed []error
+			clientDone := make(chan struct{})
+			go func() {
+				defer close(clientDone)
+				client := &http.Client{Timeout: hangDeadline}
+				for ctx.Err() == nil {
+					start := time.Now()
+					resp, err := client.Get(page)
+					if err == nil {
+						_, err = io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						if err == nil && resp.StatusCode != status {
+							err = fmt.Errorf("status %d", resp.StatusCode)
+						}
+					}
+					if err != nil {
+						failed = append(failed, err)
+						continue
+					}
+					lat = append(lat, time.Since(start))
+				}
+			}()
+
+			conns := flood(t, addr, tc.conns, tc.open)
+			// The server reads what was written meanwhile; the client keeps
+			// fetching.
+			time.Sleep(3 * time.Second)
+			stopClient()
+			<-clientDone
+			for _, c := range conns {
+				c.Close()
+			}
+			time.Sleep(5 * time.Second) // what the runtime gives back meanwhile
+			after, peak := currentRSS(t, pid), peakRSS(t, pid)
+
+			slices.Sort(lat)
+			q := func(p float64) time.Duration { return lat[int(p*float64(len(lat)-1))] }
+			t.Logf("%d connections: peak RSS %.1f MiB (the pods' limit %d MiB: margin %.1f MiB), %.1f MiB 5 s after they closed; the client's %d requests: p50 %s, p99 %s, slowest %s, %d failed",
+				tc.conns, mib(peak), mem>>20, mib(int64(mem)-peak), mib(after), len(lat), q(0.5), q(0.99), lat[len(lat)-1], len(failed))
+			require.Less(t, peak, int64(mem), "connections alone took the peak RSS past the pods' memory limit")
+			require.Empty(t, failed, "the well-behaved client's pages failed")
+		})
+	}
+}
+
+// keptAlive is a flood connection's opening: one GET of path, answered,
+// and the connection kept.
+func keptAlive(path string) func(net.Conn) error {
+	return func(c net.Conn) error {
+		if _, err := io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: flood\r\nAccept: text/html\r\n\r\n"); err != nil {
+			return err
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		return err
+	}
+}
+
+// unfinishedHeader is a flood connection's opening: a page request whose
+// header block of size bytes never ends. A server that refuses it early
+// (431, a reset) is no error.
+func unfinishedHeader(size int) func(net.Conn) error {
+	line := "X-Pad: " + strings.Repeat("a", 1000) + "\r\n"
+	block := "GET /_errors/503 HTTP/1.1\r\nHost: flood\r\n" + strings.Repeat(line, size/len(line))
+	return func(c net.Conn) error {
+		c.Write([]byte(block))
+		return nil
+	}
+}
+
+// flood opens n connections to addr, 64 at a time, each running open, and
+// returns those still open; it fails the test only when not one could be
+// opened. A dial waits up to 10 s (a full backlog holds it).
+func flood(t *testing.T, addr string, n int, open func(net.Conn) error) []net.Conn {
+	t.Helper()
+	var mu sync.Mutex
+	var conns []net.Conn
+	var dialErrs int
+	var firstErr error
+	work := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 64 {
+		wg.Go(func() {
+			d := net.Dialer{Timeout: 10 * time.Second}
+			for range work {
+				c, err := d.Dial("tcp", addr)
+				if err == nil {
+					c.SetDeadline(time.Now().Add(10 * time.Second))
+					err = open(c)
+					c.SetDeadline(time.Time{})
+				}
+				mu.Lock()
+				if c != nil {
+					conns = append(conns, c)
+				}
+				if err != nil {
+					dialErrs++
+					if firstErr == nil {
+						firstErr = err
+					}
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for range n {
+		work <- struct{}{}
+	}
+	close(work)
+	wg.Wait()
+	t.Logf("flood: %d connections opened, %d answered with an error or closed early (first: %v)", n, dialErrs, firstErr)
+	require.NotEmpty(t, conns)
+	return conns
+}
+
+// raiseFileLimit raises the test process's open-file soft limit to at least
+// n, up to its hard limit; the server, started later, inherits it.
+func raiseFileLimit(t *testing.T, n uint64) {
+	var lim syscall.Rlimit
+	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim))
+	if lim.Cur < n {
+		lim.Cur = min(n, lim.Max)
+		require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim))
+	}
+	if lim.Cur < n {
+		t.Skipf("open-file limit %d, want %d", lim.Cur, n)
+	}
+}
+
+// currentRSS is the process's resident set now (VmRSS), in bytes.
+func currentRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(t, err)
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			require.NoError(t, err)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmRSS")
+	return 0
 }

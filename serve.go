@@ -48,6 +48,13 @@ type served struct {
 	ln   net.Listener
 }
 
+// listenAt is where a server listens, its name in errors and how many
+// connections it keeps.
+type listenAt struct {
+	addr, what string
+	maxConns   int
+}
+
 // wire builds the metrics registry, the verifier, the error pages, the hook
 // router and the servers from c, and binds their listeners: hooks, health
 // and readiness on c.listen; pages only on c.errorPagesListen; GET /metrics
@@ -67,7 +74,7 @@ func wire(c config, log *slog.Logger) (*app, error) {
 	if c.serveHooks {
 		v := portcheck.New(portcheck.Config{
 			Workers: c.dialWorkers, QueueSize: c.dialQueue, DialTimeout: c.dialTimeout,
-			Recheck: c.portRecheck, TTL: c.verdictTTL, Allow: c.dialAllow, AllowLoopback: c.dialAllowLoopback,
+			Recheck: c.portRecheck, TTL: c.verdictTTL, MaxEntries: c.verdictMax, Allow: c.dialAllow, AllowLoopback: c.dialAllowLoopback,
 			Registerer: reg,
 		})
 		switch {
@@ -86,7 +93,7 @@ func wire(c config, log *slog.Logger) (*app, error) {
 
 	// Stopped together (app.run), each within its own shutdown timeout.
 	servers := []served{{name: "hooks", srv: newServer(front, c.http, log)}}
-	addrs := []struct{ addr, what string }{{c.listen, "hooks"}}
+	addrs := []listenAt{{c.listen, "hooks", c.http.maxConns}}
 	if c.servePages {
 		brands, err := loadBrands(c.brandsFile)
 		if err != nil {
@@ -96,15 +103,16 @@ func wire(c config, log *slog.Logger) (*app, error) {
 		if err != nil {
 			return nil, fmt.Errorf("loading error pages: %w", err)
 		}
-		servers = append(servers, served{name: "errorPages", srv: newServer(pages, c.http, log)})
-		addrs = append(addrs, struct{ addr, what string }{c.errorPagesListen, "error pages"})
+		servers = append(servers, served{name: "errorPages", srv: newServer(pages, c.pagesHTTP, log)})
+		addrs = append(addrs, listenAt{c.errorPagesListen, "error pages", c.pagesHTTP.maxConns})
 	}
-	servers = append(servers, served{name: "metrics", srv: newServer(metricsHandler(reg), c.http, log)})
-	addrs = append(addrs, struct{ addr, what string }{c.metricsListen, "metrics"})
+	servers = append(servers, served{name: "metrics", srv: newServer(metricsHandler(reg), c.metricsHTTP, log)})
+	addrs = append(addrs, listenAt{c.metricsListen, "metrics", c.metricsHTTP.maxConns})
 	if c.pprofListen != "" {
-		servers = append(servers, served{name: "pprof", srv: newServer(pprofHandler(), c.http, log)})
-		addrs = append(addrs, struct{ addr, what string }{c.pprofListen, "pprof"})
+		servers = append(servers, served{name: "pprof", srv: newServer(pprofHandler(), c.metricsHTTP, log)})
+		addrs = append(addrs, listenAt{c.pprofListen, "pprof", c.metricsHTTP.maxConns})
 	}
+	conns := newConnMetrics(reg)
 	for i, a := range addrs {
 		ln, err := net.Listen("tcp", a.addr)
 		if err != nil {
@@ -113,7 +121,8 @@ func wire(c config, log *slog.Logger) (*app, error) {
 			}
 			return nil, fmt.Errorf("listening for %s: %w", a.what, err)
 		}
-		servers[i].ln = ln
+		// Connections alone must not exhaust a replica (limitConns).
+		servers[i].ln = limitConns(servers[i].srv, ln, a.maxConns, conns(servers[i].name))
 	}
 	return &app{log: log, verifier: verifier, servers: servers, draining: draining}, nil
 }

@@ -27,6 +27,7 @@ var policySources = map[string]source{
 	"platform/metacontroller": {"platform", labels.Set{"app.kubernetes.io/name": "metacontroller"}},
 	"platform/prometheus":     {"platform", labels.Set{"app.kubernetes.io/name": "prometheus"}},
 	"platform/shell":          {"platform", labels.Set{"app": "shell"}},
+	"platform/traefik":        {"platform", labels.Set{"app.kubernetes.io/name": "traefik"}},
 }
 
 // reachable returns the names of stackdome's container ports that np lets
@@ -97,9 +98,11 @@ func matches(t *testing.T, sel *metav1.LabelSelector, set labels.Set) bool {
 // port of stackdome's pods, the hooks' and the error pages', from pods of
 // several namespaces: the hooks port (/sync) opens to Metacontroller only,
 // never to Prometheus' namespace; the metrics ports to Prometheus' namespace
-// only, never to Metacontroller's; the pages port to everyone. Where the two
-// share a namespace, a namespace rule cannot tell them apart — every pod
-// there reaches both ports, which NOTES warns about — and the pod selectors
+// only, never to Metacontroller's; the pages port to Traefik only (its
+// namespace and pods as appDefaults.networkPolicy names them), so that
+// nothing else can hold the pages' connections. Where the two share a
+// namespace, a namespace rule cannot tell them apart — every pod there
+// reaches both ports, which NOTES warns about — and the pod selectors
 // restore the split. A port is named by its pods: hooks/http, pages/errors.
 func TestNetworkPolicyOpensEachPortToItsOwnClients(t *testing.T) {
 	oneNamespace := []string{"networkPolicy.metacontrollerNamespace=platform", "networkPolicy.monitoringNamespace=platform"}
@@ -111,46 +114,61 @@ func TestNetworkPolicyOpensEachPortToItsOwnClients(t *testing.T) {
 		"defaults: nobody scrapes": {
 			in: install{},
 			want: map[string][]string{
-				"metacontroller": {"hooks/http", "pages/errors"}, "prometheus": pages, "traefik": pages,
-				"platform/metacontroller": pages, "platform/prometheus": pages, "platform/shell": pages,
+				"metacontroller": {"hooks/http"}, "prometheus": nil, "traefik": pages,
+				"platform/metacontroller": nil, "platform/prometheus": nil, "platform/shell": nil, "platform/traefik": nil,
 			},
 		},
 		"prometheus may scrape": {
 			in: install{set: []string{"networkPolicy.monitoringNamespace=monitoring"}},
 			want: map[string][]string{
-				"metacontroller": {"hooks/http", "pages/errors"}, "prometheus": {"hooks/metrics", "pages/errors", "pages/metrics"}, "traefik": pages,
-				"platform/metacontroller": pages, "platform/prometheus": pages, "platform/shell": pages,
+				"metacontroller": {"hooks/http"}, "prometheus": {"hooks/metrics", "pages/metrics"}, "traefik": pages,
+				"platform/metacontroller": nil, "platform/prometheus": nil, "platform/shell": nil, "platform/traefik": nil,
 			},
 		},
 		"error pages off": {
 			in: install{set: []string{"networkPolicy.monitoringNamespace=monitoring", "errorPages.enabled=false"}},
 			want: map[string][]string{
 				"metacontroller": {"hooks/http"}, "prometheus": {"hooks/metrics"}, "traefik": nil,
-				"platform/metacontroller": nil, "platform/prometheus": nil, "platform/shell": nil,
+				"platform/metacontroller": nil, "platform/prometheus": nil, "platform/shell": nil, "platform/traefik": nil,
 			},
 		},
 		"metacontroller elsewhere": {
 			in: install{set: []string{"networkPolicy.metacontrollerNamespace=platform", "networkPolicy.monitoringNamespace=monitoring"}},
 			want: map[string][]string{
-				"metacontroller": pages, "prometheus": {"hooks/metrics", "pages/errors", "pages/metrics"}, "traefik": pages,
-				"platform/metacontroller": {"hooks/http", "pages/errors"}, "platform/prometheus": {"hooks/http", "pages/errors"}, "platform/shell": {"hooks/http", "pages/errors"},
+				"metacontroller": nil, "prometheus": {"hooks/metrics", "pages/metrics"}, "traefik": pages,
+				"platform/metacontroller": {"hooks/http"}, "platform/prometheus": {"hooks/http"}, "platform/shell": {"hooks/http"}, "platform/traefik": {"hooks/http"},
+			},
+		},
+		"traefik in a shared namespace: its pods only": {
+			in: install{set: []string{"appDefaults.networkPolicy.traefikNamespace=platform", "appDefaults.networkPolicy.traefikPodLabels.app\\.kubernetes\\.io/name=traefik"}},
+			want: map[string][]string{
+				"metacontroller": {"hooks/http"}, "prometheus": nil, "traefik": nil,
+				"platform/metacontroller": nil, "platform/prometheus": nil, "platform/shell": nil, "platform/traefik": pages,
+			},
+		},
+		"traefik's namespace, any pod": {
+			in: install{set: []string{"appDefaults.networkPolicy.traefikNamespace=platform"}},
+			want: map[string][]string{
+				"metacontroller": {"hooks/http"}, "prometheus": nil, "traefik": nil,
+				"platform/metacontroller": pages, "platform/prometheus": pages, "platform/shell": pages, "platform/traefik": pages,
 			},
 		},
 		"one namespace, no pod selectors: the namespace reaches both": {
 			in: install{set: oneNamespace},
 			want: map[string][]string{
-				"metacontroller": pages, "prometheus": pages, "traefik": pages,
-				"platform/metacontroller": {"hooks/http", "hooks/metrics", "pages/errors", "pages/metrics"},
-				"platform/prometheus":     {"hooks/http", "hooks/metrics", "pages/errors", "pages/metrics"},
-				"platform/shell":          {"hooks/http", "hooks/metrics", "pages/errors", "pages/metrics"},
+				"metacontroller": nil, "prometheus": nil, "traefik": pages,
+				"platform/metacontroller": {"hooks/http", "hooks/metrics", "pages/metrics"},
+				"platform/prometheus":     {"hooks/http", "hooks/metrics", "pages/metrics"},
+				"platform/shell":          {"hooks/http", "hooks/metrics", "pages/metrics"},
+				"platform/traefik":        {"hooks/http", "hooks/metrics", "pages/metrics"},
 			},
 		},
 		"one namespace, pod selectors": {
 			in: install{files: []string{"one-namespace.yaml"}},
 			want: map[string][]string{
-				"metacontroller": pages, "prometheus": pages, "traefik": pages,
-				"platform/metacontroller": {"hooks/http", "pages/errors"}, "platform/prometheus": {"hooks/metrics", "pages/errors", "pages/metrics"},
-				"platform/shell": pages,
+				"metacontroller": nil, "prometheus": nil, "traefik": pages,
+				"platform/metacontroller": {"hooks/http"}, "platform/prometheus": {"hooks/metrics", "pages/metrics"},
+				"platform/shell": nil, "platform/traefik": nil,
 			},
 		},
 	}
@@ -208,5 +226,20 @@ func TestNetworkPolicyOpensEachPortToItsOwnClients(t *testing.T) {
 				t.Errorf("ports each source reaches (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestPagesNetworkPolicyTakesExtraRules: networkPolicy.pagesExtraIngress is
+// appended to the error-page pods' rules, for a Traefik no pod selector
+// matches (one on the host network, reached from the nodes' addresses).
+func TestPagesNetworkPolicyTakesExtraRules(t *testing.T) {
+	objs := decode(t, render(t, install{set: []string{"networkPolicy.pagesExtraIngress[0].from[0].ipBlock.cidr=192.0.2.0/24", "networkPolicy.pagesExtraIngress[0].ports[0].port=errors"}}))
+	np := findPages[*networkingv1.NetworkPolicy](t, objs, "NetworkPolicy")
+	last := np.Spec.Ingress[len(np.Spec.Ingress)-1]
+	if len(last.From) != 1 || last.From[0].IPBlock == nil || last.From[0].IPBlock.CIDR != "192.0.2.0/24" {
+		t.Errorf("last ingress rule %+v, want the ipBlock of networkPolicy.pagesExtraIngress", last)
+	}
+	if hooks := find[*networkingv1.NetworkPolicy](t, objs, "NetworkPolicy"); len(hooks.Spec.Ingress) != 1 {
+		t.Errorf("the hooks' NetworkPolicy has %d rules, want 1: pagesExtraIngress is the pages' only", len(hooks.Spec.Ingress))
 	}
 }

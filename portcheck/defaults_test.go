@@ -20,7 +20,7 @@ func TestNewDefaultsAreDefaultConfig(t *testing.T) {
 	if diff := cmp.Diff(DefaultConfig(), New(Config{}).cfg); diff != "" {
 		t.Errorf("New(Config{}) defaults (-DefaultConfig +New):\n%s", diff)
 	}
-	set := Config{Workers: 1, PerJob: 2, QueueSize: 3, DialTimeout: time.Millisecond, Recheck: time.Second, TTL: time.Minute, Backoff: time.Hour}
+	set := Config{Workers: 1, PerJob: 2, QueueSize: 3, DialTimeout: time.Millisecond, Recheck: time.Second, TTL: time.Minute, Backoff: time.Hour, MaxEntries: 4}
 	if diff := cmp.Diff(set, New(set).cfg); diff != "" {
 		t.Errorf("New kept (-set +New):\n%s", diff)
 	}

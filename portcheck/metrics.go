@@ -25,6 +25,7 @@ type metrics struct {
 	enqueued                                 prometheus.Counter
 	refusedPending, refusedFull, refusedStop prometheus.Counter
 	refusedBackoff                           prometheus.Counter
+	evictedFull                              prometheus.Counter
 
 	collectors []prometheus.Collector
 }
@@ -64,9 +65,13 @@ func newMetrics(queueDepth, cached func() float64) *metrics {
 		refusedFull:    refusals.WithLabelValues(refusedQueueFull),
 		refusedStop:    refusals.WithLabelValues(refusedStopped),
 		refusedBackoff: refusals.WithLabelValues(refusedBackoff),
+		evictedFull: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: ns, Subsystem: sub, Name: "evicted_full_total",
+			Help: "Results evicted because Config.MaxEntries were held (the least recently read); those resources are dialed again as if never verified.",
+		}),
 	}
 	m.collectors = []prometheus.Collector{
-		dials, refusals, m.latency, m.inFlight, m.undialed, m.enqueued,
+		dials, refusals, m.latency, m.inFlight, m.undialed, m.enqueued, m.evictedFull,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: ns, Subsystem: sub, Name: "queue_depth",
 			Help: "Jobs accepted of which no port is dialed yet.",

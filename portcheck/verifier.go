@@ -45,6 +45,11 @@ type Config struct {
 	DialTimeout time.Duration // per dial
 	Recheck     time.Duration // a Result this old is Stale
 	TTL         time.Duration // a Result not read for this long is evicted
+	// MaxEntries is how many resources' Results are held at most. Storing
+	// a new resource's Result when MaxEntries are held first evicts the
+	// eighth least recently read (by Get, or stored): those resources then
+	// read as never verified, as on a fresh Verifier, never as verified.
+	MaxEntries int
 	// Backoff is how long a resource whose last Result has an Inconclusive
 	// port is not redialed for the same revision and IP (Enqueue refuses,
 	// reason backoff); it doubles with each further inconclusive Result, up
@@ -75,15 +80,18 @@ func DefaultConfig() Config {
 		Recheck:     5 * time.Minute,
 		TTL:         time.Hour,
 		Backoff:     30 * time.Second,
+		// ~410 B each for a resource of two ports (BenchmarkEntryBytes):
+		// 50,000 hold ~20 MiB, under a tenth of the chart's 256Mi.
+		MaxEntries: 50_000,
 	}
 }
 
 // Verifier dials pod ports in the background and caches one Result per
 // resource. Its methods are safe for concurrent use. Create it with New.
 //
-// Its memory is bounded by the resources it is asked about: at most
-// Config.QueueSize jobs accepted at once, and one entry (Result and
-// backoff state) per namespace/name, evicted when not read for Config.TTL.
+// Its memory is bounded: at most Config.QueueSize jobs accepted at once,
+// and one entry (Result and backoff state) per namespace/name, evicted when
+// not read for Config.TTL, and at most Config.MaxEntries of them.
 type Verifier struct {
 	// Dial opens one TCP connection; the context carries the per-dial
 	// timeout. It defaults to (&net.Dialer{}).DialContext. A returned
@@ -152,8 +160,8 @@ type entry struct {
 // cfg.Registerer, if set. It starts nothing: call Run. It panics on a
 // negative Config field or if registration fails (a duplicate verifier).
 func New(cfg Config) *Verifier {
-	if cfg.Workers < 0 || cfg.QueueSize < 0 || cfg.PerJob < 0 {
-		panic("portcheck: negative Workers, PerJob or QueueSize in Config")
+	if cfg.Workers < 0 || cfg.QueueSize < 0 || cfg.PerJob < 0 || cfg.MaxEntries < 0 {
+		panic("portcheck: negative Workers, PerJob, QueueSize or MaxEntries in Config")
 	}
 	if cfg.DialTimeout < 0 || cfg.Recheck < 0 || cfg.TTL < 0 || cfg.Backoff < 0 {
 		panic("portcheck: negative duration in Config")
@@ -166,6 +174,7 @@ func New(cfg Config) *Verifier {
 	orDefault(&cfg.Recheck, d.Recheck)
 	orDefault(&cfg.TTL, d.TTL)
 	orDefault(&cfg.Backoff, d.Backoff)
+	orDefault(&cfg.MaxEntries, d.MaxEntries)
 	cfg.Allow = slices.Clone(cfg.Allow)
 
 	v := &Verifier{
@@ -436,6 +445,9 @@ func (v *Verifier) landLocked(t task, res Result, keep bool) {
 	o := object{t.job.Key.Namespace, t.job.Key.Name}
 	e := v.entries[o]
 	if e == nil {
+		if len(v.entries) >= v.cfg.MaxEntries {
+			v.shedLocked()
+		}
 		e = &entry{}
 		v.entries[o] = e
 	} else if e.seq > t.seq {
@@ -449,6 +461,29 @@ func (v *Verifier) landLocked(t task, res Result, keep bool) {
 	}
 	e.rev, e.res, e.seq = t.job.Key.Revision, res, t.seq
 	e.lastRead.Store(v.Now().UnixNano())
+}
+
+// shedLocked evicts the eighth of Config.MaxEntries (at least one) least
+// recently read entries, so that a full cache sorts its entries once per
+// eighth of them stored, not once per store. Under mu.
+func (v *Verifier) shedLocked() {
+	n := max(1, v.cfg.MaxEntries/8)
+	reads := make([]int64, 0, len(v.entries))
+	for _, e := range v.entries {
+		reads = append(reads, e.lastRead.Load())
+	}
+	slices.Sort(reads)
+	cut := reads[min(n, len(reads))-1]
+	for o, e := range v.entries {
+		if n == 0 {
+			break
+		}
+		if e.lastRead.Load() <= cut {
+			delete(v.entries, o)
+			v.m.evictedFull.Inc()
+			n--
+		}
+	}
 }
 
 // inconclusive reports whether any port of res is Inconclusive.

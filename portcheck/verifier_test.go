@@ -284,6 +284,7 @@ func TestMetricsRegistered(t *testing.T) {
 		"stackdome_portcheck_dials_total",
 		"stackdome_portcheck_enqueue_refusals_total",
 		"stackdome_portcheck_enqueued_total",
+		"stackdome_portcheck_evicted_full_total",
 		"stackdome_portcheck_queue_depth",
 		"stackdome_portcheck_undialed_ports_total",
 	}
