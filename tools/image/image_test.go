@@ -183,6 +183,11 @@ func checkBinary(t *testing.T, bin []byte, arch string, machine elf.Machine) {
 			t.Errorf("build setting %s = %q, want %q", k, settings[k], want)
 		}
 	}
+	// The commit and the version reach the binary by the linker instead
+	// (stackdome version, stackdome_build_info).
+	if want := "-X main.version=" + chartAppVersion(t) + " -X main.revision=" + wantRevision(t); settings["-ldflags"] != want {
+		t.Errorf("build setting -ldflags = %q, want %q", settings["-ldflags"], want)
+	}
 	for k, v := range settings {
 		if strings.HasPrefix(k, "vcs") {
 			t.Errorf("build setting %s=%s: the binary depends on the checkout, not only on the source", k, v)
