@@ -77,7 +77,8 @@ kind-load:
 	@$(MAKE) --no-print-directory image
 	$(KIND) load image-archive $(abspath $(IMAGE)) --name $(KIND_CLUSTER)
 
-## version: the version make image tags, the chart's appVersion.
+## version: the version make image tags and make build links into the
+## binary (stackdome version), the chart's appVersion.
 version:
 	@echo $(VERSION)
 

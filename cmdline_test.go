@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -142,5 +143,20 @@ func TestStopOnSignals(t *testing.T) {
 				t.Errorf("stderr (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// TestUsageErrorExitsTwo: a refusal exits 2 however it reaches main, and
+// any other error 1.
+func TestUsageErrorExitsTwo(t *testing.T) {
+	got := map[string]int{
+		"usageError":         exitCode(usageError{errors.New("x")}),
+		"wrapped usageError": exitCode(fmt.Errorf("parsing: %w", usageError{errors.New("x")})),
+		"errUsage":           exitCode(errUsage),
+		"other":              exitCode(errors.New("listening for hooks: address already in use")),
+	}
+	want := map[string]int{"usageError": 2, "wrapped usageError": 2, "errUsage": 2, "other": 1}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("exit codes (-want +got):\n%s", d)
 	}
 }

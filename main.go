@@ -74,6 +74,9 @@ type usageError struct{ error }
 
 func (e usageError) Unwrap() error { return e.error }
 
+// Is makes a usageError an errUsage to exitCode, wherever it is read.
+func (usageError) Is(target error) bool { return target == errUsage }
+
 // run dispatches a command line; it returns when the command is done or ctx
 // is cancelled and everything it started has stopped. A usage error is
 // printed here, on one line to stderr, and returned as errUsage.
