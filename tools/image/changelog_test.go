@@ -61,12 +61,17 @@ func changelog(t *testing.T) []release {
 
 // TestChangelog: CHANGELOG.md's releases are newest first, each dated no
 // earlier than the one before it, with something under it and a link, as
-// Keep a Changelog has them.
+// Keep a Changelog has them, and no issue number.
 func TestChangelog(t *testing.T) {
 	rs := changelog(t)
 	b, err := os.ReadFile(filepath.Join(repoRoot, "CHANGELOG.md"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Its readers install releases: they cannot follow the tracker's
+	// numbers, and the entry must say what changed itself.
+	if m := regexp.MustCompile(`(?i)#[0-9]+\b|\bissue [0-9]+`).Find(b); m != nil {
+		t.Errorf("CHANGELOG.md cites %q: say what changed instead", m)
 	}
 	for i, r := range rs {
 		if len(r.sections) == 0 {
