@@ -9,10 +9,15 @@ PKGS    := ./...
 
 # -buildvcs=false whatever GOFLAGS says: the binary depends on the source
 # alone, not on whether the checkout is a clone or a git worktree (Go stamps
-# only clones), so one commit gives one image digest. The image's labels name
-# the commit.
+# only clones), so one commit gives one image digest. The commit reaches the
+# binary through LDFLAGS instead (stackdome version, stackdome_build_info),
+# and the image's labels name it too.
+VERSION           ?= $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$$/\1/p' chart/Chart.yaml)
+REVISION          ?= $(shell git rev-parse HEAD)$(if $(shell git status --porcelain),-dirty)
+LDFLAGS            = -X main.version=$(VERSION) -X main.revision=$(REVISION)
+
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -o $(BIN)/stackdome .
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags '$(LDFLAGS)' -o $(BIN)/stackdome .
 
 ## image: bin/stackdome-image.tar, stackdome's image for linux/amd64 and
 ## linux/arm64, built without a container engine by tools/image
@@ -25,13 +30,11 @@ build:
 ##
 ## VERSION is the chart's appVersion, so the tag make image writes and
 ## make image-push pushes is the one `helm install ./chart` pulls. Another
-## (VERSION=0.2.0-rc.1) needs --set image.tag=0.2.0-rc.1 at install.
+## (VERSION=0.3.0-rc.1) needs --set image.tag=0.3.0-rc.1 at install.
 IMAGE             ?= $(BIN)/stackdome-image.tar
 IMAGE_SBOM        ?= $(IMAGE:.tar=.sbom.cdx.json)
 IMAGE_REPOSITORY  ?= ghcr.io/stackdome/stackdome
 IMAGE_ARCHS       ?= amd64 arm64
-VERSION           ?= $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$$/\1/p' chart/Chart.yaml)
-REVISION          ?= $(shell git rev-parse HEAD)$(if $(shell git status --porcelain),-dirty)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct)
 
 IMAGE_BINARIES    = $(foreach a,$(IMAGE_ARCHS),$(abspath $(BIN))/linux-$(a)/stackdome)
@@ -43,7 +46,7 @@ image: $(IMAGE_BINARIES)
 
 # build's binary for Linux and one GOARCH; go build decides what is stale.
 $(abspath $(BIN))/linux-%/stackdome: FORCE
-	CGO_ENABLED=0 GOOS=linux GOARCH=$* $(GO) build -trimpath -buildvcs=false -o $@ .
+	CGO_ENABLED=0 GOOS=linux GOARCH=$* $(GO) build -trimpath -buildvcs=false -ldflags '$(LDFLAGS)' -o $@ .
 
 FORCE:
 
@@ -74,13 +77,14 @@ kind-load:
 	@$(MAKE) --no-print-directory image
 	$(KIND) load image-archive $(abspath $(IMAGE)) --name $(KIND_CLUSTER)
 
-## version: the version make image tags, the chart's appVersion.
+## version: the version make image tags and make build links into the
+## binary (stackdome version), the chart's appVersion.
 version:
 	@echo $(VERSION)
 
 ## run: serve hooks on :8080, metrics on :8081 and error pages on :8082 with the embedded defaults.
 run:
-	$(GO) run . serve
+	$(GO) run -ldflags '$(LDFLAGS)' . serve
 
 ## test: everything CI gates on, except the browser and control-plane suites,
 ## the two tests that need promtool (make test-monitoring) and the three that

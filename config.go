@@ -70,37 +70,34 @@ type rawFlags struct {
 }
 
 // parseFlags reads flags, then STACKDOME_* variables for the flags not given,
-// then checks the result. A command line that cannot run returns errUsage
-// (the flag package has printed why), --help returns errHelp.
-func parseFlags(cmd string, args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (config, error) {
+// then checks the result. --help prints cmd's help to helpOut and returns
+// errHelp; a command line or variable that cannot run returns a usageError
+// naming the flag.
+func parseFlags(cmd string, args []string, lookupEnv func(string) (string, bool), helpOut io.Writer) (config, error) {
 	var c config
 	var raw rawFlags
-	fs := defineFlags(cmd, &c, &raw, stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return c, errHelp
-		}
-		return c, errUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "stackdome %s: unexpected argument %q\n", cmd, fs.Arg(0))
-		return c, errUsage
-	}
-	if err := overlayEnv(fs, lookupEnv); err != nil {
+	fs := defineFlags(cmd, &c, &raw, helpOut)
+	if err := parseArgs(fs, args, 0); err != nil {
 		return c, err
 	}
-	return c, validate(&c, raw)
+	if err := overlayEnv(fs, lookupEnv); err != nil {
+		return c, usageError{err}
+	}
+	if err := validate(&c, raw); err != nil {
+		return c, usageError{err}
+	}
+	return c, nil
 }
 
-// defineFlags makes the flag set of cmd ("serve", "sync" or "render"): each flag
-// writes into c, or into raw when validate must parse or check it, and
-// starts at its default. It parses nothing.
-func defineFlags(cmd string, c *config, raw *rawFlags, stderr io.Writer) *flag.FlagSet {
+// defineFlags makes the flag set of cmd ("serve", "sync" or "render"),
+// whose help goes to out: each flag writes into c, or into raw when
+// validate must parse or check it, and starts at its default. It parses
+// nothing.
+func defineFlags(cmd string, c *config, raw *rawFlags, out io.Writer) *flag.FlagSet {
 	// The one place that reads the hooks package's defaults.
 	defaults := hooks.DefaultConfig()
 	c.hooks = defaults
-	fs := flag.NewFlagSet("stackdome "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet(cmd, "", out)
 	defineServerFlags(fs, c, raw)
 	defineHookFlags(fs, c, raw, defaults)
 	defineVerifierFlags(fs, c, raw)
@@ -113,9 +110,10 @@ func defineFlags(cmd string, c *config, raw *rawFlags, stderr io.Writer) *flag.F
 		fs.StringVar(&c.renderNamespace, "namespace", "default", "namespace of an object that names none, as kubectl's")
 		fs.StringVar(&raw.now, "now", "", "render as of this RFC 3339 time instead of the current time")
 	}
+	usage := fs.Usage
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: stackdome [serve] [flags] | stackdome sync [-f request.json] [flags] | stackdome render [-f app.yaml] [flags]\n\nEvery flag is also read from STACKDOME_<FLAG> (e.g. STACKDOME_PORT_CHECK_GRACE).\n\n")
-		fs.PrintDefaults()
+		usage()
+		fmt.Fprintf(fs.Output(), "\nEvery flag is also read from STACKDOME_<FLAG>, dashes as underscores\n(e.g. STACKDOME_PORT_CHECK_GRACE); a flag on the command line wins.\n")
 	}
 	return fs
 }
@@ -282,6 +280,9 @@ func validate(c *config, raw rawFlags) error {
 	}
 	if !c.serveHooks && !c.servePages {
 		return errors.New("--hooks=false and --pages=false: nothing to serve")
+	}
+	if err := checkListeners(c); err != nil {
+		return err
 	}
 	if c.maxBody < 1 {
 		return fmt.Errorf("--max-body %d: must be positive", c.maxBody)

@@ -6,10 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -187,6 +189,8 @@ func TestServe(t *testing.T) {
 	require.Equal(t, 200, resp.StatusCode)
 	require.Contains(t, string(metrics), "stackdome_hook_requests_total")
 	require.Contains(t, string(metrics), `stackdome_error_pages_served_total{code="503",format="json"} 1`)
+	b := thisBuild()
+	require.Contains(t, string(metrics), fmt.Sprintf("stackdome_build_info{goversion=%q,revision=%q,version=%q} 1\n", runtime.Version(), b.revision, version))
 	require.NoError(t, srv.stop())
 }
 

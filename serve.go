@@ -24,7 +24,9 @@ import (
 // verifier under one lifetime: wire builds them, app.run serves until ctx is
 // cancelled, then drains and stops them.
 func serve(ctx context.Context, c config, stdout io.Writer) error {
-	a, err := wire(c, newLogger(c, stdout))
+	log := newLogger(c, stdout)
+	log.Info("starting", thisBuild().logAttrs()...)
+	a, err := wire(c, log)
 	if err != nil {
 		return err
 	}
@@ -55,7 +57,7 @@ type listenAt struct {
 	maxConns   int
 }
 
-// wire builds the metrics registry, the verifier, the error pages, the hook
+// wire builds the metrics registry (stackdome_build_info on it), the verifier, the error pages, the hook
 // router and the servers from c, and binds their listeners: hooks, health
 // and readiness on c.listen; pages only on c.errorPagesListen; GET /metrics
 // only on c.metricsListen, so that whoever may scrape never reaches /sync
@@ -65,7 +67,7 @@ type listenAt struct {
 // error nothing it opened stays open.
 func wire(c config, log *slog.Logger) (*app, error) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfoGauge(thisBuild()))
 	draining := new(atomic.Bool)
 	ready := func() bool { return !draining.Load() }
 

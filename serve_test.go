@@ -230,6 +230,7 @@ func TestGracefulShutdown(t *testing.T) {
 			"--dial-allow", "127.0.0.0/8", "--dial-allow-loopback", "--read-timeout", "60s"}, args...)...)
 		out, err := cmd.StdoutPipe()
 		require.NoError(t, err)
+		cmd.Stderr = new(syncBuffer)
 		require.NoError(t, cmd.Start())
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 		lines := logLines(out)
@@ -323,6 +324,46 @@ func TestGracefulShutdown(t *testing.T) {
 		for range lines {
 		}
 	})
+
+	t.Run("a second signal during the drain exits at once", func(t *testing.T) {
+		cmd, lines, addr := start(t, "--drain-delay", "1h", "--shutdown-timeout", "1h")
+		inFlight(t, addr) // never finished: a clean stop would wait for it
+		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+		awaitLog(t, lines, "draining")
+		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		select {
+		case err := <-exited:
+			var ee *exec.ExitError
+			require.True(t, errors.As(err, &ee), "a second signal is not a clean stop: %v", err)
+			require.Equal(t, 128+int(syscall.SIGINT), ee.ExitCode())
+		case <-time.After(hangDeadline):
+			t.Fatal("stackdome kept draining after a second signal")
+		}
+		require.Equal(t, "stackdome: interrupt during the stop that terminated began: exiting at once, cutting what is in flight\n", cmd.Stderr.(*syncBuffer).String())
+		for range lines {
+		}
+	})
+}
+
+// syncBuffer is a bytes.Buffer that a process's output may fill while a
+// test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // TestSyncNeverWaitsForADial: with every dial of the verifier hanging until

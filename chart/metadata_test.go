@@ -103,6 +103,13 @@ func TestArtifactHubAnnotations(t *testing.T) {
 			t.Errorf("change %+v: want a kind Artifact Hub knows and a description", ch)
 		}
 	}
+	// Artifact Hub shows the SPDX identifier; LICENSE is the text it names.
+	if got := c.Annotations["artifacthub.io/license"]; got != "Apache-2.0" {
+		t.Errorf("artifacthub.io/license %q, want Apache-2.0", got)
+	}
+	if license, err := os.ReadFile(filepath.Join(repoRoot, "LICENSE")); err != nil || !bytes.Contains(license, []byte("Apache License\n                           Version 2.0, January 2004")) {
+		t.Errorf("LICENSE at the root is not the Apache License 2.0 (%v)", err)
+	}
 	var links []struct{ Name, URL string }
 	annotation(t, c, "artifacthub.io/links", &links)
 	for _, l := range links {

@@ -79,6 +79,7 @@ func TestMakeImage(t *testing.T) {
 	version := chartAppVersion(t)
 	labels := map[string]string{
 		"org.opencontainers.image.created":  created.Format(time.RFC3339),
+		"org.opencontainers.image.licenses": "Apache-2.0",
 		"org.opencontainers.image.revision": wantRevision(t),
 		"org.opencontainers.image.source":   "https://github.com/stackdome/stackdome",
 		"org.opencontainers.image.title":    "stackdome",
@@ -181,6 +182,12 @@ func checkBinary(t *testing.T, bin []byte, arch string, machine elf.Machine) {
 		if settings[k] != want {
 			t.Errorf("build setting %s = %q, want %q", k, settings[k], want)
 		}
+	}
+	// The commit reaches the binary by the linker instead (stackdome
+	// version, stackdome_build_info; -X main.revision). -trimpath keeps
+	// -ldflags out of the build info: the string itself is looked for.
+	if rev := wantRevision(t); !bytes.Contains(bin, []byte(rev)) {
+		t.Errorf("/stackdome does not hold its commit %s (make image: -ldflags -X main.revision)", rev)
 	}
 	for k, v := range settings {
 		if strings.HasPrefix(k, "vcs") {

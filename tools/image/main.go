@@ -10,8 +10,8 @@
 //
 //	go run . build -binary ../../bin/linux-amd64/stackdome -binary ../../bin/linux-arm64/stackdome \
 //	  -out ../../bin/stackdome-image.tar -sbom ../../bin/stackdome-image.sbom.cdx.json \
-//	  -version 0.1.0 -revision $(git rev-parse HEAD) -created $(git log -1 --format=%ct)
-//	go run . push -archive ../../bin/stackdome-image.tar -to localhost:5000/stackdome:0.1.0
+//	  -version 0.2.0 -revision $(git rev-parse HEAD) -created $(git log -1 --format=%ct)
+//	go run . push -archive ../../bin/stackdome-image.tar -to localhost:5000/stackdome:0.2.0
 //
 // `make image` and `make image-push` run it. build prints the index digest
 // and each platform's manifest digest; push prints the reference pushed.
