@@ -43,7 +43,7 @@ type substitution struct {
 }
 
 // installDocSubstitutions is every substituted block of docs/install.md.
-// The page's table "What `make e2e` runs of this page" says the same in
+// docs/e2e.md's table "How TestInstallDoc runs install.md" says the same in
 // prose; an entry whose block is no longer on the page fails the test.
 var installDocSubstitutions = []substitution{
 	{
@@ -104,7 +104,7 @@ type localCopy struct {
 }
 
 // installDocLocalCopies is every local copy a run block of docs/install.md
-// is run with. The page's table "What `make e2e` runs of this page" says the
+// is run with. docs/e2e.md's table "How TestInstallDoc runs install.md" says the
 // same in prose; an entry no run block uses fails the test.
 var installDocLocalCopies = []localCopy{
 	{
