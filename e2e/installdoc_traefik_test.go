@@ -511,7 +511,7 @@ func setKeys(val string) []string {
 }
 
 // kindNodePorts are the containerPorts the page's kind cluster maps from
-// its node (step 0), sorted: the NodePorts Traefik's Service must have.
+// its node (the quick start's kind cluster), sorted: the NodePorts Traefik's Service must have.
 func kindNodePorts(doc []byte) []string {
 	blocks, _ := parseDocBlocks(doc)
 	var ports []string
