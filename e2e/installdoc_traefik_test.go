@@ -510,8 +510,8 @@ func setKeys(val string) []string {
 	return keys
 }
 
-// kindNodePorts are the containerPorts the page's kind cluster maps from
-// its node (the quick start's kind cluster), sorted: the NodePorts Traefik's Service must have.
+// kindNodePorts are the containerPorts the quick start's kind cluster maps
+// from its node, sorted: the NodePorts Traefik's Service must have.
 func kindNodePorts(doc []byte) []string {
 	blocks, _ := parseDocBlocks(doc)
 	var ports []string
