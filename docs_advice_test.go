@@ -61,7 +61,7 @@ func TestDocsRaiseMaxBody(t *testing.T) {
 
 // TestDocsMetacontrollerLogs: every `logs <kind>/metacontroller` the pages
 // give names the kind Metacontroller's production manifests run it as, a
-// StatefulSet (install.md, step 1, waits for statefulset/metacontroller):
+// StatefulSet (install.md's quick start waits for statefulset/metacontroller):
 // `logs deploy/metacontroller` finds no Deployment.
 func TestDocsMetacontrollerLogs(t *testing.T) {
 	files := adviceFiles(t)

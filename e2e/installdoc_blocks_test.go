@@ -43,7 +43,7 @@ type substitution struct {
 }
 
 // installDocSubstitutions is every substituted block of docs/install.md.
-// The page's table "What `make e2e` runs of this page" says the same in
+// docs/e2e.md's table "How TestInstallDoc runs install.md" says the same in
 // prose; an entry whose block is no longer on the page fails the test.
 var installDocSubstitutions = []substitution{
 	{
@@ -57,9 +57,10 @@ nodes:
       - {containerPort: 30443, hostPort: 443, listenAddress: 127.0.0.1}
 EOF
 kind create cluster --name stackdome --config kind-stackdome.yaml
-POD_CIDR=10.244.0.0/16`,
+make kind-load KIND_CLUSTER=stackdome
+POD_CIDR=10.244.0.0/16   # kind's pod network: the only addresses stackdome dials`,
 		shell: `POD_CIDR=$E2E_POD_CIDR`,
-		why:   "a kind cluster: the suite's control plane is the cluster; the pod network is the test host's /24",
+		why:   "a kind cluster with the image loaded: the suite's control plane is the cluster, and no image is pulled here (tools/image's TestMakeKindLoad covers make kind-load); the pod network is the test host's /24",
 	},
 	{
 		doc:   `POD_CIDR=10.42.0.0/16   # yours: k3s and RKE2 use this one`,
@@ -68,27 +69,24 @@ POD_CIDR=10.244.0.0/16`,
 	},
 	{
 		doc: `helm repo add traefik https://traefik.github.io/charts
-helm repo update traefik`,
-		why: "Traefik's chart repository: nothing (no internet)",
-	},
-	{
-		doc: `helm install traefik traefik/traefik --version 41.3.0 --namespace traefik --create-namespace \
+helm install traefik traefik/traefik --version 41.3.0 -n traefik --create-namespace \
   --set service.spec.type=NodePort --set ports.web.nodePort=30080 --set ports.websecure.nodePort=30443
 kubectl -n traefik rollout status deployment/traefik --timeout=5m
 TRAEFIK=127.0.0.1`,
-		why: "Traefik's chart on kind: nothing, kind's node ports are mapped to 127.0.0.1 (TestInstallDocTraefikValues renders this install); the next block installs the same pinned chart with its defaults, as on any cluster",
-	},
-	{
-		doc: `make kind-load KIND_CLUSTER=stackdome
-IMAGE_REPOSITORY=ghcr.io/stackdome/stackdome`,
-		shell: `IMAGE_REPOSITORY=ghcr.io/stackdome/stackdome`,
-		why:   "loading the image into kind: no image is pulled here (tools/image's TestMakeKindLoad covers make kind-load)",
+		shell: `helm install traefik "$E2E_TRAEFIK_CHART" --namespace traefik --create-namespace
+kubectl -n traefik rollout status deployment/traefik --timeout=5m
+until TRAEFIK=$(kubectl -n traefik get service traefik -o jsonpath='{.status.loadBalancer.ingress[0].ip}') && [ -n "$TRAEFIK" ]; do sleep 1; done`,
+		why: "Traefik's chart on kind: the same pinned chart (no internet) with its default LoadBalancer Service, whose address the load-balancer stand-in gives (kind's node ports on 127.0.0.1 are not this machine's; TestInstallDocTraefikValues renders the NodePort install as written)",
 	},
 	{
 		doc: `make image-push REGISTRY=registry.example.com/platform
 IMAGE_REPOSITORY=registry.example.com/platform/stackdome`,
 		shell: `IMAGE_REPOSITORY=registry.example.com/platform/stackdome`,
 		why:   "pushing the image: no image is pulled here (tools/image's TestMakeImagePush covers make image-push)",
+	},
+	{
+		doc: `go run . render -f hello.yaml`,
+		why: "stackdome render previews a StackResource's children without a cluster: nothing to run against the cluster, and the page's app is applied from a heredoc, not a file",
 	},
 	{
 		doc: `kind delete cluster --name stackdome`,
@@ -106,7 +104,7 @@ type localCopy struct {
 }
 
 // installDocLocalCopies is every local copy a run block of docs/install.md
-// is run with. The page's table "What `make e2e` runs of this page" says the
+// is run with. docs/e2e.md's table "How TestInstallDoc runs install.md" says the
 // same in prose; an entry no run block uses fails the test.
 var installDocLocalCopies = []localCopy{
 	{
@@ -115,8 +113,8 @@ var installDocLocalCopies = []localCopy{
 		why:  "manifests/production of tag v4.17.2 in the pinned source (no internet); its StatefulSet's pod is the real Metacontroller binary the suite runs (docs/e2e.md)",
 	},
 	{
-		from: `helm install traefik traefik/traefik`,
-		to:   `helm install traefik "$E2E_TRAEFIK_CHART"`,
+		from: `helm upgrade --install traefik traefik/traefik`,
+		to:   `helm upgrade --install traefik "$E2E_TRAEFIK_CHART"`,
 		why:  "the pinned Traefik chart 41.3.0 (docs/e2e.md), extracted; its pod is the real Traefik binary of the chart's appVersion (docs/e2e.md)",
 	},
 }

@@ -27,7 +27,11 @@ type mcEvent struct{ Type, Reason, Message string }
 
 func (e mcEvent) String() string { return e.Type + " " + e.Reason + " " + strconv.Quote(e.Message) }
 
-// TestInstallDocEvents: the table of docs/install.md's step 3 lists
+// eventsSection is the heading of docs/install.md's section on the events
+// Metacontroller posts on the chart's CompositeController.
+const eventsSection = "## Is Metacontroller running it?"
+
+// TestInstallDocEvents: the table of docs/install.md's eventsSection lists
 // exactly the events Metacontroller v4.17.2 posts on a CompositeController
 // (every Eventf on one in pkg/controller/composite/, its type, reason and
 // message), the page's field selectors name only reasons it posts, and the
@@ -54,7 +58,7 @@ func TestInstallDocEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d := cmp.Diff(posted, page); d != "" {
-		t.Errorf("%s, step 3: the events it lists are not those Metacontroller v4.17.2 posts on a CompositeController (-source +page):\n%s", installDoc, d)
+		t.Errorf("%s, %q: the events it lists are not those Metacontroller v4.17.2 posts on a CompositeController (-source +page):\n%s", installDoc, eventsSection, d)
 	}
 
 	reasons := map[string]bool{}
@@ -77,16 +81,16 @@ func TestInstallDocEvents(t *testing.T) {
 	if interval == nil {
 		t.Fatal("manifests/production/metacontroller.yaml sets no --discovery-interval")
 	}
-	if !strings.Contains(stepSection(doc, "### 3."), "`"+string(interval)+"`") {
-		t.Errorf("%s, step 3, does not quote the production manifests' %s, the wait before a CreateError is a problem", installDoc, interval)
+	if !strings.Contains(stepSection(doc, eventsSection), "`"+string(interval)+"`") {
+		t.Errorf("%s, %q, does not quote the production manifests' %s, the wait before a CreateError is a problem", installDoc, eventsSection, interval)
 	}
 }
 
 // TestInstallDocEventsBite: the page's old wording fails the check.
 func TestInstallDocEventsBite(t *testing.T) {
-	old := "### 3. stackdome\n\n<!-- e2e: run -->\n```sh\nkubectl get events -A --field-selector involvedObject.kind=CompositeController   # none expected\n```\n"
+	old := eventsSection + "\n\n<!-- e2e: run -->\n```sh\nkubectl get events -A --field-selector involvedObject.kind=CompositeController   # none expected\n```\n"
 	if _, err := pageEvents([]byte(old)); err == nil {
-		t.Error("a step 3 without the table of events passed")
+		t.Error("a section without the table of events passed")
 	}
 	src := metacontrollerSource(t, "pkg/events/", "pkg/controller/composite/controller.go", "pkg/controller/composite/metacontroller.go")
 	posted, err := compositeControllerEvents(src)
@@ -214,17 +218,17 @@ func sortEvents(es []mcEvent) {
 	slices.SortFunc(es, func(a, b mcEvent) int { return strings.Compare(a.String(), b.String()) })
 }
 
-// pageEvents reads the table of events in step 3 of the page: rows
+// pageEvents reads the table of events in the page's eventsSection: rows
 // "| Normal `Reason` | `message` | … |".
 func pageEvents(doc []byte) ([]mcEvent, error) {
-	sec := stepSection(doc, "### 3.")
+	sec := stepSection(doc, eventsSection)
 	row := regexp.MustCompile("(?m)^\\| (Normal|Warning) `([A-Za-z]+)` \\| `([^`]+)` \\|")
 	var out []mcEvent
 	for _, m := range row.FindAllStringSubmatch(sec, -1) {
 		out = append(out, mcEvent{Type: m[1], Reason: m[2], Message: m[3]})
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s, step 3, has no table of the events Metacontroller posts on the CompositeController (rows \"| Normal `Reason` | `message` | what it means |\")", installDoc)
+		return nil, fmt.Errorf("%s, %q, has no table of the events Metacontroller posts on the CompositeController (rows \"| Normal `Reason` | `message` | what it means |\")", installDoc, eventsSection)
 	}
 	sortEvents(out)
 	return out, nil

@@ -392,7 +392,7 @@ func traefikInstalls(doc []byte) ([]helmInstall, error) {
 					return nil, fmt.Errorf("%s: values file %s: the test reads --set values only; teach it to read the file", b, val)
 				case "--version":
 					in.version = val
-				case "--namespace", "-n", "--timeout", "--create-namespace", "--wait", "--atomic":
+				case "--namespace", "-n", "--timeout", "--create-namespace", "--wait", "--atomic", "--install":
 				default:
 					return nil, fmt.Errorf("%s: flag %s: the test does not know whether it passes values", b, flag)
 				}
@@ -510,8 +510,8 @@ func setKeys(val string) []string {
 	return keys
 }
 
-// kindNodePorts are the containerPorts the page's kind cluster maps from
-// its node (step 0), sorted: the NodePorts Traefik's Service must have.
+// kindNodePorts are the containerPorts the quick start's kind cluster maps
+// from its node, sorted: the NodePorts Traefik's Service must have.
 func kindNodePorts(doc []byte) []string {
 	blocks, _ := parseDocBlocks(doc)
 	var ports []string
