@@ -6,6 +6,7 @@ import (
 	"debug/buildinfo"
 	"fmt"
 	"io"
+	"maps"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -31,17 +32,35 @@ type imageSpec struct {
 	created                               time.Time
 }
 
-// labels are the OCI annotations every manifest's config carries as labels
-// and the index carries as annotations (registries such as GHCR read a
-// multi-platform image's description from its index).
-func (spec imageSpec) labels() map[string]string {
+// fixedLabels are the OCI labels of every stackdome image whatever the
+// build: the one list of them. An image built another way (a Dockerfile at
+// the repository's root) carries the same keys and values as LABELs, and
+// buildLabels' keys from its build arguments; TestDockerfileLabels holds
+// the two equal.
+var fixedLabels = map[string]string{
+	"org.opencontainers.image.licenses": "Apache-2.0", // SPDX; LICENSE at the root
+	"org.opencontainers.image.title":    "stackdome",
+}
+
+// buildLabels are the OCI labels that follow from the build's inputs: the
+// commit time, the commit, where its source is and the version.
+func (spec imageSpec) buildLabels() map[string]string {
 	return map[string]string{
 		"org.opencontainers.image.created":  spec.created.Format(time.RFC3339),
 		"org.opencontainers.image.revision": spec.revision,
 		"org.opencontainers.image.source":   spec.source,
-		"org.opencontainers.image.title":    "stackdome",
 		"org.opencontainers.image.version":  spec.version,
 	}
+}
+
+// labels are the OCI annotations every manifest's config carries as labels
+// and the index carries as annotations (registries such as GHCR read a
+// multi-platform image's description from its index): fixedLabels and
+// buildLabels.
+func (spec imageSpec) labels() map[string]string {
+	l := spec.buildLabels()
+	maps.Copy(l, fixedLabels)
+	return l
 }
 
 // platformImage returns the image of one binary: scratch plus one layer

@@ -79,6 +79,7 @@ func TestMakeImage(t *testing.T) {
 	version := chartAppVersion(t)
 	labels := map[string]string{
 		"org.opencontainers.image.created":  created.Format(time.RFC3339),
+		"org.opencontainers.image.licenses": "Apache-2.0",
 		"org.opencontainers.image.revision": wantRevision(t),
 		"org.opencontainers.image.source":   "https://github.com/stackdome/stackdome",
 		"org.opencontainers.image.title":    "stackdome",
