@@ -5,7 +5,7 @@ BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
 .PHONY: build run test test-monitoring test-image vet fmt-check mod-check generate fixtures bench bench-pages bench-traefik bench-fleet browser-test e2e tools clean
-.PHONY: image image-push kind-load version promtool chart-readme FORCE
+.PHONY: image image-push chart-push kind-load version promtool chart-readme FORCE
 
 # -buildvcs=false whatever GOFLAGS says: the binary depends on the source
 # alone, not on whether the checkout is a clone or a git worktree (Go stamps
@@ -59,6 +59,28 @@ image-push:
 	fi
 	@$(MAKE) --no-print-directory image
 	cd tools/image && $(GO) run . push -archive $(abspath $(IMAGE)) -to $(REGISTRY)/stackdome:$(VERSION) $(if $(INSECURE),-insecure)
+
+## chart-push: the chart, packaged (helm package, into CHART_PACKAGE_DIR)
+## and pushed as an OCI artifact (helm push) to
+## oci://$(REGISTRY)/charts/stackdome:<the chart's version>, so that
+## REGISTRY=ghcr.io/stackdome puts the chart beside the image:
+## `helm install stackdome oci://ghcr.io/stackdome/charts/stackdome --version <v>`.
+## CHART_REGISTRY overrides where it goes. Credentials: `helm registry login`
+## (or the Docker config). Plain HTTP (helm's --plain-http) only to a
+## loopback registry, or to any with INSECURE=1: image-push's rule, which
+## tools/image decides for both.
+CHART_VERSION     ?= $(shell sed -n 's/^version: *"\{0,1\}\([^"]*\)"\{0,1\} *$$/\1/p' chart/Chart.yaml)
+CHART_REGISTRY    ?= $(REGISTRY)/charts
+CHART_PACKAGE_DIR ?= $(BIN)
+HELM              ?= $(BIN)/helm
+chart-push: $(if $(filter $(BIN)/helm,$(HELM)),$(BIN)/helm)
+	@if [ -z "$(REGISTRY)" ] && [ "$(origin CHART_REGISTRY)" = file ]; then \
+		echo "chart-push: set REGISTRY=host[:port][/path]; the chart goes to oci://\$$REGISTRY/charts/stackdome:$(CHART_VERSION) (REGISTRY=ghcr.io/stackdome is where the install guide pulls it from)" >&2; exit 2; \
+	fi
+	@mkdir -p $(CHART_PACKAGE_DIR)
+	$(HELM) package chart --destination $(CHART_PACKAGE_DIR)
+	plain=$$(cd tools/image && $(GO) run . plainhttp $(if $(INSECURE),-insecure) '$(CHART_REGISTRY)') && \
+	$(HELM) push $(CHART_PACKAGE_DIR)/stackdome-$(CHART_VERSION).tgz oci://$(CHART_REGISTRY) $$plain
 
 ## kind-load: make image, then load it into every node of the kind cluster
 ## $(KIND_CLUSTER). kind hands the tarball to each node's containerd
