@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
-.PHONY: build run test test-monitoring test-image vet fmt-check mod-check generate fixtures bench bench-pages bench-traefik bench-fleet browser-test e2e tools clean
+.PHONY: build run test test-monitoring test-image test-dockerfile vet fmt-check mod-check generate fixtures bench bench-pages bench-traefik bench-fleet browser-test e2e tools clean
 .PHONY: image image-push chart-push kind-load version promtool chart-readme FORCE
 
 # -buildvcs=false whatever GOFLAGS says: the binary depends on the source
@@ -133,7 +133,7 @@ test: vet fmt-check mod-check tools
 	@# Bounds on allocated bytes, which -race inflates (hooks/race_on_test.go): once more without it.
 	$(GO) test -vet=off -count=1 -run '^TestBudgetsRefuseWhatDecodingWouldAmplify$$' ./hooks
 	cd tools/monitoring && $(GO) vet ./... && $(GO) test -vet=off -count=1 -skip '$(PROMTOOL_TESTS)' ./...
-	cd tools/image && $(GO) vet ./... && $(GO) test -vet=off -count=1 -skip '$(IMAGE_TESTS)' ./...
+	cd tools/image && $(GO) vet ./... && $(GO) test -vet=off -count=1 -skip '$(IMAGE_TESTS)|$(DOCKERFILE_TESTS)' ./...
 	@echo "make test: passed; CI also runs make test-monitoring (promtool) and make test-image (the image for both platforms)"
 
 ## test-image: the tools/image tests that run make image: the image built
@@ -146,6 +146,22 @@ test: vet fmt-check mod-check tools
 IMAGE_TESTS := ^(TestMakeImage|TestMakeImagePush|TestMakeKindLoad)$$
 test-image:
 	cd tools/image && $(GO) test -count=1 -timeout 30m -run '$(IMAGE_TESTS)' ./...
+
+## test-dockerfile: tools/image's TestDockerfileImage: the Dockerfile built
+## with Buildah for linux/amd64 and linux/arm64, offline (its golang base
+## made from this machine's Go, its modules from this machine's module cache,
+## no network in the build), each platform's image held equal to make
+## image's (files, modes, owners, the binary's bytes, user, entrypoint, env,
+## ports, labels), then run with Podman (version; serve's /healthz and a
+## golden sync on loopback). Storage, configuration and caches are the
+## test's own and removed after it; no bridge network, so no firewall rule.
+## Needs root and Debian's buildah, podman and runc (.ci/run installs them).
+## It holds HEAVY_LOCK (flock) so that heavy runs on one machine take turns.
+## CI runs it after make test-image; it prints its build times (-v).
+DOCKERFILE_TESTS := ^TestDockerfileImage$$
+HEAVY_LOCK       ?= /tmp/stackdome-heavy.lock
+test-dockerfile:
+	cd tools/image && flock $(HEAVY_LOCK) $(GO) test -count=1 -timeout 60m -v -run '$(DOCKERFILE_TESTS)' ./...
 
 ## test-monitoring: the alert rules through the real promtool (check rules
 ## --lint=all on every values combination, promtool test rules on the alert
