@@ -134,7 +134,7 @@ test: vet fmt-check mod-check tools
 	$(GO) test -vet=off -count=1 -run '^TestBudgetsRefuseWhatDecodingWouldAmplify$$' ./hooks
 	cd tools/monitoring && $(GO) vet ./... && $(GO) test -vet=off -count=1 -skip '$(PROMTOOL_TESTS)' ./...
 	cd tools/image && $(GO) vet ./... && $(GO) test -vet=off -count=1 -skip '$(IMAGE_TESTS)|$(DOCKERFILE_TESTS)' ./...
-	@echo "make test: passed; CI also runs make test-monitoring (promtool) and make test-image (the image for both platforms)"
+	@echo "make test: passed; CI also runs make test-monitoring (promtool), make test-image (the image for both platforms) and make test-dockerfile (the Dockerfile's image against it)"
 
 ## test-image: the tools/image tests that run make image: the image built
 ## twice from the checkout (same index and per-platform digests, config,
