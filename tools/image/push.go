@@ -66,7 +66,7 @@ func (p plainHTTPPolicy) RoundTrip(req *http.Request) (*http.Response, error) {
 // (an IPv6 address in brackets), as plainHTTPPolicy sees it in a URL.
 func registryHost(registry string) (string, error) {
 	u, err := url.Parse("http://" + registry)
-	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+	if err != nil || strings.Contains(registry, "://") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return "", fmt.Errorf("registry %q: want host[:port][/path]", registry)
 	}
 	return u.Hostname(), nil
