@@ -22,7 +22,7 @@ ARG GO_VERSION=1.26.8
 # The build stage runs on the builder's own platform and cross-compiles for
 # the target (CGO_ENABLED=0 needs no C toolchain), so --platform linux/arm64
 # needs no emulation.
-FROM --platform=$BUILDPLATFORM docker.io/library/golang:${GO_VERSION}-bookworm AS build
+FROM --platform=$BUILDPLATFORM docker.io/library/golang:${GO_VERSION} AS build
 ARG TARGETOS
 ARG TARGETARCH
 ARG VERSION=0.1.0
