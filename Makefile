@@ -4,8 +4,8 @@ GO      ?= go
 BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
-.PHONY: build run test test-monitoring test-image vet fmt-check mod-check generate fixtures bench bench-pages bench-traefik bench-fleet browser-test e2e tools clean
-.PHONY: image image-push kind-load version promtool chart-readme FORCE
+.PHONY: build run test test-monitoring test-image test-dockerfile vet fmt-check mod-check generate fixtures bench bench-pages bench-traefik bench-fleet browser-test e2e tools clean
+.PHONY: image image-push chart-push kind-load version promtool chart-readme FORCE
 
 # -buildvcs=false whatever GOFLAGS says: the binary depends on the source
 # alone, not on whether the checkout is a clone or a git worktree (Go stamps
@@ -63,6 +63,28 @@ image-push:
 	@$(MAKE) --no-print-directory image
 	cd tools/image && $(GO) run . push -archive $(abspath $(IMAGE)) -to $(REGISTRY)/stackdome:$(VERSION) $(if $(INSECURE),-insecure)
 
+## chart-push: the chart, packaged (helm package, into CHART_PACKAGE_DIR)
+## and pushed as an OCI artifact (helm push) to
+## oci://$(REGISTRY)/charts/stackdome:<the chart's version>, so that
+## REGISTRY=ghcr.io/stackdome puts the chart beside the image:
+## `helm install stackdome oci://ghcr.io/stackdome/charts/stackdome --version <v>`.
+## CHART_REGISTRY overrides where it goes. Credentials: `helm registry login`
+## (or the Docker config). Plain HTTP (helm's --plain-http) only to a
+## loopback registry, or to any with INSECURE=1: image-push's rule, which
+## tools/image decides for both.
+CHART_VERSION     ?= $(shell sed -n 's/^version: *"\{0,1\}\([^"]*\)"\{0,1\} *$$/\1/p' chart/Chart.yaml)
+CHART_REGISTRY    ?= $(REGISTRY)/charts
+CHART_PACKAGE_DIR ?= $(BIN)
+HELM              ?= $(BIN)/helm
+chart-push: $(if $(filter $(BIN)/helm,$(HELM)),$(BIN)/helm)
+	@if [ -z "$(REGISTRY)" ] && [ "$(origin CHART_REGISTRY)" = file ]; then \
+		echo "chart-push: set REGISTRY=host[:port][/path]; the chart goes to oci://\$$REGISTRY/charts/stackdome:$(CHART_VERSION) (REGISTRY=ghcr.io/stackdome is where the install guide pulls it from)" >&2; exit 2; \
+	fi
+	@mkdir -p $(CHART_PACKAGE_DIR)
+	$(HELM) package chart --destination $(CHART_PACKAGE_DIR)
+	plain=$$(cd tools/image && $(GO) run . plainhttp $(if $(INSECURE),-insecure) '$(CHART_REGISTRY)') && \
+	$(HELM) push $(CHART_PACKAGE_DIR)/stackdome-$(CHART_VERSION).tgz oci://$(CHART_REGISTRY) $$plain
+
 ## kind-load: make image, then load it into every node of the kind cluster
 ## $(KIND_CLUSTER). kind hands the tarball to each node's containerd
 ## (ctr images import --all-platforms), which reads the OCI layout and names
@@ -115,8 +137,8 @@ test: vet fmt-check mod-check tools
 	@# Bounds on allocated bytes, which -race inflates (hooks/race_on_test.go): once more without it.
 	$(GO) test -vet=off -count=1 -run '^TestBudgetsRefuseWhatDecodingWouldAmplify$$' ./hooks
 	cd tools/monitoring && $(GO) vet ./... && $(GO) test -vet=off -count=1 -skip '$(PROMTOOL_TESTS)' ./...
-	cd tools/image && $(GO) vet ./... && $(GO) test -vet=off -count=1 -skip '$(IMAGE_TESTS)' ./...
-	@echo "make test: passed; CI also runs make test-monitoring (promtool) and make test-image (the image for both platforms)"
+	cd tools/image && $(GO) vet ./... && $(GO) test -vet=off -count=1 -skip '$(IMAGE_TESTS)|$(DOCKERFILE_TESTS)' ./...
+	@echo "make test: passed; CI also runs make test-monitoring (promtool), make test-image (the image for both platforms) and make test-dockerfile (the Dockerfile's image against it)"
 
 ## test-image: the tools/image tests that run make image: the image built
 ## twice from the checkout (same index and per-platform digests, config,
@@ -128,6 +150,22 @@ test: vet fmt-check mod-check tools
 IMAGE_TESTS := ^(TestMakeImage|TestMakeImagePush|TestMakeKindLoad)$$
 test-image:
 	cd tools/image && $(GO) test -count=1 -timeout 30m -run '$(IMAGE_TESTS)' ./...
+
+## test-dockerfile: tools/image's TestDockerfileImage: the Dockerfile built
+## with Buildah for linux/amd64 and linux/arm64, offline (its golang base
+## made from this machine's Go, its modules from this machine's module cache,
+## no network in the build), each platform's image held equal to make
+## image's (files, modes, owners, the binary's bytes, user, entrypoint, env,
+## ports, labels), then run with Podman (version; serve's /healthz and a
+## golden sync on loopback). Storage, configuration and caches are the
+## test's own and removed after it; no bridge network, so no firewall rule.
+## Needs root and Debian's buildah, podman and runc (.ci/run installs them).
+## It holds HEAVY_LOCK (flock) so that heavy runs on one machine take turns.
+## CI runs it after make test-image; it prints its build times (-v).
+DOCKERFILE_TESTS := ^TestDockerfileImage$$
+HEAVY_LOCK       ?= /tmp/stackdome-heavy.lock
+test-dockerfile:
+	cd tools/image && flock $(HEAVY_LOCK) $(GO) test -count=1 -timeout 60m -v -run '$(DOCKERFILE_TESTS)' ./...
 
 ## test-monitoring: the alert rules through the real promtool (check rules
 ## --lint=all on every values combination, promtool test rules on the alert

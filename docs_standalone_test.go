@@ -56,7 +56,7 @@ var sharedInputFiles = []string{
 // (comments included), scripts and manifests; no other kind of file.
 func standaloneScanned(path string) bool {
 	switch filepath.Base(path) {
-	case "Makefile", "run":
+	case "Makefile", "Dockerfile", "run":
 		return true
 	}
 	switch filepath.Ext(path) {

@@ -25,6 +25,11 @@ const (
 
 var entrypoint = []string{"/" + binaryPath, "serve"}
 
+// env is the one variable of the image: the PATH Docker's and Buildah's
+// builders give an image from scratch (BuildKit's and Buildah's default
+// for Linux), so that the Dockerfile's image and this one agree.
+var env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+
 // imageSpec is everything the image is built from.
 type imageSpec struct {
 	binaries                              []string // one a platform
@@ -103,6 +108,7 @@ func platformImage(bin []byte, arch string, spec imageSpec) (v1.Image, error) {
 	cf.Config = v1.Config{
 		User:         user,
 		Entrypoint:   entrypoint,
+		Env:          env,
 		WorkingDir:   "/",
 		ExposedPorts: map[string]struct{}{"8080/tcp": {}, "8081/tcp": {}, "8082/tcp": {}},
 		Labels:       spec.labels(),

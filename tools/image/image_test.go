@@ -117,6 +117,7 @@ func TestMakeImage(t *testing.T) {
 			wantConfig := ociConfig{Architecture: p.arch, OS: "linux", Created: created.Format(time.RFC3339)}
 			wantConfig.Config.User = "65532:65532"
 			wantConfig.Config.Entrypoint = []string{"/stackdome", "serve"}
+			wantConfig.Config.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 			wantConfig.Config.WorkingDir = "/"
 			wantConfig.Config.ExposedPorts = map[string]struct{}{"8080/tcp": {}, "8081/tcp": {}, "8082/tcp": {}}
 			wantConfig.Config.Labels = labels

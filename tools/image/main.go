@@ -12,9 +12,13 @@
 //	  -out ../../bin/stackdome-image.tar -sbom ../../bin/stackdome-image.sbom.cdx.json \
 //	  -version 0.2.0 -revision $(git rev-parse HEAD) -created $(git log -1 --format=%ct)
 //	go run . push -archive ../../bin/stackdome-image.tar -to localhost:5000/stackdome:0.2.0
+//	go run . plainhttp localhost:5000/charts
 //
 // `make image` and `make image-push` run it. build prints the index digest
 // and each platform's manifest digest; push prints the reference pushed.
+// plainhttp prints --plain-http when push's plain-HTTP policy lets a
+// registry be reached without TLS, nothing otherwise: `make chart-push`
+// hands it to helm push, so that the chart and the image follow one rule.
 package main
 
 import (
@@ -44,15 +48,17 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("want a command: build or push")
+		return errors.New("want a command: build, push or plainhttp")
 	}
 	switch args[0] {
 	case "build":
 		return runBuild(args[1:], stdout, stderr)
 	case "push":
 		return runPush(ctx, args[1:], stdout, stderr)
+	case "plainhttp":
+		return runPlainHTTP(args[1:], stdout, stderr)
 	default:
-		return fmt.Errorf("unknown command %q: want build or push", args[0])
+		return fmt.Errorf("unknown command %q: want build, push or plainhttp", args[0])
 	}
 }
 
@@ -157,5 +163,25 @@ func runPush(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "%s@%s\n", tag, digest)
+	return err
+}
+
+func runPlainHTTP(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("image plainhttp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	insecure := fs.Bool("insecure", false, "allow plain HTTP to a registry that is not on loopback")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("want one registry: host[:port][/path]")
+	}
+	host, err := registryHost(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if *insecure || isLoopback(host) {
+		_, err = fmt.Fprintln(stdout, "--plain-http")
+	}
 	return err
 }

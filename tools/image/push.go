@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -59,6 +60,16 @@ func (p plainHTTPPolicy) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("refusing plain HTTP to %s: only loopback registries are reached without TLS (-insecure, or INSECURE=1 for make, allows it)", req.URL.Host)
 	}
 	return p.next.RoundTrip(req)
+}
+
+// registryHost is the host name of a registry written host[:port][/path]
+// (an IPv6 address in brackets), as plainHTTPPolicy sees it in a URL.
+func registryHost(registry string) (string, error) {
+	u, err := url.Parse("http://" + registry)
+	if err != nil || strings.Contains(registry, "://") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("registry %q: want host[:port][/path]", registry)
+	}
+	return u.Hostname(), nil
 }
 
 // isLoopback says whether host names this machine: a loopback address,

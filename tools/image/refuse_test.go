@@ -88,7 +88,7 @@ func TestFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "want a command: build or push"},
+		{nil, "want a command: build, push or plainhttp"},
 		{[]string{"pull"}, `unknown command "pull"`},
 		{[]string{"build", "-out", "x", "-version", "v", "-revision", "r", "-created", "1"}, "-binary is required"},
 		{[]string{"build", "-binary", "b", "-out", "x", "-version", "v", "-revision", "r", "-created", "yesterday"}, `-created "yesterday": want Unix seconds`},
@@ -97,6 +97,8 @@ func TestFlags(t *testing.T) {
 		// Never Docker Hub, never :latest by default.
 		{[]string{"push", "-archive", "x", "-to", "stackdome/stackdome:0.1.0"}, "want host[:port]/path:tag"},
 		{[]string{"push", "-archive", "x", "-to", "localhost:5001/stackdome"}, "want host[:port]/path:tag"},
+		{[]string{"plainhttp"}, "want one registry: host[:port][/path]"},
+		{[]string{"plainhttp", "http://localhost:5001"}, `registry "http://localhost:5001": want host[:port][/path]`},
 	} {
 		t.Run(fmt.Sprint(tc.args), func(t *testing.T) {
 			t.Setenv("SOURCE_DATE_EPOCH", "")
