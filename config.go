@@ -42,6 +42,7 @@ type config struct {
 	maxInFlight, maxPods     int
 	serveHooks, servePages   bool
 	http                     httpLimits
+	tls                      hookTLS // tls.go
 	syncFile                 string
 	syncNow                  time.Time
 }
@@ -98,6 +99,9 @@ func defineFlags(cmd string, c *config, raw *rawFlags, stderr io.Writer) *flag.F
 	defineServerFlags(fs, c, raw)
 	defineHookFlags(fs, c, raw, defaults)
 	defineVerifierFlags(fs, c, raw)
+	if cmd == "serve" {
+		defineTLSFlags(fs, &c.tls)
+	}
 	if cmd == "sync" {
 		fs.StringVar(&c.syncFile, "f", "-", "the sync request to answer; - is stdin")
 		fs.StringVar(&raw.now, "now", "", "answer as of this RFC 3339 time instead of the current time")
@@ -302,5 +306,6 @@ func validate(c *config, raw rawFlags) error {
 			return fmt.Errorf("--default-requests %s=%s: more than --default-limits %s=%s; the API server would refuse every pod", name, req.String(), name, lim.String())
 		}
 	}
-	return nil
+	// Last: a command line with another mistake is told about that first.
+	return c.tls.validate(c.serveHooks)
 }

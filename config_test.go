@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -23,7 +24,7 @@ func envOf(m map[string]string) func(string) (string, bool) {
 }
 
 var configCmp = cmp.Options{
-	cmp.AllowUnexported(config{}, httpLimits{}),
+	cmp.AllowUnexported(config{}, httpLimits{}, hookTLS{}),
 	cmp.Comparer(func(a, b netip.Prefix) bool { return a == b }),
 	cmpopts.EquateEmpty(),
 }
@@ -50,8 +51,13 @@ func defaultConfig() config {
 		maxBody: hooks.MaxBody, maxInFlight: 4, maxPods: 10000, serveHooks: true, servePages: true,
 		http: httpLimits{readHeaderTimeout: 5 * time.Second, readTimeout: 5 * time.Second, writeTimeout: 10 * time.Second,
 			idleTimeout: 120 * time.Second, maxHeaderBytes: 64 << 10},
+		tls: hookTLS{certFile: "tls.crt", keyFile: "tls.key", clientCAFile: "ca.crt", reloadInterval: 5 * time.Second, required: true},
 	}
 }
+
+// tlsArgs are the TLS flags every serve command line of TestParseFlags
+// starts with: serve refuses to run without them (or the opt-out).
+var tlsArgs = []string{"--tls-cert-file", "tls.crt", "--tls-key-file", "tls.key", "--tls-client-ca-file", "ca.crt"}
 
 // TestParseFlags compares the whole configuration a command line and an
 // environment give.
@@ -120,8 +126,14 @@ func TestParseFlags(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			want := defaultConfig()
+			args := tc.args
+			if tc.cmd == "serve" {
+				args = append(slices.Clone(tlsArgs), args...)
+			} else {
+				want.tls = hookTLS{}
+			}
 			tc.want(&want)
-			got, err := parseFlags(tc.cmd, tc.args, envOf(tc.env), io.Discard)
+			got, err := parseFlags(tc.cmd, args, envOf(tc.env), io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -247,7 +259,7 @@ func TestValidate(t *testing.T) {
 		"dial-queue":              {args: []string{"--dial-queue", "0"}, want: "--dial-workers and --dial-queue must be at least 1"},
 		"durations in order":      {args: []string{"--boot-grace", "0s", "--dial-timeout", "0s", "--port-check-grace", "0s"}, want: "--port-check-grace 0s: must be positive"},
 		"first check first":       {args: []string{"--log-format", "xml", "--dial-allow", "x"}, want: `--dial-allow: parsing --dial-allow entry "x" (want a CIDR such as 10.0.0.0/8): netip.ParsePrefix("x"): no '/'`},
-		"default requests":        {args: []string{"--default-requests", "cpu=100m,memory=128Mi", "--default-limits", "memory=128Mi"}, want: "<nil>"},
+		"default requests":        {args: []string{"--default-requests", "cpu=100m,memory=128Mi", "--default-limits", "memory=128Mi", "--insecure-plain-http"}, want: "<nil>"},
 		"default not a pair":      {args: []string{"--default-requests", "100m"}, want: `--default-requests: "100m": want name=quantity, e.g. cpu=100m`},
 		"default not a size":      {args: []string{"--default-limits", "memory=lots"}, want: "--default-limits: memory: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
 		"default zero":            {args: []string{"--default-requests", "cpu=0"}, want: "--default-requests: cpu=0: must be positive"},
@@ -264,6 +276,14 @@ func TestValidate(t *testing.T) {
 		"max-body 0":              {args: []string{"--max-body", "0"}, want: "--max-body 0: must be positive"},
 		"max-in-flight 0":         {args: []string{"--max-in-flight", "0"}, want: "--max-in-flight 0: must be at least 1"},
 		"max-pods 0":              {args: []string{"--max-pods", "0"}, want: "--max-pods 0: must be at least 1"},
+		"no TLS":                  {want: "the hooks need --tls-cert-file, --tls-key-file and --tls-client-ca-file (mutual TLS with Metacontroller), or --insecure-plain-http to answer any caller in plain HTTP"},
+		"TLS without key":         {args: []string{"--tls-cert-file", "tls.crt", "--tls-client-ca-file", "ca.crt"}, want: "--tls-cert-file without --tls-key-file: TLS needs the serving certificate, its key and the client CA"},
+		"TLS without client CA":   {env: map[string]string{"STACKDOME_TLS_CERT_FILE": "tls.crt", "STACKDOME_TLS_KEY_FILE": "tls.key"}, want: "--tls-cert-file without --tls-client-ca-file: TLS needs the serving certificate, its key and the client CA"},
+		"client CA alone":         {args: []string{"--tls-client-ca-file", "ca.crt"}, want: "--tls-client-ca-file without --tls-cert-file: TLS needs the serving certificate, its key and the client CA"},
+		"TLS and plain":           {args: []string{"--insecure-plain-http", "--tls-cert-file", "a", "--tls-key-file", "b", "--tls-client-ca-file", "c"}, want: "--insecure-plain-http with --tls-cert-file: choose TLS or plain HTTP"},
+		"reload interval":         {args: []string{"--insecure-plain-http", "--tls-reload-interval", "0s"}, want: "--tls-reload-interval 0s: must be positive"},
+		"pages alone need no TLS": {args: []string{"--hooks=false"}, want: "<nil>"},
+		"sync needs no TLS":       {cmd: "sync", want: "<nil>"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 // GOMEMLIMIT at 256Mi) and args on loopback, and returns the addresses of
 // its "serving" line; it is killed at cleanup.
 func startServe(tb testing.TB, bin string, args ...string) map[string]any {
-	cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
+	cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--insecure-plain-http",
 		"--dial-allow", "127.0.0.0/8", "--drain-delay", "0s"}, args...)...)
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOMEMLIMIT="+strconv.Itoa(chartMemoryLimit))
 	out, err := cmd.StdoutPipe()

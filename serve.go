@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -63,6 +64,7 @@ func wire(c config, log *slog.Logger) (*app, error) {
 	ready := func() bool { return !draining.Load() }
 
 	var verifier interface{ Run(context.Context) } = idle{}
+	var hooksTLS *tls.Config // nil: plain HTTP (--insecure-plain-http, or no hooks)
 	front := healthRouter(ready)
 	if c.serveHooks {
 		v := portcheck.New(portcheck.Config{
@@ -78,10 +80,17 @@ func wire(c config, log *slog.Logger) (*app, error) {
 		case c.dialAllowLoopback:
 			log.Warn("--dial-allow-loopback is set: loopback addresses inside --dial-allow are dialed; this is for tests only, never for a cluster")
 		}
+		var err error
+		if hooksTLS, err = hookListenerTLS(c.tls, log, reg); err != nil {
+			return nil, err
+		}
 		h := &hooks.Handler{Config: c.hooks, Verifier: v, Log: log, Metrics: hooks.NewMetrics(reg),
 			MaxBody: c.maxBody, MaxInFlight: c.maxInFlight, Budget: hooks.Budget{PodsPerSync: c.maxPods}}
 		// No metrics handler: the hook port serves no /metrics (404).
 		verifier, front = v, hooks.Router(h, ready, nil)
+		if hooksTLS != nil {
+			front = requireClientCert(front)
+		}
 	}
 
 	// Stopped together (app.run), each within its own shutdown timeout.
@@ -112,6 +121,9 @@ func wire(c config, log *slog.Logger) (*app, error) {
 				s.ln.Close()
 			}
 			return nil, fmt.Errorf("listening for %s: %w", a.what, err)
+		}
+		if i == 0 && hooksTLS != nil {
+			ln = tls.NewListener(ln, hooksTLS)
 		}
 		servers[i].ln = ln
 	}
