@@ -99,9 +99,8 @@ func defineFlags(cmd string, c *config, raw *rawFlags, stderr io.Writer) *flag.F
 	defineServerFlags(fs, c, raw)
 	defineHookFlags(fs, c, raw, defaults)
 	defineVerifierFlags(fs, c, raw)
-	if cmd == "serve" {
-		defineTLSFlags(fs, &c.tls)
-	}
+	// sync takes them too (and ignores them): it parses every flag serve does.
+	defineTLSFlags(fs, &c.tls, cmd == "serve")
 	if cmd == "sync" {
 		fs.StringVar(&c.syncFile, "f", "-", "the sync request to answer; - is stdin")
 		fs.StringVar(&raw.now, "now", "", "answer as of this RFC 3339 time instead of the current time")

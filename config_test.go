@@ -130,7 +130,7 @@ func TestParseFlags(t *testing.T) {
 			if tc.cmd == "serve" {
 				args = append(slices.Clone(tlsArgs), args...)
 			} else {
-				want.tls = hookTLS{}
+				want.tls = hookTLS{reloadInterval: 5 * time.Second}
 			}
 			tc.want(&want)
 			got, err := parseFlags(tc.cmd, args, envOf(tc.env), io.Discard)

@@ -31,16 +31,16 @@ type hookTLS struct {
 	certFile, keyFile, clientCAFile string
 	reloadInterval                  time.Duration
 	insecurePlainHTTP               bool
-	required                        bool // serve (defineTLSFlags): the hooks refuse to run without TLS or the opt-out
+	required                        bool // serve: the hooks refuse to run without TLS or the opt-out
 }
 
 // enabled reports whether the hooks port speaks TLS.
 func (t hookTLS) enabled() bool { return t.certFile != "" }
 
-// defineTLSFlags defines the flags of the hooks port's TLS (serve only:
-// `stackdome sync` listens on nothing).
-func defineTLSFlags(fs *flag.FlagSet, t *hookTLS) {
-	t.required = true
+// defineTLSFlags defines the flags of the hooks port's TLS; required: the
+// command serves the hooks (serve; sync listens on nothing).
+func defineTLSFlags(fs *flag.FlagSet, t *hookTLS, required bool) {
+	t.required = required
 	fs.StringVar(&t.certFile, "tls-cert-file", "", "PEM certificate (chain) the hooks port serves; valid for the name Metacontroller dials, <service>.<namespace>. Read again when it changes")
 	fs.StringVar(&t.keyFile, "tls-key-file", "", "PEM private key of --tls-cert-file")
 	fs.StringVar(&t.clientCAFile, "tls-client-ca-file", "", "PEM CA certificate(s) a caller's client certificate must chain to for POST /sync and /customize (Metacontroller's clientTLS); /healthz and /readyz need none")
@@ -53,7 +53,7 @@ func defineTLSFlags(fs *flag.FlagSet, t *hookTLS) {
 // together, or, when required, neither of them.
 func (t hookTLS) validate(serveHooks bool) error {
 	if !t.required {
-		return nil // stackdome sync: no flag defined, nothing served
+		return nil // stackdome sync: nothing served
 	}
 	given := map[string]bool{"--tls-cert-file": t.certFile != "", "--tls-key-file": t.keyFile != "", "--tls-client-ca-file": t.clientCAFile != ""}
 	var set, unset []string
