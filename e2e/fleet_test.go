@@ -92,6 +92,7 @@ func TestFleet(t *testing.T) {
 	if profiles != "" {
 		perIP = append(perIP, func(ip string) []string { return []string{"--pprof-listen", net.JoinHostPort(ip, fleetPprofPort)} })
 	}
+	flags = append(flags, hooksTLSFlags(t, relNS, release)...)
 	replicaIPs, replicas, chartPods := startReplicas(t, host, release, relNS, flags, perIP...)
 	for i, ip := range replicaIPs {
 		suite.kubelet.RunPod(t, relNS, chartPods[i], ip)
