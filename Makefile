@@ -104,9 +104,9 @@ kind-load:
 version:
 	@echo $(VERSION)
 
-## run: serve hooks on :8080, metrics on :8081 and error pages on :8082 with the embedded defaults.
+## run: serve hooks on :8080 (plain HTTP, --insecure-plain-http: for trying it out), metrics on :8081 and error pages on :8082 with the embedded defaults.
 run:
-	$(GO) run -ldflags '$(LDFLAGS)' . serve
+	$(GO) run -ldflags '$(LDFLAGS)' . serve --insecure-plain-http
 
 ## test: everything CI gates on, except the browser and control-plane suites,
 ## the two tests that need promtool (make test-monitoring) and the three that

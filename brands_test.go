@@ -45,6 +45,6 @@ func TestServeBrandsFile(t *testing.T) {
 
 	bad := filepath.Join(t.TempDir(), "brands.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"brands":[{"name":"acme","displayName":"Acme","colors":{"light":{"accent":"teal"}}}]}`), 0o644))
-	err := run(context.Background(), []string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--brands-file", bad}, nil, io.Discard, io.Discard)
+	err := run(context.Background(), []string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--insecure-plain-http", "--brands-file", bad}, nil, io.Discard, io.Discard)
 	require.ErrorContains(t, err, `brands[0].colors.light.accent: "teal" is not a colour (#rgb or #rrggbb)`)
 }

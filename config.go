@@ -45,6 +45,7 @@ type config struct {
 	serveHooks, servePages   bool
 	http                     httpLimits // --listen's (config_limits.go)
 	pagesHTTP, metricsHTTP   httpLimits // --error-pages-listen's; --metrics-listen's and --pprof-listen's
+	tls                      hookTLS    // tls.go
 	syncFile                 string
 	syncNow                  time.Time // sync and render: the clock of the answer
 	renderFile               string
@@ -101,6 +102,8 @@ func defineFlags(cmd string, c *config, raw *rawFlags, out io.Writer) *flag.Flag
 	defineServerFlags(fs, c, raw)
 	defineHookFlags(fs, c, raw, defaults)
 	defineVerifierFlags(fs, c, raw)
+	// sync takes them too (and ignores them): it parses every flag serve does.
+	defineTLSFlags(fs, &c.tls, cmd == "serve")
 	if cmd == "sync" {
 		fs.StringVar(&c.syncFile, "f", "-", "the sync request to answer; - is stdin")
 		fs.StringVar(&raw.now, "now", "", "answer as of this RFC 3339 time instead of the current time")
@@ -324,5 +327,6 @@ func validate(c *config, raw rawFlags) error {
 			return fmt.Errorf("--default-requests %s=%s: more than --default-limits %s=%s; the API server would refuse every pod", name, req.String(), name, lim.String())
 		}
 	}
-	return nil
+	// Last: a command line with another mistake is told about that first.
+	return c.tls.validate(c.serveHooks)
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -23,7 +24,7 @@ func envOf(m map[string]string) func(string) (string, bool) {
 }
 
 var configCmp = cmp.Options{
-	cmp.AllowUnexported(config{}, httpLimits{}),
+	cmp.AllowUnexported(config{}, httpLimits{}, hookTLS{}),
 	cmp.Comparer(func(a, b netip.Prefix) bool { return a == b }),
 	cmpopts.EquateEmpty(),
 }
@@ -54,8 +55,13 @@ func defaultConfig() config {
 			idleTimeout: 10 * time.Second, maxHeaderBytes: 16 << 10, maxConns: 512},
 		metricsHTTP: httpLimits{readHeaderTimeout: 5 * time.Second, readTimeout: 5 * time.Second, writeTimeout: 10 * time.Second,
 			idleTimeout: 120 * time.Second, maxHeaderBytes: 16 << 10, maxConns: 16},
+		tls: hookTLS{certFile: "tls.crt", keyFile: "tls.key", clientCAFile: "ca.crt", reloadInterval: 5 * time.Second, required: true},
 	}
 }
+
+// tlsArgs are the TLS flags every serve command line of TestParseFlags
+// starts with: serve refuses to run without them (or the opt-out).
+var tlsArgs = []string{"--tls-cert-file", "tls.crt", "--tls-key-file", "tls.key", "--tls-client-ca-file", "ca.crt"}
 
 // TestParseFlags compares the whole configuration a command line and an
 // environment give.
@@ -144,8 +150,14 @@ func TestParseFlags(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			want := defaultConfig()
+			args := tc.args
+			if tc.cmd == "serve" {
+				args = append(slices.Clone(tlsArgs), args...)
+			} else {
+				want.tls = hookTLS{reloadInterval: 5 * time.Second}
+			}
 			tc.want(&want)
-			got, err := parseFlags(tc.cmd, tc.args, envOf(tc.env), io.Discard)
+			got, err := parseFlags(tc.cmd, args, envOf(tc.env), io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -313,6 +325,14 @@ func TestValidate(t *testing.T) {
 		"localhost, another loopback":   {args: []string{"--listen", "localhost:9000", "--metrics-listen", "127.0.0.2:9000"}, want: "<nil>"},
 		"two host names":                {args: []string{"--listen", "a.local:9000", "--metrics-listen", "b.local:9000"}, want: "<nil>"},
 		"unparsable: the bind names it": {args: []string{"--listen", "nowhere", "--metrics-listen", "nowhere"}, want: "<nil>"},
+		"no TLS":                        {want: "the hooks need --tls-cert-file, --tls-key-file and --tls-client-ca-file (mutual TLS with Metacontroller), or --insecure-plain-http to answer any caller in plain HTTP"},
+		"TLS without key":               {args: []string{"--tls-cert-file", "tls.crt", "--tls-client-ca-file", "ca.crt"}, want: "--tls-cert-file without --tls-key-file: TLS needs the serving certificate, its key and the client CA"},
+		"TLS without client CA":         {env: map[string]string{"STACKDOME_TLS_CERT_FILE": "tls.crt", "STACKDOME_TLS_KEY_FILE": "tls.key"}, want: "--tls-cert-file without --tls-client-ca-file: TLS needs the serving certificate, its key and the client CA"},
+		"client CA alone":               {args: []string{"--tls-client-ca-file", "ca.crt"}, want: "--tls-client-ca-file without --tls-cert-file: TLS needs the serving certificate, its key and the client CA"},
+		"TLS and plain":                 {args: []string{"--insecure-plain-http", "--tls-cert-file", "a", "--tls-key-file", "b", "--tls-client-ca-file", "c"}, want: "--insecure-plain-http with --tls-cert-file: choose TLS or plain HTTP"},
+		"reload interval":               {args: []string{"--insecure-plain-http", "--tls-reload-interval", "0s"}, want: "--tls-reload-interval 0s: must be positive"},
+		"pages alone need no TLS":       {args: []string{"--hooks=false"}, want: "<nil>"},
+		"sync needs no TLS":             {cmd: "sync", want: "<nil>"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -39,7 +39,7 @@ func TestServeDialsWhatDialAllowSays(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			args := append([]string{"--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"}, tc.flags...)
+			args := append([]string{"--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--insecure-plain-http"}, tc.flags...)
 			c, err := parseFlags("serve", args, noEnv, io.Discard)
 			require.NoError(t, err)
 			var logs bytes.Buffer
@@ -51,7 +51,8 @@ func TestServeDialsWhatDialAllowSays(t *testing.T) {
 			if tc.startLog != "" {
 				require.Contains(t, logs.String(), tc.startLog)
 			} else {
-				require.NotContains(t, logs.String(), "level=WARN")
+				require.NotContains(t, logs.String(), "level=WARN msg=--dial")
+				require.NotContains(t, logs.String(), "level=WARN msg=\"--dial")
 			}
 
 			v := a.verifier.(*portcheck.Verifier)

@@ -330,7 +330,7 @@ func TestWireRefusesAddresses(t *testing.T) {
 				bound = append(bound, a)
 				return a
 			}
-			args := []string{"--listen", addr(tc.listen), "--error-pages-listen", addr(tc.pages), "--metrics-listen", addr(tc.metrics)}
+			args := []string{"--listen", addr(tc.listen), "--error-pages-listen", addr(tc.pages), "--metrics-listen", addr(tc.metrics), "--insecure-plain-http"}
 			c, err := parseFlags("serve", args, noEnv, io.Discard)
 			if err != nil {
 				t.Fatal(err)

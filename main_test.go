@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -65,7 +66,7 @@ func pastSettle(t *testing.T, want, got []byte) []byte {
 }
 
 func TestFlagsFromEnvironment(t *testing.T) {
-	env := map[string]string{"STACKDOME_PORT_CHECK_GRACE": "45s", "STACKDOME_DIAL_ALLOW": "127.0.0.0/8", "STACKDOME_LISTEN": ":9999"}
+	env := map[string]string{"STACKDOME_PORT_CHECK_GRACE": "45s", "STACKDOME_DIAL_ALLOW": "127.0.0.0/8", "STACKDOME_LISTEN": ":9999", "STACKDOME_INSECURE_PLAIN_HTTP": "true"}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	c, err := parseFlags("serve", []string{"--listen", ":7000"}, lookup, io.Discard)
 	require.NoError(t, err)
@@ -73,7 +74,7 @@ func TestFlagsFromEnvironment(t *testing.T) {
 	require.Equal(t, ":7000", c.listen, "a flag on the command line wins over env")
 	require.Len(t, c.dialAllow, 1)
 
-	c, err = parseFlags("serve", []string{"--error-service-name="}, func(string) (string, bool) { return "", false }, io.Discard)
+	c, err = parseFlags("serve", []string{"--error-service-name=", "--insecure-plain-http"}, func(string) (string, bool) { return "", false }, io.Discard)
 	require.NoError(t, err)
 	require.True(t, c.hooks.NoErrorService, "an empty error service name means no error pages are installed")
 
@@ -244,15 +245,20 @@ type inProcess struct {
 }
 
 // runServe runs `stackdome serve` with args on loopback (its three
-// listeners on 127.0.0.1:0, no drain delay, then args) until the test ends
+// listeners on 127.0.0.1:0, no drain delay, plain HTTP unless args give
+// --tls-cert-file, then args) until the test ends
 // or stop is called.
 func runServe(t *testing.T, args ...string) inProcess {
 	t.Helper()
+	base := []string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--drain-delay", "0s"}
+	if !slices.Contains(args, "--tls-cert-file") {
+		base = append(base, "--insecure-plain-http")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--drain-delay", "0s"}, args...), nil, pw, io.Discard)
+		done <- run(ctx, append(base, args...), nil, pw, io.Discard)
 		pw.Close()
 	}()
 	var line map[string]any

@@ -21,7 +21,7 @@ func serveMode(t *testing.T, args ...string) map[string]any {
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--drain-delay", "0s", "--dial-allow", "127.0.0.0/8"}, args...), nil, pw, io.Discard)
+		done <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--insecure-plain-http", "--drain-delay", "0s", "--dial-allow", "127.0.0.0/8"}, args...), nil, pw, io.Discard)
 		pw.Close()
 	}()
 	lines := logLines(pr)

@@ -35,7 +35,7 @@ func startServe(tb testing.TB, bin string, args ...string) (map[string]any, int)
 
 // startServeLimited is startServe with GOMEMLIMIT at memLimit.
 func startServeLimited(tb testing.TB, bin string, memLimit int, args ...string) (map[string]any, int) {
-	cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
+	cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--insecure-plain-http",
 		"--dial-allow", "127.0.0.0/8", "--drain-delay", "0s"}, args...)...)
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOMEMLIMIT="+strconv.Itoa(memLimit))
 	out, err := cmd.StdoutPipe()

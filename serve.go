@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -72,6 +73,7 @@ func wire(c config, log *slog.Logger) (*app, error) {
 	ready := func() bool { return !draining.Load() }
 
 	var verifier interface{ Run(context.Context) } = idle{}
+	var hooksTLS *tls.Config // nil: plain HTTP (--insecure-plain-http, or no hooks)
 	front := healthRouter(ready)
 	if c.serveHooks {
 		v := portcheck.New(portcheck.Config{
@@ -87,10 +89,17 @@ func wire(c config, log *slog.Logger) (*app, error) {
 		case c.dialAllowLoopback:
 			log.Warn("--dial-allow-loopback is set: loopback addresses inside --dial-allow are dialed; this is for tests only, never for a cluster")
 		}
+		var err error
+		if hooksTLS, err = hookListenerTLS(c.tls, log, reg); err != nil {
+			return nil, err
+		}
 		h := &hooks.Handler{Config: c.hooks, Verifier: v, Log: log, Metrics: hooks.NewMetrics(reg),
 			MaxBody: c.maxBody, Memory: c.hookMemory, Budget: hooks.Budget{PodsPerSync: c.maxPods}}
 		// No metrics handler: the hook port serves no /metrics (404).
 		verifier, front = v, hooks.Router(h, ready, nil)
+		if hooksTLS != nil {
+			front = requireClientCert(front)
+		}
 	}
 
 	// Stopped together (app.run), each within its own shutdown timeout.
@@ -123,8 +132,13 @@ func wire(c config, log *slog.Logger) (*app, error) {
 			}
 			return nil, fmt.Errorf("listening for %s: %w", a.what, err)
 		}
-		// Connections alone must not exhaust a replica (limitConns).
-		servers[i].ln = limitConns(servers[i].srv, ln, a.maxConns, conns(servers[i].name))
+		// Connections alone must not exhaust a replica (limitConns); the
+		// hooks' TLS sits above the cap, which counts the TCP connections.
+		ln = limitConns(servers[i].srv, ln, a.maxConns, conns(servers[i].name))
+		if i == 0 && hooksTLS != nil {
+			ln = tls.NewListener(ln, hooksTLS)
+		}
+		servers[i].ln = ln
 	}
 	return &app{log: log, verifier: verifier, servers: servers, draining: draining}, nil
 }

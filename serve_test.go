@@ -79,7 +79,7 @@ func startInProcess(t *testing.T, args ...string) string {
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--drain-delay", "0s", "--dial-allow", "127.0.0.0/8", "--dial-allow-loopback"}, args...), nil, pw, io.Discard)
+		done <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--insecure-plain-http", "--drain-delay", "0s", "--dial-allow", "127.0.0.0/8", "--dial-allow-loopback"}, args...), nil, pw, io.Discard)
 		pw.Close()
 	}()
 	lines := logLines(pr)
@@ -226,7 +226,7 @@ func TestGracefulShutdown(t *testing.T) {
 	require.NoError(t, err)
 
 	start := func(t *testing.T, args ...string) (*exec.Cmd, <-chan map[string]any, string) {
-		cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
+		cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--insecure-plain-http",
 			"--dial-allow", "127.0.0.0/8", "--dial-allow-loopback", "--read-timeout", "60s"}, args...)...)
 		out, err := cmd.StdoutPipe()
 		require.NoError(t, err)

@@ -46,9 +46,26 @@ type ccHook struct {
 			Port      int32  `json:"port"`
 			Protocol  string `json:"protocol"`
 		} `json:"service"`
-		Path    string `json:"path"`
-		Timeout string `json:"timeout"`
+		Path      string       `json:"path"`
+		Timeout   string       `json:"timeout"`
+		CABundle  *ccCABundle  `json:"caBundle,omitempty"`
+		ClientTLS *ccClientTLS `json:"clientTLS,omitempty"`
 	} `json:"webhook"`
+}
+
+type ccCABundle struct {
+	SecretRef struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+		Key       string `json:"key"`
+	} `json:"secretRef"`
+}
+
+type ccClientTLS struct {
+	SecretRef struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"secretRef"`
 }
 
 type traefikService struct {

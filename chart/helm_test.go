@@ -224,6 +224,8 @@ var crdKinds = map[string]func() any{
 	"ServiceMonitor":           func() any { return new(serviceMonitor) },
 	"PrometheusRule":           func() any { return new(prometheusRule) },
 	"CustomResourceDefinition": func() any { return new(customResourceDefinition) },
+	"Certificate":              func() any { return new(certificate) },
+	"Issuer":                   func() any { return new(issuer) },
 }
 
 // decode splits a rendered stream and decodes every document strictly.

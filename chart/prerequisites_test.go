@@ -34,7 +34,7 @@ func TestPrerequisitesFromCapabilities(t *testing.T) {
 	const (
 		head = "this cluster does not serve what stackdome runs on; install first: "
 		tail = " (docs/install.md, Prerequisites). Rendering without a cluster: pass the cluster's APIs with --api-versions (Argo CD does), or set crdCheck=false"
-		mc   = "Metacontroller 4.15.0 or later (API metacontroller.k8s.io/v1alpha1 CompositeController)"
+		mc   = "Metacontroller 4.16.0 or later (API metacontroller.k8s.io/v1alpha1 CompositeController)"
 	)
 	tests := map[string]struct {
 		apis    []string

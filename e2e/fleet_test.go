@@ -100,6 +100,7 @@ func TestFleet(t *testing.T) {
 		perIP = append(perIP, func(ip string) []string { return []string{"--pprof-listen", net.JoinHostPort(ip, fleetPprofPort)} })
 	}
 	progress.Step("starting stackdome's two replicas", nil)
+	flags = append(flags, hooksTLSFlags(t, relNS, release)...)
 	replicaIPs, replicas, chartPods := startReplicas(t, host, release, relNS, flags, perIP...)
 	for i, ip := range replicaIPs {
 		suite.kubelet.RunPod(t, relNS, chartPods[i], ip)

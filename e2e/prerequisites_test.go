@@ -43,9 +43,9 @@ func TestChartRefusesMissingPrerequisites(t *testing.T) {
 	const (
 		head = "this cluster does not serve what stackdome runs on; install first: "
 		tail = " (docs/install.md, Prerequisites). Rendering without a cluster: pass the cluster's APIs with --api-versions (Argo CD does), or set crdCheck=false"
-		mc   = "Metacontroller 4.15.0 or later (API metacontroller.k8s.io/v1alpha1 CompositeController)"
+		mc   = "Metacontroller 4.16.0 or later (API metacontroller.k8s.io/v1alpha1 CompositeController)"
 		tf   = "Traefik v3's CRDs (API traefik.io/v1alpha1 IngressRoute, Middleware)"
-		old  = "the installed CompositeController CRD (compositecontrollers.metacontroller.k8s.io) has no hooks.sync.version v2: it is from a Metacontroller older than 4.4.0, whose API server would drop the chart's sync hook version and call the hook at v1, so StackResources would get no error pages. Upgrade Metacontroller and its CRDs to 4.15.0 or later first (this check cannot tell 4.4.0 to the release before 4.15.0 from it: their CRDs take v2 too, but they send v1 sync requests whatever it says)"
+		old  = "the installed CompositeController CRD (compositecontrollers.metacontroller.k8s.io) is from a Metacontroller older than 4.16.0: its hooks take no clientTLS (or no sync hook version v2), so the API server would drop the chart's client certificate and hook version. Upgrade Metacontroller and its CRDs to 4.16.0 or later first"
 	)
 	install := func(t *testing.T, want string) {
 		t.Helper()
@@ -144,6 +144,12 @@ func TestChartRefusesMissingPrerequisites(t *testing.T) {
 	syncVersion(v1Only)["version"].(obj)["enum"] = []any{"v1"}
 	replace(t, v1Only)
 	t.Run("a CompositeController CRD whose sync hook takes v1 only", func(t *testing.T) { install(t, old) })
+
+	// A CRD of 4.15.x: version v2, but no webhook clientTLS (4.16.0).
+	noClientTLS := deepCopy(crd).(obj)
+	delete(syncVersion(noClientTLS)["webhook"].(obj)["properties"].(obj), "clientTLS")
+	replace(t, noClientTLS)
+	t.Run("a CompositeController CRD whose webhooks take no clientTLS", func(t *testing.T) { install(t, old) })
 
 	replace(t, crd)
 	t.Run(fmt.Sprintf("Metacontroller's CRD (sync version enum %s)", enum), func(t *testing.T) {

@@ -51,6 +51,7 @@ func TestReplicasAnswerAlike(t *testing.T) {
 	flags := []string{"--port-check-grace", "2s", "--verdict-requeue", "1s",
 		"--error-service-name", release + "-error-pages", "--error-service-namespace", relNS,
 		"--dial-allow", host.Prefix.String()}
+	flags = append(flags, hooksTLSFlags(t, relNS, release)...)
 	replicaIPs, replicas, chartPods := startReplicas(t, host, release, relNS, flags)
 	// Replica a alone until every status settles, then both.
 	suite.kubelet.RunPod(t, relNS, chartPods[0], replicaIPs[0])
@@ -272,6 +273,10 @@ func startReplica(t *testing.T, ip string, flags, env []string) *framework.Proc 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Stop(10 * time.Second) })
-	framework.WaitOK(t, p, 30*time.Second, "http://"+hooks+"/readyz")
+	scheme := "http://"
+	if slices.Contains(flags, "--tls-cert-file") {
+		scheme = "https://" // WaitOK verifies no certificate, as the kubelet
+	}
+	framework.WaitOK(t, p, 30*time.Second, scheme+hooks+"/readyz")
 	return p
 }

@@ -105,7 +105,7 @@ func startBinary(tb testing.TB, bin string, args ...string) (proc *os.Process, h
 // startBinaryEnv is startBinary with env added to the benchmark's own
 // environment.
 func startBinaryEnv(tb testing.TB, env []string, bin string, args ...string) (proc *os.Process, hooks, metrics string) {
-	cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--drain-delay", "0s"}, args...)...)
+	cmd := exec.Command(bin, append([]string{"serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--insecure-plain-http", "--drain-delay", "0s"}, args...)...)
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}

@@ -142,21 +142,14 @@ depends on them.
 {{/* Prerequisites */}}
 
 {{/*
-The oldest Metacontroller whose code builds v2 sync requests: v4.15.0,
-commit b6b93d6 "Handle hook versioning" (its CHANGELOG; before it the
-composite controller built every request at v1 whatever hooks.sync.version
-said). The one place the chart names it: the messages below and NOTES
-include it, and a test holds docs/install.md to it.
+The oldest Metacontroller the chart runs on: v4.16.0, the first whose
+webhooks take caBundle, clientTLS and service.protocol https (its
+CHANGELOG), which the hooks' mutual TLS needs; it also builds v2 sync
+requests (from v4.15.0, commit b6b93d6 "Handle hook versioning"). The one
+place the chart names it: the messages below and NOTES include it, and a
+test holds docs/install.md to it.
 */}}
-{{- define "stackdome.minMetacontroller" -}}4.15.0{{- end -}}
-
-{{/*
-The oldest Metacontroller whose CompositeController CRD takes
-hooks.sync.version v2 (v4.4.0, "Add versioning to hook API"): what the
-chart's CRD check can tell. No field of the CRD tells 4.15.0 from 4.4.0 to
-4.14.x, so those pass the check and send v1 sync requests.
-*/}}
-{{- define "stackdome.minMetacontrollerCRD" -}}4.4.0{{- end -}}
+{{- define "stackdome.minMetacontroller" -}}4.16.0{{- end -}}
 
 {{/*
 Fails, naming what to install first, when the cluster lacks what stackdome
@@ -166,12 +159,10 @@ runs on (crdCheck=false skips it):
   bare group/version counts (Traefik's CRDs come as one bundle).
 - on a live cluster (lookup answers nothing under helm template and
   --dry-run, so this part is skipped there): a CompositeController CRD whose
-  hooks.sync.version accepts v2. An older Metacontroller's CRD lacks the
-  field, the API server prunes it, and Metacontroller calls the sync hook at
-  v1, which never carries the error-page objects of the release namespace.
-  A Metacontroller from minMetacontrollerCRD to before minMetacontroller
-  passes (its CRD takes v2) and still calls at v1: its StackResources say
-  ErrorServiceNotSeen.
+  sync hook takes version v2 and a webhook clientTLS (minMetacontroller's
+  CRD: an older CRD lacks them, the API server prunes them, and
+  Metacontroller would call the hooks at v1 and without a client
+  certificate, which stackdome refuses).
 */}}
 {{- define "stackdome.prerequisites" -}}
 {{- /* Unless explicitly false: a release upgraded with --reuse-values from before crdCheck existed has none. */ -}}
@@ -199,14 +190,16 @@ runs on (crdCheck=false skips it):
 {{- $ok := false -}}
 {{- range $crd.spec.versions -}}
 {{- if eq .name "v1alpha1" -}}
-{{- $version := dig "schema" "openAPIV3Schema" "properties" "spec" "properties" "hooks" "properties" "sync" "properties" "version" dict . -}}
-{{- if and $version (or (not (hasKey $version "enum")) (has "v2" $version.enum)) -}}
+{{- $sync := dig "schema" "openAPIV3Schema" "properties" "spec" "properties" "hooks" "properties" "sync" "properties" dict . -}}
+{{- $version := dig "version" dict $sync -}}
+{{- $clientTLS := dig "webhook" "properties" "clientTLS" dict $sync -}}
+{{- if and $version (or (not (hasKey $version "enum")) (has "v2" $version.enum)) $clientTLS -}}
 {{- $ok = true -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
 {{- if not $ok -}}
-{{- fail (printf "the installed CompositeController CRD (compositecontrollers.metacontroller.k8s.io) has no hooks.sync.version v2: it is from a Metacontroller older than %s, whose API server would drop the chart's sync hook version and call the hook at v1, so StackResources would get no error pages. Upgrade Metacontroller and its CRDs to %s or later first (this check cannot tell %s to the release before %s from it: their CRDs take v2 too, but they send v1 sync requests whatever it says)" (include "stackdome.minMetacontrollerCRD" .) $min (include "stackdome.minMetacontrollerCRD" .) $min) -}}
+{{- fail (printf "the installed CompositeController CRD (compositecontrollers.metacontroller.k8s.io) is from a Metacontroller older than %s: its hooks take no clientTLS (or no sync hook version v2), so the API server would drop the chart's client certificate and hook version. Upgrade Metacontroller and its CRDs to %s or later first" $min $min) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

@@ -64,6 +64,9 @@ type HookExchange struct {
 	Status     int
 	Err        string // the forwarding error, if any
 	Endpoint   string // address:port the request went to
+	// ClientCN is the common name of the client certificate the caller
+	// presented (https:// hooks, serveConnect); "" over http://.
+	ClientCN string
 }
 
 func newClusterNet(k *Kube) *clusterNet { return &clusterNet{kube: k} }
@@ -144,13 +147,25 @@ func (n *clusterNet) ForwardService(h *TestHost, addr, ns, name string, port int
 	})
 }
 
-// ServeHTTP is the proxy: it forwards one http:// request and records it.
+// ServeHTTP is the proxy: it forwards one http:// request and records it,
+// or relays a CONNECT of an https:// hook (serveConnect).
 func (n *clusterNet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodConnect || r.URL.Host == "" {
-		http.Error(w, "the cluster-network stand-in forwards http:// requests only", http.StatusMethodNotAllowed)
+	if r.Method == http.MethodConnect {
+		n.serveConnect(w, r)
 		return
 	}
-	ex := HookExchange{url: r.URL.String(), path: r.URL.Path}
+	if r.URL.Host == "" {
+		http.Error(w, "the cluster-network stand-in forwards proxy requests only", http.StatusMethodNotAllowed)
+		return
+	}
+	n.relay(w, r, "http", proxyTransport, HookExchange{})
+}
+
+// relay forwards r (its URL absolute: scheme, host of the Service) over up
+// to a ready endpoint, records the exchange (ex: what the caller knows of
+// it already) and writes the answer to w.
+func (n *clusterNet) relay(w http.ResponseWriter, r *http.Request, scheme string, up http.RoundTripper, ex HookExchange) {
+	ex.url, ex.path = r.URL.String(), r.URL.Path
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -162,7 +177,7 @@ func (n *clusterNet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ex.parentNS, _ = Dig(req, "parent", "metadata", "namespace").(string)
 		ex.parentName, _ = Dig(req, "parent", "metadata", "name").(string)
 	}
-	code, answer, err := n.forward(r, body, &ex)
+	code, answer, err := n.forward(r, body, scheme, up, &ex)
 	ex.At = time.Now()
 	if err != nil {
 		ex.Err, ex.Status = err.Error(), code
@@ -192,7 +207,7 @@ type answerOf struct {
 	body   []byte
 }
 
-func (n *clusterNet) forward(r *http.Request, body []byte, ex *HookExchange) (int, answerOf, error) {
+func (n *clusterNet) forward(r *http.Request, body []byte, scheme string, up http.RoundTripper, ex *HookExchange) (int, answerOf, error) {
 	ctx := r.Context()
 	host, portText, err := net.SplitHostPort(r.URL.Host)
 	if err != nil {
@@ -207,7 +222,7 @@ func (n *clusterNet) forward(r *http.Request, body []byte, ex *HookExchange) (in
 		return code, answerOf{}, err
 	}
 	ex.Endpoint = addr
-	u := url.URL{Scheme: "http", Host: addr, Path: r.URL.Path, RawQuery: r.URL.RawQuery}
+	u := url.URL{Scheme: scheme, Host: addr, Path: r.URL.Path, RawQuery: r.URL.RawQuery}
 	out, err := http.NewRequestWithContext(ctx, r.Method, u.String(), bytes.NewReader(body))
 	if err != nil {
 		return http.StatusBadGateway, answerOf{}, err
@@ -215,7 +230,7 @@ func (n *clusterNet) forward(r *http.Request, body []byte, ex *HookExchange) (in
 	out.Header = r.Header.Clone()
 	out.Header.Del("Proxy-Connection")
 	out.Host = r.Host
-	resp, err := proxyTransport.RoundTrip(out)
+	resp, err := up.RoundTrip(out)
 	if err != nil {
 		return http.StatusBadGateway, answerOf{}, fmt.Errorf("dial %s (endpoint of %s): %w", addr, host, err)
 	}

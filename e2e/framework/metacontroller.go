@@ -126,7 +126,7 @@ func StartMetacontroller(ctx context.Context, c *Cluster, kl *Kubelet, kubectl, 
 	}
 	m.command = append(append([]string{}, cs[0].command...), cs[0].args...)
 
-	if _, _, ok := httpGetProbe(pod, cs[0].name, "readinessProbe"); !ok {
+	if _, _, _, ok := httpGetProbe(pod, cs[0].name, "readinessProbe"); !ok {
 		return nil, fmt.Errorf("StatefulSet %s: no readinessProbe.httpGet", metacontrollerSTS)
 	}
 	if m.sandbox, err = newPodSandbox(dir); err != nil {
@@ -159,6 +159,10 @@ func StartMetacontroller(ctx context.Context, c *Cluster, kl *Kubelet, kubectl, 
 		"KUBERNETES_SERVICE_HOST=" + clusterIP, "KUBERNETES_SERVICE_PORT=443",
 		// The cluster DNS and service-proxy stand-in (clusternet.go).
 		"HTTP_PROXY=http://" + proxyAddr,
+		// https:// hooks (the chart's hooks.tls): a CONNECT to the same
+		// stand-in, which relays the mutual TLS (clusternet_tls.go).
+		"HTTPS_PROXY=http://" + proxyAddr,
+		"NO_PROXY=" + clusterIP, // the API server: reached directly, as before
 	}
 	// The kubelet binds the pod, mounts its ServiceAccount token, runs the
 	// container and reports it running once its readiness probe answers.

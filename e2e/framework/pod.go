@@ -84,6 +84,7 @@ type Pod struct {
 	procs    map[string]*Proc // container → its process
 	order    []string         // containers in the spec's order
 	servers  []*http.Server   // an image's handler, one a containerPort
+	secrets  []secretVolume   // its secret volumes (SyncSecretVolumes)
 	stopOnce sync.Once
 }
 
@@ -134,6 +135,12 @@ func (kl *Kubelet) Start(ctx context.Context, pod Obj, pl Placement) (_ *Pod, er
 	if err != nil {
 		return nil, err
 	}
+	if p.secrets, err = kl.secretVolumes(ctx, pod, filepath.Join(pl.Dir, "volumes")); err != nil {
+		return nil, err
+	}
+	for _, v := range p.secrets {
+		vols[v.volume] = v.dir
+	}
 	inits, err := containersOf(pod, true)
 	if err != nil {
 		return nil, err
@@ -173,7 +180,7 @@ func (kl *Kubelet) Start(ctx context.Context, pod Obj, pl Placement) (_ *Pod, er
 		}
 	}
 	for _, c := range cs {
-		port, path, ok := httpGetProbe(pod, c.name, "readinessProbe")
+		port, path, scheme, ok := httpGetProbe(pod, c.name, "readinessProbe")
 		if !ok {
 			continue
 		}
@@ -188,7 +195,7 @@ func (kl *Kubelet) Start(ctx context.Context, pod Obj, pl Placement) (_ *Pod, er
 					return false, fmt.Errorf("%s exited (%v):\n%s", c.name, err, Indent(proc.Tail(30)))
 				}
 			}
-			err := p.sandbox.probe(ctx, host, port, path)
+			err := p.sandbox.probe(ctx, host, port, path, scheme)
 			return err == nil, err
 		}); err != nil {
 			return nil, err

@@ -4,6 +4,7 @@ package framework
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -288,14 +289,18 @@ func (s *podSandbox) runContainer(name string, c container, img image, saDir str
 // probe runs an httpGet probe of the pod spec (host, port, path) from inside the
 // sandbox, as the kubelet probes in the pod's network namespace; nil on 2xx
 // or 3xx.
-func (s *podSandbox) probe(ctx context.Context, host string, port int, path string) error {
+//
+// scheme is the probe's (HTTP or HTTPS); over HTTPS, as the kubelet, it
+// neither verifies the server's certificate nor presents one.
+func (s *podSandbox) probe(ctx context.Context, host string, port int, path, scheme string) error {
 	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) { return dialIn(ctx, s.netns, addr) },
-		Proxy:       nil,
+		DialContext:     func(ctx context.Context, _, addr string) (net.Conn, error) { return dialIn(ctx, s.netns, addr) },
+		Proxy:           nil,
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
 	}
 	defer tr.CloseIdleConnections()
 	cl := &http.Client{Transport: tr, Timeout: 2 * time.Second}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s%s", net.JoinHostPort(host, strconv.Itoa(port)), path), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s://%s%s", strings.ToLower(scheme), net.JoinHostPort(host, strconv.Itoa(port)), path), nil)
 	if err != nil {
 		return err
 	}
@@ -311,25 +316,30 @@ func (s *podSandbox) probe(ctx context.Context, host string, port int, path stri
 }
 
 // httpGetProbe reads a container's readinessProbe.httpGet (port as a
-// number or a containerPort's name, path); ok is false when it has none.
-func httpGetProbe(pod Obj, container, probe string) (port int, path string, ok bool) {
+// number or a containerPort's name, path, scheme: HTTP unless it says
+// HTTPS); ok is false when it has none.
+func httpGetProbe(pod Obj, container, probe string) (port int, path, scheme string, ok bool) {
 	cs, _ := Dig(pod, "spec", "containers").([]any)
 	for _, c := range cs {
 		if Dig(c, "name") != container {
 			continue
 		}
 		path, _ = Dig(c, probe, "httpGet", "path").(string)
+		scheme = "HTTP"
+		if Dig(c, probe, "httpGet", "scheme") == "HTTPS" {
+			scheme = "HTTPS"
+		}
 		switch p := Dig(c, probe, "httpGet", "port").(type) {
 		case json.Number:
 			n, err := p.Int64()
-			return int(n), path, err == nil
+			return int(n), path, scheme, err == nil
 		case string:
 			n, ok := portByName(c, p)
-			return n, path, ok
+			return n, path, scheme, ok
 		}
-		return 0, "", false
+		return 0, "", "", false
 	}
-	return 0, "", false
+	return 0, "", "", false
 }
 
 // resourceField is a resourceFieldRef's value (divisor 1): requests.cpu or

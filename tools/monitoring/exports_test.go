@@ -86,7 +86,7 @@ func stackdomeExports(t *testing.T) map[string]*dto.MetricFamily {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "serve", "--listen=127.0.0.1:0", "--error-pages-listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0",
+	cmd := exec.Command(bin, "serve", "--listen=127.0.0.1:0", "--error-pages-listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0", "--insecure-plain-http",
 		"--drain-delay=0s", "--log-format=json", "--dial-allow=127.255.255.254/32")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
