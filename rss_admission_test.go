@@ -54,7 +54,7 @@ func TestAdmittedLoadsLeaveRSSUnderTheChartLimit(t *testing.T) {
 		t.Skip("sends a few hundred MB over loopback")
 	}
 	bin := buildBinary(t)
-	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
+	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--insecure-plain-http",
 		"--dial-allow", "127.0.0.0/8", "--drain-delay", "0s")
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOMEMLIMIT="+strconv.Itoa(chartMemoryLimit))
 	out, err := cmd.StdoutPipe()
