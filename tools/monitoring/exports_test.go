@@ -76,7 +76,8 @@ type buildError struct {
 
 func (e *buildError) Error() string { return "go build: " + e.err.Error() + "\n" + string(e.out) }
 
-// stackdomeExports runs the real `stackdome serve` on loopback, makes each of
+// stackdomeExports runs the real `stackdome serve` on loopback, its hooks
+// over mutual TLS as the chart runs them (hooksTLS), makes each of
 // its metric families appear — a sync that asks for a dial, a customize, an
 // error page — and returns what /metrics on its metrics port then serves. The dial it asks for
 // targets a fixture pod IP outside --dial-allow, so nothing is dialed.
@@ -86,8 +87,9 @@ func stackdomeExports(t *testing.T) map[string]*dto.MetricFamily {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "serve", "--listen=127.0.0.1:0", "--error-pages-listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0", "--insecure-plain-http",
-		"--drain-delay=0s", "--log-format=json", "--dial-allow=127.255.255.254/32")
+	tlsFlags, clientTLS := hooksTLS(t)
+	cmd := exec.Command(bin, append([]string{"serve", "--listen=127.0.0.1:0", "--error-pages-listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0",
+		"--drain-delay=0s", "--log-format=json", "--dial-allow=127.255.255.254/32"}, tlsFlags...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -117,8 +119,8 @@ func stackdomeExports(t *testing.T) map[string]*dto.MetricFamily {
 	case <-time.After(scrapeTimeout):
 		t.Fatal("stackdome serve logged no serving line")
 	}
-	hooks, pages, metrics := "http://"+addrs["hooks"].(string), "http://"+addrs["errorPages"].(string), "http://"+addrs["metrics"].(string)
-	client := &http.Client{Timeout: scrapeTimeout}
+	hooks, pages, metrics := "https://"+addrs["hooks"].(string), "http://"+addrs["errorPages"].(string), "http://"+addrs["metrics"].(string)
+	client := &http.Client{Timeout: scrapeTimeout, Transport: &http.Transport{TLSClientConfig: clientTLS}}
 	do := func(method, url, file string) []byte {
 		t.Helper()
 		var body io.Reader = http.NoBody
