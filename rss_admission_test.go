@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
-	"strconv"
 	"sync"
 	"testing"
 
@@ -54,19 +52,7 @@ func TestAdmittedLoadsLeaveRSSUnderTheChartLimit(t *testing.T) {
 		t.Skip("sends a few hundred MB over loopback")
 	}
 	bin := buildBinary(t)
-	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--insecure-plain-http",
-		"--dial-allow", "127.0.0.0/8", "--drain-delay", "0s")
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOMEMLIMIT="+strconv.Itoa(chartMemoryLimit))
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	lines := logLines(out)
-	serving := awaitLog(t, lines, "serving")
-	go func() {
-		for range lines {
-		}
-	}()
+	serving, pid := startServe(t, bin)
 	url := "http://" + serving["hooks"].(string) + "/sync"
 	client := &http.Client{Timeout: hangDeadline}
 	post := func(body []byte) int {
@@ -82,7 +68,7 @@ func TestAdmittedLoadsLeaveRSSUnderTheChartLimit(t *testing.T) {
 	}
 	small, err := os.ReadFile("testdata/sync/serving.request.json")
 	require.NoError(t, err)
-	start := peakRSS(t, cmd.Process.Pid)
+	start := peakRSS(t, pid)
 
 	shapes := []struct {
 		name string
@@ -115,13 +101,13 @@ func TestAdmittedLoadsLeaveRSSUnderTheChartLimit(t *testing.T) {
 			})
 			wg.Wait()
 		}
-		peak := peakRSS(t, cmd.Process.Pid)
+		peak := peakRSS(t, pid)
 		t.Logf("%s (%.1f MiB): codes %v, small tenant %v; peak RSS %.1f MiB", s.name, mib(int64(len(s.body))), codes, smallCodes, mib(peak))
 		require.Positive(t, codes[http.StatusOK], "%s: some admitted", s.name)
 		require.Equal(t, codes[http.StatusOK]+codes[http.StatusTooManyRequests], 24, "%s: 200 or 429 only: %v", s.name, codes)
 		require.Equal(t, 15, smallCodes[http.StatusOK], "%s: the small tenant is answered: %v", s.name, smallCodes)
 	}
-	peak := peakRSS(t, cmd.Process.Pid)
+	peak := peakRSS(t, pid)
 	t.Logf("peak RSS %.1f MiB (%.1f MiB at start), limit %d MiB, margin %.0f%%", mib(peak), mib(start), chartMemoryLimit>>20, 100*(1-float64(peak)/chartMemoryLimit))
 	bound := float64(chartMemoryLimit) * (1 - rssMargin)
 	require.Less(t, float64(peak), bound, "peak RSS within %.0f%% of the chart's memory limit", 100*rssMargin)

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -79,19 +78,7 @@ func TestHostileSyncsLeaveRSSUnderTheChartLimit(t *testing.T) {
 		t.Skip("sends a few hundred MB over loopback")
 	}
 	bin := buildBinary(t)
-	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--insecure-plain-http",
-		"--dial-allow", "127.0.0.0/8", "--drain-delay", "0s")
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOMEMLIMIT="+strconv.Itoa(chartMemoryLimit))
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	lines := logLines(out)
-	serving := awaitLog(t, lines, "serving")
-	go func() {
-		for range lines {
-		}
-	}()
+	serving, pid := startServe(t, bin)
 	hooksAddr, pagesAddr := serving["hooks"].(string), serving["errorPages"].(string)
 	client := &http.Client{Timeout: hangDeadline}
 	pageAnswers := func(t *testing.T) {
@@ -109,7 +96,7 @@ func TestHostileSyncsLeaveRSSUnderTheChartLimit(t *testing.T) {
 		b.ReadFrom(resp.Body)
 		return resp.StatusCode, b.String()
 	}
-	start := peakRSS(t, cmd.Process.Pid)
+	start := peakRSS(t, pid)
 
 	// Eight stalled connections: the handler reading those with a slot.
 	var stalled []net.Conn
@@ -129,7 +116,7 @@ func TestHostileSyncsLeaveRSSUnderTheChartLimit(t *testing.T) {
 		require.Contains(t, []int{http.StatusContinue, http.StatusRequestEntityTooLarge, http.StatusTooManyRequests}, resp.StatusCode)
 	}
 	pageAnswers(t)
-	afterStalled := peakRSS(t, cmd.Process.Pid)
+	afterStalled := peakRSS(t, pid)
 	for _, c := range stalled {
 		c.Close()
 	}
@@ -145,7 +132,7 @@ func TestHostileSyncsLeaveRSSUnderTheChartLimit(t *testing.T) {
 		pageAnswers(t)
 		t.Logf("%s (%d bytes): %d %.120s", name, len(body), code, reason)
 	}
-	afterRefused := peakRSS(t, cmd.Process.Pid)
+	afterRefused := peakRSS(t, pid)
 
 	// Four requests at once, each of
 	// PodsPerSync pods padded to just under the body limit.
@@ -161,7 +148,7 @@ func TestHostileSyncsLeaveRSSUnderTheChartLimit(t *testing.T) {
 	pageAnswers(t)
 	wg.Wait()
 	pageAnswers(t)
-	peak := peakRSS(t, cmd.Process.Pid)
+	peak := peakRSS(t, pid)
 
 	t.Logf("peak RSS: %.1f MiB at start, %.1f MiB after the stalled connections, %.1f MiB after the refused requests, %.1f MiB after %d accepted %.1f MiB syncs at once (codes %v); chart limit %d MiB",
 		mib(start), mib(afterStalled), mib(afterRefused), mib(peak), atOnce, mib(int64(len(big))), codes, chartMemoryLimit>>20)
