@@ -170,11 +170,13 @@ func chartWithSyncHookAt(t *testing.T, version string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const v2 = "    sync:\n      version: v2\n"
+	// The template registers both hooks from one range over their names;
+	// only the sync hook's version is changed.
+	const v2 = "    {{ $hook }}:\n      version: v2\n"
 	if strings.Count(string(b), v2) != 1 {
-		t.Fatalf("%s no longer registers the sync hook with %q: update this test", path, v2)
+		t.Fatalf("%s no longer registers the hooks with %q: update this test", path, v2)
 	}
-	b = []byte(strings.Replace(string(b), v2, "    sync:\n      version: "+version+"\n", 1))
+	b = []byte(strings.Replace(string(b), v2, "    {{ $hook }}:\n      version: {{ if eq $hook \"sync\" }}"+version+"{{ else }}v2{{ end }}\n", 1))
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
