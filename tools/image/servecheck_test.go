@@ -20,7 +20,8 @@ import (
 const goldenSync = "testdata/sync/rollout-in-progress"
 
 // checkServe runs the Dockerfile's image for platform with Podman on the
-// host's network, every server on 127.0.0.1 at a port the kernel picks (the
+// host's network, every server on 127.0.0.1 at a port the kernel picks, the
+// hooks in plain HTTP as make run serves them (the
 // "serving" log line names them), as the image's entrypoint runs it (serve,
 // flags after it): /healthz answers ok, the golden sync request gets its
 // golden answer, the process runs as uid 65532, and SIGTERM (podman stop)
@@ -30,7 +31,8 @@ func checkServe(t *testing.T, e *engine, platform string) {
 	name := "stackdome-serve-" + filepath.Base(e.dir)
 	cmd := e.command("podman", "run", "--rm", "--pull", "never", "--network", "host", "--cgroup-parent", e.cgroupParent,
 		"--name", name, "--platform", platform, dockerfileList,
-		"--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--drain-delay", "0s")
+		"--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--error-pages-listen", "127.0.0.1:0", "--drain-delay", "0s",
+		"--insecure-plain-http") // the hooks' TLS is the binary's, tested there; this checks the image runs it
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
