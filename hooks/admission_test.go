@@ -53,25 +53,8 @@ func servingRequest(t *testing.T) []byte {
 // 200. On main each held one of the four slots for its whole read, and the
 // sync was answered 429.
 func TestTricklingBodiesHoldNoSlot(t *testing.T) {
-	router := Router(&Handler{Verifier: &recorder{}}, nil, nil)
 	reading, release := make(chan struct{}), make(chan struct{})
-	var wg sync.WaitGroup
-	finished := make(chan struct{}, 8)
-	for range 8 {
-		req := httptest.NewRequest(http.MethodPost, "/sync", &stalledBody{reading: reading, release: release})
-		wg.Go(func() { router.ServeHTTP(httptest.NewRecorder(), req); finished <- struct{}{} })
-	}
-	for range 8 { // each reading, or refused at once
-		select {
-		case <-reading:
-		case <-finished:
-		}
-	}
-	w := httptest.NewRecorder()
-	router.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/sync", bytes.NewReader(servingRequest(t))))
-	close(release)
-	wg.Wait()
-	require.Equal(t, http.StatusOK, w.Code, "%.300s", w.Body.String())
+	syncWhileHeld(t, 8, func() io.Reader { return &stalledBody{reading: reading, release: release} }, reading, release)
 }
 
 // TestOneNamespaceCannotHoldTheDoor: six large syncs of one namespace being
@@ -79,18 +62,29 @@ func TestTricklingBodiesHoldNoSlot(t *testing.T) {
 // namespace's sync, answered 200. On main the first four held every slot
 // and the other tenant was answered 429.
 func TestOneNamespaceCannotHoldTheDoor(t *testing.T) {
-	router := Router(&Handler{Verifier: &recorder{}}, nil, nil)
 	big := appRequest(t, "big", "app", 1000, podShapes["kubelet"])
 	started, release := make(chan struct{}), make(chan struct{})
+	syncWhileHeld(t, 6, func() io.Reader {
+		return &startedBody{prefix: big[:256<<10], started: started, release: release, err: io.ErrUnexpectedEOF}
+	}, started, release)
+}
+
+// syncWhileHeld sends n syncs whose bodies come from body and block until
+// release is closed, waits until each has begun reading (a send on begun)
+// or was answered at once, then requires a small sync of another namespace
+// to be answered 200 while they hold what they hold.
+func syncWhileHeld(t *testing.T, n int, body func() io.Reader, begun <-chan struct{}, release chan struct{}) {
+	t.Helper()
+	router := Router(&Handler{Verifier: &recorder{}}, nil, nil)
 	var wg sync.WaitGroup
-	finished := make(chan struct{}, 6)
-	for range 6 {
-		req := httptest.NewRequest(http.MethodPost, "/sync", &startedBody{prefix: big[:256<<10], started: started, release: release, err: io.ErrUnexpectedEOF})
+	finished := make(chan struct{}, n)
+	for range n {
+		req := httptest.NewRequest(http.MethodPost, "/sync", body())
 		wg.Go(func() { router.ServeHTTP(httptest.NewRecorder(), req); finished <- struct{}{} })
 	}
-	for range 6 { // each read in part, or refused at once
+	for range n { // each reading, or refused at once
 		select {
-		case <-started:
+		case <-begun:
 		case <-finished:
 		}
 	}
