@@ -53,13 +53,13 @@ func workloadRevision(w *observed.Child, current []*observed.Related, rev string
 	return newest.Metadata.Labels[label]
 }
 
-// ofRevision keeps the pods that run workload revision wrev; a pod without
+// ofRevision keeps the pods that run workload revision workloadRev; a pod without
 // the revision label is kept (nothing says it is of another revision).
-func ofRevision(pods []*observed.Related, w *observed.Child, wrev string) []*observed.Related {
+func ofRevision(pods []*observed.Related, w *observed.Child, workloadRev string) []*observed.Related {
 	label := revisionLabel(w)
 	out := pods[:0:0]
 	for _, p := range pods {
-		if h := p.Metadata.Labels[label]; h == "" || h == wrev {
+		if h := p.Metadata.Labels[label]; h == "" || h == workloadRev {
 			out = append(out, p)
 		}
 	}

@@ -32,16 +32,16 @@ func decideRun(in *Input) Outcome {
 	} else {
 		h, details, run = cronJobHealth(p.Metadata.Name, spec, rev, obs)
 	}
-	f := &facts{cfg: in.Config, name: p.Metadata.Name, namespace: p.Metadata.Namespace, spec: spec, rev: rev, now: now}
-	missingSince := childrenMissingSince(p.Status.ChildrenMissingSince, obs.Missing, now)
-	r := childrenSeen(f, row{health: h}, obs.Missing, missingSince)
+	f := &facts{cfg: in.Config, name: p.Metadata.Name, namespace: p.Metadata.Namespace, spec: spec, specRev: rev, now: now,
+		missing: obs.Missing, missingSince: childrenMissingSince(p.Status.ChildrenMissingSince, obs.Missing, now)}
+	r := childrenSeen(f, row{health: h})
 	cs := in.stamper()
 	st := schema.Status{
 		ObservedGeneration:   p.Metadata.Generation,
 		Revision:             rev,
 		Conditions:           cs.health(r.health),
-		LastFailureDetails:   stamp(details, p.Status.LastFailureDetails, now),
-		ChildrenMissingSince: missingSince,
+		LastFailureDetails:   observedAt(details, p.Status.LastFailureDetails, now),
+		ChildrenMissingSince: f.missingSince,
 		Run:                  run,
 	}
 	if c, ok := configCondition(p.Metadata.Namespace, p.Metadata.Name, spec, obs.Config); ok {
