@@ -14,7 +14,7 @@
 // stage: crash.go the pods that crash, start.go those that cannot start,
 // rollout.go the rows before the app serves, gate.go the serving rows (the
 // grace window, condemnation), children.go the children not created, run.go
-// the rows of a Job and a CronJob; revision.go says which pods the status
+// the tables of a Job and a CronJob (runcrash.go what a run says of itself); revision.go says which pods the status
 // speaks of, evidence.go which verdict a row reads (this replica's own, or
 // the one the status was built from, which every replica shares) and dial.go
 // the dials it owes. decide.go renders the row as a status: porttable.go the

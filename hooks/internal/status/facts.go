@@ -22,6 +22,7 @@ type facts struct {
 	workload    *observed.Child     // nil when missing
 	pods        []*observed.Related // the pods of the spec and workload revision, by name
 	all         []observed.Related  // every live related pod, any revision, by name
+	runs        []observed.Run      // a Job's or CronJob's runs (the run-to-completion types)
 	verdicts    Verdicts
 	now         metav1.Time
 	prev        carried
