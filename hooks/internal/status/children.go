@@ -25,13 +25,13 @@ func childrenMissingSince(prev *metav1.Time, missing []observed.ChildRef, now me
 	return &now
 }
 
-// childrenSeen is the row r once the children the answer returns are
-// looked for in the request that came back: Metacontroller creates what a
-// sync returns right after the answer, and the next sync request shows it,
-// so a child still missing after cfg.ChildSettle (counted from
-// f.missingSince, kept on the object) was refused — a ResourceQuota, an admission webhook, a
-// full Service IP range, a name taken by an object Metacontroller does not
-// own. Metacontroller then logs "can't reconcile children", posts a
+// childrenSeen is the row r once the children the answer returns are looked
+// for in the request that came back: Metacontroller creates what a sync
+// returns right after the answer, and the next sync request shows it, so a
+// child still missing after cfg.ChildSettle (counted from f.missingSince,
+// kept on the object) was refused — a ResourceQuota, an admission webhook,
+// a full Service IP range, a name taken by an object Metacontroller does
+// not own. Metacontroller then logs "can't reconcile children", posts a
 // SyncError event on the StackResource and retries; until #25 the status
 // read whatever the workload said, Available and Converged included.
 //

@@ -49,11 +49,11 @@ func crashRow(f *facts, crashes []schema.FailureDetail) row {
 }
 
 // crashDetails returns one runtime_crash detail per container of the
-// current-revision pods that is not ready because it crashes, was OOMKilled,
-// exits, or cannot start — the init containers (spec.migration's migrate
-// and the sidecars) first, read alike: a migration exiting non-zero keeps the pod from
-// starting the way a crashing app does. The first pod (by name) that shows
-// a container's failure speaks for it.
+// current-revision pods that is not ready because it crashes, was
+// OOMKilled, exits, or cannot start — the init containers (spec.migration's
+// migrate and the sidecars) first, read alike: a migration exiting non-zero
+// keeps the pod from starting the way a crashing app does. The first pod
+// (by name) that shows a container's failure speaks for it.
 func crashDetails(pods []*observed.Related, rev string) []schema.FailureDetail {
 	var out []schema.FailureDetail
 	seen := map[string]bool{}

@@ -14,13 +14,14 @@
 // stage: crash.go the pods that crash, start.go those that cannot start,
 // rollout.go the rows before the app serves, gate.go the serving rows (the
 // grace window, condemnation), children.go the children not created, run.go
-// the tables of a Job and a CronJob (runcrash.go what a run says of itself); revision.go says which pods the status
-// speaks of, evidence.go which verdict a row reads (this replica's own, or
-// the one the status was built from, which every replica shares) and dial.go
-// the dials it owes. decide.go renders the row as a status: porttable.go the
-// port table, pages.go, middlewares.go and config.go one condition each
-// beside the four, conditions.go and stamp.go every timestamp, which changes
-// only when the fact it stamps changes. write.go states which facts write:
-// a status fed back gives the same status (equal.go compares two as the API
-// server stores them). invalid.go is the row of an invalid spec.
+// the tables of a Job and a CronJob (runcrash.go what a run says of itself);
+// revision.go says which pods the status speaks of, evidence.go which
+// verdict a row reads (this replica's own, or the one the status was built
+// from, which every replica shares) and dial.go the dials it owes. decide.go
+// renders the row as a status: porttable.go the port table, pages.go,
+// middlewares.go and config.go one condition each beside the four,
+// conditions.go and stamp.go every timestamp, which changes only when the
+// fact it stamps changes. write.go states which facts write: a status fed
+// back gives the same status (equal.go compares two as the API server stores
+// them). invalid.go is the row of an invalid spec.
 package status

@@ -53,8 +53,9 @@ func workloadRevision(w *observed.Child, current []*observed.Related, rev string
 	return newest.Metadata.Labels[label]
 }
 
-// ofRevision keeps the pods that run workload revision workloadRev; a pod without
-// the revision label is kept (nothing says it is of another revision).
+// ofRevision keeps the pods that run workload revision workloadRev; a pod
+// without the revision label is kept (nothing says it is of another
+// revision).
 func ofRevision(pods []*observed.Related, w *observed.Child, workloadRev string) []*observed.Related {
 	label := revisionLabel(w)
 	out := pods[:0:0]
