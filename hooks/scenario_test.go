@@ -424,7 +424,7 @@ func scenarioPodObject(ns, name, rev string, w mcrequest.Object, p scenarioPod) 
 		label = schema.LabelControllerRevisionHash
 	}
 	labels := map[string]any{label: p.Hash}
-	for k, v := range mcrequest.Map(mcrequest.PodTemplate(w), "metadata", "labels") {
+	for k, v := range mcrequest.Lookup(mcrequest.PodTemplate(w), "metadata", "labels") {
 		labels[k] = v
 	}
 	return mcrequest.Object{
