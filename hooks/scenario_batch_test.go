@@ -225,9 +225,8 @@ func summarizeBatch(t *testing.T, resp *metacontroller.SyncResponse, rev string)
 			}
 		}
 	}
-	for _, c := range resp.Children {
-		m := roundTrip(t, c)
-		s.Children = append(s.Children, m["kind"].(string)+"/"+strings.ReplaceAll(m["metadata"].(map[string]any)["name"].(string), rev, "<rev>"))
+	for _, m := range mcrequest.Objects(resp.Children) {
+		s.Children = append(s.Children, strings.ReplaceAll(mcrequest.KindName(m), rev, "<rev>"))
 	}
 	for _, d := range st.LastFailureDetails {
 		e := d.Container + " " + d.Reason

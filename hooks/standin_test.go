@@ -20,7 +20,7 @@ import (
 // cluster are not changed.
 func standIn(t testing.TB, cfg Config, parent mcrequest.Object, children, cluster []mcrequest.Object) *metacontroller.SyncRequest {
 	t.Helper()
-	cust, err := cfg.Customize(&metacontroller.CustomizeRequest{Parent: mcrequest.Raw(parent)})
+	cust, err := cfg.Customize(mcrequest.Customize(parent))
 	require.NoError(t, err)
 	s := mcrequest.Sync{Parent: mcrequest.Clone(parent), Rules: cust.RelatedResources}
 	for _, c := range children {

@@ -10,7 +10,8 @@ import (
 
 // StackResource is a parent as a test's stand-in cluster holds it between
 // syncs: created from Spec, at Generation (one more each time the spec
-// changed), with the status Metacontroller last wrote. It carries no
+// changed), with the status Metacontroller last wrote; its uid written
+// when not empty. It carries no
 // managedFields or last-applied annotation; the fixture generator's
 // parents add them.
 type StackResource struct {
@@ -35,7 +36,10 @@ func (p StackResource) Object() (Object, error) {
 	if err := Stored(spec); err != nil {
 		return nil, fmt.Errorf("parent %s/%s: %w", p.Namespace, p.Name, err)
 	}
-	md := map[string]any{"name": p.Name, "namespace": p.Namespace, "uid": p.UID, "generation": p.Generation}
+	md := map[string]any{"name": p.Name, "namespace": p.Namespace, "generation": p.Generation}
+	if p.UID != "" {
+		md["uid"] = p.UID
+	}
 	if p.Labels != nil {
 		md["labels"] = p.Labels
 	}
