@@ -157,10 +157,11 @@ func gateRequest(t *testing.T, cfg Config, spec, status map[string]any, now time
 	var observed []mcrequest.Object
 	for _, c := range desired {
 		if c["kind"] != "Deployment" {
-			observed = append(observed, c)
+			observed = append(observed, mcrequest.Observed(c, parent, len(observed), nil))
 		}
 	}
-	observed = append(observed, scenarioWorkload(t, "serving", dep, nil))
+	w := scenarioWorkload(t, "serving", dep, nil)
+	observed = append(observed, mcrequest.Observed(w, parent, len(observed), w["status"].(map[string]any)))
 	pod := scenarioPodObject("gate", "app-"+rev+"-abcde", rev, dep, scenarioPod{IP: "127.0.0.1", Ready: true, Hash: rev})
 	return mustJSON(t, standIn(t, cfg, parent, observed, []mcrequest.Object{pod}))
 }

@@ -130,7 +130,8 @@ func runBatchScenario(t *testing.T, sc batchScenario) []goldenStep {
 				observed["status"] = batchJobStatus(*st.Job)
 				cluster = append(cluster, batchPod(mcrequest.Name(observed), observed, *st.Job))
 			}
-			children = append(children, observed)
+			st, _ := observed["status"].(map[string]any)
+			children = append(children, mcrequest.Observed(observed, parent, 0, st))
 		}
 		if kind == schema.KindCronJob {
 			for _, r := range st.Runs {

@@ -235,13 +235,14 @@ func runScenarioAs(t *testing.T, sc scenario, asMetacontroller bool) ([]goldenSt
 			if c["kind"] == w["kind"] || slices.Contains(st.Missing, mcrequest.KindName(c)) {
 				continue
 			}
-			children = append(children, c)
+			children = append(children, mcrequest.Observed(c, parent, len(children), nil))
 		}
 		if obj := scenarioWorkload(t, st.Workload, w, prevWorkload); obj != nil {
 			if st.WorkloadPatch != nil {
 				obj = mergePatch(t, obj, st.WorkloadPatch)
 			}
-			children = append(children, obj)
+			st, _ := obj["status"].(map[string]any)
+			children = append(children, mcrequest.Observed(obj, parent, len(children), st))
 		}
 		pods := st.Pods
 		if st.Pod != nil {
