@@ -54,7 +54,7 @@ func crashRow(f *facts, crashes []schema.FailureDetail) row {
 // migrate and the sidecars) first, read alike: a migration exiting non-zero
 // keeps the pod from starting the way a crashing app does. The first pod
 // (by name) that shows a container's failure speaks for it.
-func crashDetails(pods []*observed.Related, rev string) []schema.FailureDetail {
+func crashDetails(pods []*observed.Related, workloadRev string) []schema.FailureDetail {
 	var out []schema.FailureDetail
 	seen := map[string]bool{}
 	for _, p := range pods {
@@ -74,7 +74,7 @@ func crashDetails(pods []*observed.Related, rev string) []schema.FailureDetail {
 			if cs.Name == schema.MigrationContainerName {
 				kind = "init "
 			}
-			d.Revision, d.Message = rev, kind+d.Message
+			d.Revision, d.Message = workloadRev, kind+d.Message
 			seen[cs.Name] = true
 			out = append(out, d)
 		}
@@ -86,7 +86,7 @@ func crashDetails(pods []*observed.Related, rev string) []schema.FailureDetail {
 			if !ok {
 				continue
 			}
-			d.Revision = rev
+			d.Revision = workloadRev
 			seen[cs.Name] = true
 			out = append(out, d)
 		}

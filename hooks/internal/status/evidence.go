@@ -35,11 +35,11 @@ var verdictReasons = map[string]bool{
 	string(schema.ReasonPortsUnverified): true, string(schema.ReasonPortNotListening): true,
 }
 
-// carry reads what the previous status knew of spec revision rev and
+// carry reads what the previous status knew of spec revision specRev and
 // workload revision workloadRev.
-func carry(prev schema.Status, rev, workloadRev string) carried {
+func carry(prev schema.Status, specRev, workloadRev string) carried {
 	var c carried
-	if prev.Revision != rev {
+	if prev.Revision != specRev {
 		return c // a new spec resets the window, the verdicts and the port table
 	}
 	pc := prev.PortCheck
@@ -48,13 +48,13 @@ func carry(prev schema.Status, rev, workloadRev string) carried {
 	legacy := pc == nil || pc.CheckedAt == nil
 	switch {
 	case pc != nil && pc.Revision == workloadRev:
-	case pc != nil && legacy && pc.Revision == rev:
+	case pc != nil && legacy && pc.Revision == specRev:
 	case pc == nil && legacy:
 	default:
 		return c // a new workload revision (a rollout restart) verifies from scratch
 	}
 	for _, d := range prev.LastFailureDetails {
-		if d.Revision == workloadRev || d.Revision == rev {
+		if d.Revision == workloadRev || d.Revision == specRev {
 			c.details = append(c.details, d)
 		}
 	}

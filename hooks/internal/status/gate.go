@@ -232,11 +232,11 @@ func (f *facts) condemnation(details []schema.FailureDetail, since *metav1.Time)
 }
 
 // portFailures is one readiness_failure detail per refused port.
-func portFailures(closed []portcheck.PortResult, podName, rev string) []schema.FailureDetail {
+func portFailures(closed []portcheck.PortResult, podName, workloadRev string) []schema.FailureDetail {
 	out := make([]schema.FailureDetail, 0, len(closed))
 	for _, p := range closed {
 		out = append(out, schema.FailureDetail{
-			Type: schema.ReadinessFailure, Reason: string(schema.ReasonPortNotListening), Container: schema.ContainerName, Port: p.Port, Revision: rev,
+			Type: schema.ReadinessFailure, Reason: string(schema.ReasonPortNotListening), Container: schema.ContainerName, Port: p.Port, Revision: workloadRev,
 			Message: fmt.Sprintf("port %d (%s) refused connection on pod %s: nothing listens there", p.Port, p.Name, podName),
 		})
 	}

@@ -130,13 +130,13 @@ func progressing(f *facts) (row, bool) {
 // own status already shows (kubectl rollout status). A workload that does
 // not come, or does not progress, has its own rows (ChildNotCreated,
 // ProgressDeadlineExceeded, NotReady, Unschedulable, crashes).
-func rollout(kind, name, namespace, rev string, replicas int32) string {
+func rollout(kind, name, namespace, specRev string, replicas int32) string {
 	unit := "replicas"
 	if replicas == 1 {
 		unit = "replica"
 	}
 	return fmt.Sprintf("%s %s rolling out revision %s to %d %s (kubectl rollout status %s/%s -n %s shows its progress)",
-		kind, name, rev, replicas, unit, strings.ToLower(kind), name, namespace)
+		kind, name, specRev, replicas, unit, strings.ToLower(kind), name, namespace)
 }
 
 // representative picks the pod whose ports are dialed: a Running pod of the
