@@ -38,8 +38,11 @@ type facts struct {
 	missing      []observed.ChildRef
 	missingSince *metav1.Time
 
-	gate  *gateView // the serving rows' reading of the verdicts (readGate)
-	probe *probe    // the rows before serving's (readProbe)
+	// The serving rows' reading of the verdicts (readGate) and the rows
+	// before serving's (readProbe), once read.
+	gate             gateView
+	probe            probe
+	gateRead, probed bool
 }
 
 // newFacts reads in once: the pods of the spec revision, the workload
@@ -116,23 +119,22 @@ type gateView struct {
 
 // readGate is the serving rows' view, read on first use.
 func (f *facts) readGate() gateView {
-	if f.gate == nil {
+	if !f.gateRead {
 		g := gateView{rep: representative(f.pods, true)}
 		if g.rep != nil {
 			g.ev, g.known = f.evidenceFor(g.rep)
 			g.closed = g.known && len(g.ev.res.ClosedPorts()) > 0
 		}
-		f.gate = &g
+		f.gate, f.gateRead = g, true
 	}
-	return *f.gate
+	return f.gate
 }
 
 // readProbe is the rows before serving's view (probeNotServing), read on
 // first use.
 func (f *facts) readProbe() probe {
-	if f.probe == nil {
-		pr := f.probeNotServing()
-		f.probe = &pr
+	if !f.probed {
+		f.probe, f.probed = f.probeNotServing(), true
 	}
-	return *f.probe
+	return f.probe
 }

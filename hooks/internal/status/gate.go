@@ -56,9 +56,12 @@ func waitingForReadyPod(f *facts) row {
 // replica nor the status has a verdict; the pod is dialed. Before a ready
 // pod reached the hook, it waits for one (waitingForReadyPod).
 func verifying(f *facts) (row, bool) {
+	if !f.serving {
+		return row{}, false
+	}
 	g := f.readGate()
 	switch {
-	case !f.serving || g.known:
+	case g.known:
 		return row{}, false
 	case g.rep == nil:
 		return waitingForReadyPod(f), true
@@ -149,8 +152,11 @@ func windowOpen(f *facts) (row, bool) {
 // servingOpen is the row "serving, all ports open": the window is cleared; a
 // stale verdict still counts while it is dialed again.
 func servingOpen(f *facts) (row, bool) {
+	if !f.serving {
+		return row{}, false
+	}
 	g := f.readGate()
-	if !f.serving || !g.known || !g.ev.res.AllOpen() {
+	if !g.known || !g.ev.res.AllOpen() {
 		return row{}, false
 	}
 	rep, ev := g.rep, g.ev
@@ -170,8 +176,11 @@ func servingOpen(f *facts) (row, bool) {
 // unverified is the row of a serving app whose dials were inconclusive:
 // never condemned, dialed again.
 func unverified(f *facts) (row, bool) {
+	if !f.serving {
+		return row{}, false
+	}
 	g := f.readGate()
-	if !f.serving || !g.known {
+	if !g.known {
 		return row{}, false
 	}
 	rep, ev := g.rep, g.ev
@@ -189,8 +198,11 @@ func unverified(f *facts) (row, bool) {
 // the gate's view, the grace window's start (the status's, else now: this
 // refusal opens it) and its end; false when no verdict proves a port closed.
 func (f *facts) refusal() (g gateView, since *metav1.Time, end metav1.Time, ok bool) {
+	if !f.serving {
+		return g, nil, metav1.Time{}, false
+	}
 	g = f.readGate()
-	if !f.serving || !g.closed {
+	if !g.closed {
 		return g, nil, metav1.Time{}, false
 	}
 	since = f.prev.failingSince

@@ -30,18 +30,24 @@ import (
 // write between them are one.
 func writesFacts(st, prev schema.Status) schema.Status {
 	kept := st
-	var prevCheckedAt *metav1.MicroTime
-	if prev.PortCheck != nil {
-		prevCheckedAt = prev.PortCheck.CheckedAt
-	}
 	if st.PortCheck != nil {
-		kept.PortCheck = portCheck(st.PortCheck.Revision, st.PortCheck.FailingSince, prevCheckedAt)
+		pc := *st.PortCheck
+		pc.CheckedAt = nil
+		if prev.PortCheck != nil {
+			pc.CheckedAt = prev.PortCheck.CheckedAt
+		}
+		kept.PortCheck = nil
+		if pc.CheckedAt != nil || pc.FailingSince != nil {
+			kept.PortCheck = &pc
+		}
 	}
 	if kept.ChildrenMissingSince == nil {
 		kept.ChildrenMissingSince = prev.ChildrenMissingSince
 	}
 	if equalStatus(kept, prev) {
-		return kept
+		// The bookkeeping prev holds, not kept's: kept's port check is
+		// this call's own, and is not returned.
+		st.PortCheck, st.ChildrenMissingSince = prev.PortCheck, prev.ChildrenMissingSince
 	}
 	return st
 }
