@@ -49,3 +49,15 @@ func PodTemplate(o Object) map[string]any {
 func Revision(o Object) string {
 	return Str(PodTemplate(o), "metadata", "annotations", schema.AnnotationRevision)
 }
+
+// Container returns the container named name of a workload's pod template
+// (PodTemplate), nil when it has none of that name. Changing it changes o.
+func Container(o Object, name string) map[string]any {
+	containers, _ := Lookup(PodTemplate(o), "spec")["containers"].([]any)
+	for _, c := range containers {
+		if m, ok := c.(map[string]any); ok && m["name"] == name {
+			return m
+		}
+	}
+	return nil
+}
