@@ -28,9 +28,6 @@ func crashing(f *facts) (row, bool) {
 // serving: a crash-looping container is Running between restarts, and a
 // port verdict taken then must not overwrite the real cause.
 func crashKept(f *facts) (row, bool) {
-	if f.serving {
-		return row{}, false
-	}
 	kept := f.prev.of(schema.RuntimeCrash, f.workloadRev)
 	return crashRow(f, kept), len(kept) > 0
 }

@@ -12,13 +12,13 @@ import (
 )
 
 // The serving rows: every replica is ready, and the verifier is asked
-// whether every declared port really listens. Each check reads f.serving
-// and the gate's view of the verdicts (readGate).
+// whether every declared port really listens. Each applies while the app
+// serves (table.go) and reads the gate's view of the verdicts (readGate).
 
 // servingNoPorts is the row "serving, all ports open" when none are
 // declared: nothing to dial.
 func servingNoPorts(f *facts) (row, bool) {
-	if !f.serving || len(f.spec.Ports) > 0 {
+	if len(f.spec.Ports) > 0 {
 		return row{}, false
 	}
 	return row{health: health{available: true, converged: true, reason: schema.ReasonServing,
@@ -29,7 +29,7 @@ func servingNoPorts(f *facts) (row, bool) {
 // status says so: terminal for this workload revision, no more dials, no
 // requeue, whatever this replica's verifier holds.
 func condemnedKept(f *facts) (row, bool) {
-	if !f.serving || !f.prev.condemned {
+	if !f.prev.condemned {
 		return row{}, false
 	}
 	details := f.prev.of(schema.ReadinessFailure, f.workloadRev)
@@ -56,9 +56,6 @@ func waitingForReadyPod(f *facts) row {
 // replica nor the status has a verdict; the pod is dialed. Before a ready
 // pod reached the hook, it waits for one (waitingForReadyPod).
 func verifying(f *facts) (row, bool) {
-	if !f.serving {
-		return row{}, false
-	}
 	g := f.readGate()
 	switch {
 	case g.known:
@@ -152,9 +149,6 @@ func windowOpen(f *facts) (row, bool) {
 // servingOpen is the row "serving, all ports open": the window is cleared; a
 // stale verdict still counts while it is dialed again.
 func servingOpen(f *facts) (row, bool) {
-	if !f.serving {
-		return row{}, false
-	}
 	g := f.readGate()
 	if !g.known || !g.ev.res.AllOpen() {
 		return row{}, false
@@ -176,9 +170,6 @@ func servingOpen(f *facts) (row, bool) {
 // unverified is the row of a serving app whose dials were inconclusive:
 // never condemned, dialed again.
 func unverified(f *facts) (row, bool) {
-	if !f.serving {
-		return row{}, false
-	}
 	g := f.readGate()
 	if !g.known {
 		return row{}, false
@@ -198,9 +189,6 @@ func unverified(f *facts) (row, bool) {
 // the gate's view, the grace window's start (the status's, else now: this
 // refusal opens it) and its end; false when no verdict proves a port closed.
 func (f *facts) refusal() (g gateView, since *metav1.Time, end metav1.Time, ok bool) {
-	if !f.serving {
-		return g, nil, metav1.Time{}, false
-	}
 	g = f.readGate()
 	if !g.closed {
 		return g, nil, metav1.Time{}, false

@@ -63,9 +63,6 @@ func (f *facts) base(pr probe, v health) row {
 // provisionalClosed is the row "running, not ready, a declared port proven
 // closed": not believed enough to stall, but named at once.
 func provisionalClosed(f *facts) (row, bool) {
-	if f.serving {
-		return row{}, false
-	}
 	pr := f.readProbe()
 	if !pr.closed() {
 		return row{}, false
@@ -79,7 +76,7 @@ func provisionalClosed(f *facts) (row, bool) {
 // progress deadline: a human must act.
 func deadlineExceeded(f *facts) (row, bool) {
 	w := f.workload
-	if f.serving || w == nil || w.Kind == schema.KindStatefulSet {
+	if w == nil || w.Kind == schema.KindStatefulSet {
 		return row{}, false
 	}
 	for _, c := range w.Status.Conditions {
@@ -94,9 +91,6 @@ func deadlineExceeded(f *facts) (row, bool) {
 // notReady is the row of a pod running but not ready past the boot grace,
 // with no proof of a closed port.
 func notReady(f *facts) (row, bool) {
-	if f.serving {
-		return row{}, false
-	}
 	pr := f.readProbe()
 	if pr.rep == nil {
 		return row{}, false

@@ -9,10 +9,10 @@ import (
 // revision, row for row as docs/design.md has it (table.go). A failed Job is
 // Stalled: it never runs again until the spec changes.
 var jobTable = chain{
-	{"type Job: the Job of the revision missing (being created)", jobMissing},
-	{"type Job: running", jobRunning},
-	{"type Job: Complete", jobComplete},
-	{"type Job: Failed (backoff limit, deadline)", jobFailed},
+	{"type Job: the Job of the revision missing (being created)", always, jobMissing},
+	{"type Job: running", always, jobRunning},
+	{"type Job: Complete", always, jobComplete},
+	{"type Job: Failed (backoff limit, deadline)", always, jobFailed},
 }
 
 // cronJobTable is the state table of a type CronJob, read from its CronJob
@@ -20,10 +20,10 @@ var jobTable = chain{
 // before the first run finished), False naming the failed Job and its pod's
 // crash. Converged once the CronJob has the revision's job template.
 var cronJobTable = chain{
-	{"type CronJob: the CronJob missing", cronJobMissing},
-	{"type CronJob: no run finished yet", notYetRun},
-	{"type CronJob: the last finished run succeeded", lastRunSucceeded},
-	{"type CronJob: the last finished run failed", lastRunFailed},
+	{"type CronJob: the CronJob missing", always, cronJobMissing},
+	{"type CronJob: no run finished yet", always, notYetRun},
+	{"type CronJob: the last finished run succeeded", always, lastRunSucceeded},
+	{"type CronJob: the last finished run failed", always, lastRunFailed},
 }
 
 // cronJobAmendments amend the row cronJobTable decided.

@@ -30,9 +30,6 @@ func (f *facts) startRow(v health, details []schema.FailureDetail) row {
 // creations are refused). Stalled: the controller retries, but only a human
 // — a larger quota, a compliant pod — makes it succeed.
 func createFailed(f *facts) (row, bool) {
-	if f.serving {
-		return row{}, false
-	}
 	w := f.workload
 	if w == nil || w.Kind != schema.KindDeployment {
 		return row{}, false
@@ -57,9 +54,6 @@ func createFailed(f *facts) (row, bool) {
 // broken one itself (Kubernetes' "forced rollback"): deleting it is the way
 // on. Stalled.
 func rolloutBlocked(f *facts) (row, bool) {
-	if f.serving {
-		return row{}, false
-	}
 	w := f.workload
 	if w == nil || w.Kind != schema.KindStatefulSet || (w.Spec.PodManagementPolicy != "" && w.Spec.PodManagementPolicy != "OrderedReady") {
 		return row{}, false
@@ -88,9 +82,6 @@ func rolloutBlocked(f *facts) (row, bool) {
 // bound. Not stalled at first: a cluster autoscaler or a volume provisioner
 // may still make room; stalled once it has lasted the boot grace.
 func unschedulable(f *facts) (row, bool) {
-	if f.serving {
-		return row{}, false
-	}
 	for _, p := range f.pods {
 		if p.Status.Phase != "" && p.Status.Phase != "Pending" {
 			continue
