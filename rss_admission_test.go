@@ -12,7 +12,6 @@ import (
 
 	"github.com/stackdome/stackdome/hooks"
 	"github.com/stackdome/stackdome/internal/mcrequest"
-	"github.com/stackdome/stackdome/metacontroller"
 )
 
 // rssMargin is the share of the chart's memory limit the admitted loads
@@ -33,7 +32,7 @@ func appSync(t testing.TB, ns string, pods int, shape mcrequest.PodShape) []byte
 	p := req.Parent
 	mcrequest.Meta(p)["namespace"], mcrequest.Meta(p)["name"] = ns, "app"
 	delete(p, "status")
-	cust, err := hooks.DefaultConfig().Customize(&metacontroller.CustomizeRequest{Parent: mcrequest.Raw(p)})
+	cust, err := hooks.DefaultConfig().Customize(mcrequest.Customize(p))
 	require.NoError(t, err)
 	return mcrequest.Raw(mcrequest.AppSync(p, cust.RelatedResources, "75qkjkcv", pods, shape).Request())
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/stackdome/stackdome/internal/mcrequest"
 )
 
 // TestScenarioChildWrites counts Metacontroller's child writes over the
@@ -66,12 +68,11 @@ func TestScenarioChildWrites(t *testing.T) {
 			}
 
 			last := steps[len(steps)-1].Response
-			for _, c := range last.Children {
-				m := roundTrip(t, c)
-				if m["kind"] != "IngressRoute" {
+			for _, route := range mcrequest.Objects(last.Children) {
+				if route["kind"] != "IngressRoute" {
 					continue
 				}
-				routes := m["spec"].(map[string]any)["routes"].([]any)
+				routes, _ := mcrequest.Lookup(route, "spec")["routes"].([]any)
 				for _, r := range routes {
 					if !strings.Contains(mustJSONString(t, r), `"`+sc.Name+`-errors"`) {
 						t.Errorf("the converged route does not refer to its errors Middleware: %s", mustJSONString(t, r))

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stackdome/stackdome/internal/mcrequest"
 	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/schema"
 )
@@ -26,8 +27,11 @@ func configFollows(tb testing.TB) map[string]any {
 }
 
 // relatedObj is the related object group/key of req.
-func relatedObj(req map[string]any, group, key string) map[string]any {
-	return req["related"].(map[string]any)[group].(map[string]any)[key].(map[string]any)
+func relatedObj(tb testing.TB, req map[string]any, group, key string) map[string]any {
+	tb.Helper()
+	o := mcrequest.Lookup(req, "related", group, key)
+	require.NotNil(tb, o, "the request relates no %s %s", group, key)
+	return o
 }
 
 // marshal is req as a body.
@@ -74,14 +78,14 @@ func TestSecretDataNeverLeavesTheDigest(t *testing.T) {
 		"data": func(s map[string]any) { s["data"] = map[string]any{"password": b64} },
 		"annotation": func(s map[string]any) {
 			s["data"] = map[string]any{"password": b64}
-			s["metadata"].(map[string]any)["annotations"] = map[string]any{"kubectl.kubernetes.io/last-applied-configuration": `{"data":{"password":"` + b64 + `"}}`}
+			mcrequest.Meta(s)["annotations"] = map[string]any{"kubectl.kubernetes.io/last-applied-configuration": `{"data":{"password":"` + b64 + `"}}`}
 		},
 		"wrong shape":      func(s map[string]any) { s["data"] = []any{b64, marker} },
 		"wrong value type": func(s map[string]any) { s["data"] = map[string]any{"password": map[string]any{"v": b64}} },
 	} {
 		t.Run(name, func(t *testing.T) {
 			req := configFollows(t)
-			edit(relatedObj(req, "Secret.v1", "shop/cart-db"))
+			edit(relatedObj(t, req, "Secret.v1", "shop/cart-db"))
 			var logs bytes.Buffer
 			h := fuzzHandler()
 			h.Log = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -108,35 +112,35 @@ func TestConfigDigestFollowsContent(t *testing.T) {
 		rolls bool
 	}{
 		"ConfigMap data changed": {rolls: true, edit: func(r map[string]any) {
-			relatedObj(r, "ConfigMap.v1", "shop/cart-config")["data"] = map[string]any{"cart.yaml": "ttl: 45m\n"}
+			relatedObj(t, r, "ConfigMap.v1", "shop/cart-config")["data"] = map[string]any{"cart.yaml": "ttl: 45m\n"}
 		}},
 		"ConfigMap binaryData changed": {rolls: true, edit: func(r map[string]any) {
-			relatedObj(r, "ConfigMap.v1", "shop/cart-config")["binaryData"] = map[string]any{"logo.png": "AAAA"}
+			relatedObj(t, r, "ConfigMap.v1", "shop/cart-config")["binaryData"] = map[string]any{"logo.png": "AAAA"}
 		}},
 		"a key moved from data to binaryData": {rolls: true, edit: func(r map[string]any) {
-			o := relatedObj(r, "ConfigMap.v1", "shop/cart-config")
-			o["binaryData"].(map[string]any)["cart.yaml"] = o["data"].(map[string]any)["cart.yaml"]
-			delete(o["data"].(map[string]any), "cart.yaml")
+			o := relatedObj(t, r, "ConfigMap.v1", "shop/cart-config")
+			mcrequest.Map(o, "binaryData")["cart.yaml"] = mcrequest.Map(o, "data")["cart.yaml"]
+			delete(mcrequest.Map(o, "data"), "cart.yaml")
 		}},
 		"Secret data changed": {rolls: true, edit: func(r map[string]any) {
-			relatedObj(r, "Secret.v1", "shop/cart-db")["data"] = map[string]any{"password": "bmV3"}
+			relatedObj(t, r, "Secret.v1", "shop/cart-db")["data"] = map[string]any{"password": "bmV3"}
 		}},
 		"the optional ConfigMap appeared": {rolls: true, edit: func(r map[string]any) {
 			o := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "cart-region", "namespace": "shop"}, "data": map[string]any{"region": "eu"}}
-			r["related"].(map[string]any)["ConfigMap.v1"].(map[string]any)["shop/cart-region"] = o
+			mcrequest.Map(r, "related", "ConfigMap.v1")["shop/cart-region"] = o
 		}},
 		"an opted-out ConfigMap changed": {edit: func(r map[string]any) {
-			relatedObj(r, "ConfigMap.v1", "shop/cart-flags")["data"] = map[string]any{"FLAG_EXPRESS": "off"}
+			relatedObj(t, r, "ConfigMap.v1", "shop/cart-flags")["data"] = map[string]any{"FLAG_EXPRESS": "off"}
 		}},
 		"metadata only": {edit: func(r map[string]any) {
-			m := relatedObj(r, "ConfigMap.v1", "shop/cart-config")["metadata"].(map[string]any)
+			m := mcrequest.Meta(relatedObj(t, r, "ConfigMap.v1", "shop/cart-config"))
 			m["resourceVersion"], m["labels"] = "999999", map[string]any{"x": "y"}
 		}},
 		"an unrelated ConfigMap": {edit: func(r map[string]any) {
-			r["related"].(map[string]any)["ConfigMap.v1"].(map[string]any)["shop/other"] = map[string]any{"metadata": map[string]any{"name": "other", "namespace": "shop"}, "data": map[string]any{"a": "b"}}
+			mcrequest.Map(r, "related", "ConfigMap.v1")["shop/other"] = map[string]any{"metadata": map[string]any{"name": "other", "namespace": "shop"}, "data": map[string]any{"a": "b"}}
 		}},
 		"a ConfigMap of that name in another namespace": {edit: func(r map[string]any) {
-			r["related"].(map[string]any)["ConfigMap.v1"].(map[string]any)["other/cart-flags"] = map[string]any{"metadata": map[string]any{"name": "cart-flags", "namespace": "other"}, "data": map[string]any{"a": "b"}}
+			mcrequest.Map(r, "related", "ConfigMap.v1")["other/cart-flags"] = map[string]any{"metadata": map[string]any{"name": "cart-flags", "namespace": "other"}, "data": map[string]any{"a": "b"}}
 		}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -170,7 +174,7 @@ func mustSync(tb testing.TB, req map[string]any) []byte {
 func TestLargeSecret(t *testing.T) {
 	req := configFollows(t)
 	big := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{0xa5}, 1<<20))
-	relatedObj(req, "Secret.v1", "shop/cart-db")["data"] = map[string]any{"password": big}
+	relatedObj(t, req, "Secret.v1", "shop/cart-db")["data"] = map[string]any{"password": big}
 	body := marshal(t, req)
 	w := post(t, fuzzRouter(t), "/sync", body)
 	require.Equal(t, http.StatusOK, w.Code)
@@ -198,16 +202,16 @@ func TestSharedConfigMapResyncCost(t *testing.T) {
 	var deploymentWrites, statusWrites int
 	for i := range n {
 		req := configFollows(t)
-		p := req["parent"].(map[string]any)
+		p := mcrequest.Map(req, "parent")
 		name := fmt.Sprintf("app-%02d", i)
-		p["metadata"].(map[string]any)["name"] = name
+		mcrequest.Meta(p)["name"] = name
 		if i%2 == 1 {
-			f := p["spec"].(map[string]any)["files"].([]any)[0].(map[string]any)
+			f := mcrequest.Map(p, "spec")["files"].([]any)[0].(map[string]any)
 			f["rollOnChange"] = false
 		}
 		before := post(t, router, "/sync", marshal(t, req))
 		require.Equal(t, http.StatusOK, before.Code)
-		relatedObj(req, "ConfigMap.v1", "shop/cart-config")["data"] = map[string]any{"cart.yaml": "ttl: 45m\n"}
+		relatedObj(t, req, "ConfigMap.v1", "shop/cart-config")["data"] = map[string]any{"cart.yaml": "ttl: 45m\n"}
 		after := post(t, router, "/sync", marshal(t, req))
 		require.Equal(t, http.StatusOK, after.Code)
 		var b, a metacontroller.SyncResponse

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stackdome/stackdome/internal/mcrequest"
 	"github.com/stackdome/stackdome/metacontroller"
 )
 
@@ -66,9 +67,7 @@ func TestCustomizeRelatesTheConfig(t *testing.T) {
 		"invalid": {spec: `{"type":"Service","image":"i","envFrom":[{"configMapRef":{"name":""}},{"secretRef":{"name":"db"}}]}`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			req := metacontroller.CustomizeRequest{Parent: json.RawMessage(`{"apiVersion":"stackdome.io/v1alpha1","kind":"StackResource",` +
-				`"metadata":{"name":"web","namespace":"shop","generation":1},"spec":` + tc.spec + `}`)}
-			resp, err := cfg.Customize(&req)
+			resp, err := cfg.Customize(mcrequest.Customize(shopWeb(t, tc.spec)))
 			require.NoError(t, err)
 			got := resp.RelatedResources[1:]
 			if len(got) == 0 {
@@ -85,13 +84,16 @@ func TestCustomizeRelatesTheConfig(t *testing.T) {
 // spec, less the pods rule every answer starts with (nil when none follow).
 func rulesAfterPods(t *testing.T, cfg Config, spec string) []metacontroller.RelatedResourceRule {
 	t.Helper()
-	req := metacontroller.CustomizeRequest{Parent: json.RawMessage(`{"apiVersion":"stackdome.io/v1alpha1","kind":"StackResource",` +
-		`"metadata":{"name":"web","namespace":"shop","generation":1},"spec":` + spec + `}`)}
-	resp, err := cfg.Customize(&req)
+	resp, err := cfg.Customize(mcrequest.Customize(shopWeb(t, spec)))
 	require.NoError(t, err)
 	require.Equal(t, "pods", resp.RelatedResources[0].Resource)
 	if len(resp.RelatedResources) == 1 {
 		return nil
 	}
 	return resp.RelatedResources[1:]
+}
+
+// shopWeb is the StackResource shop/web of spec (JSON) at generation 1.
+func shopWeb(t *testing.T, spec string) mcrequest.Object {
+	return stackResource(t, mcrequest.StackResource{Name: "web", Namespace: "shop", Generation: 1, Spec: json.RawMessage(spec)})
 }

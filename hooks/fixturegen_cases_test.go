@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stackdome/stackdome/internal/mcrequest"
+	"github.com/stackdome/stackdome/schema"
 )
 
 // The generator's cases, in the order their parents are numbered (a uid is
@@ -87,7 +88,7 @@ func (g *fixtureGen) services(c map[string]fixture) {
 	dep := d["Deployment/shopfront"]
 	old := mcrequest.Clone(dep)
 	mcrequest.Map(old, "spec", "template", "metadata", "annotations")["stackdome.io/revision"] = "0a1b2c3d4e"
-	mcrequest.Map(old, "spec", "template", "spec")["containers"].([]any)[0].(map[string]any)["image"] = "ghcr.io/acme/shopfront:5.1.9"
+	mcrequest.Container(old, schema.ContainerName)["image"] = "ghcr.io/acme/shopfront:5.1.9"
 	d["Deployment/shopfront"] = old
 	c["rollout-in-progress"] = fixture{g: g, parent: p,
 		children: observeAll(p, d, k, depStatus(2, 0, 2, 2, progressing{"True", "ReplicaSetUpdated", `ReplicaSet "shopfront-0a1b2c3d4e" is progressing.`}), ""),

@@ -5,6 +5,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stackdome/stackdome/internal/mcrequest"
+	"github.com/stackdome/stackdome/schema"
 )
 
 // crashed is the app container crash-looping after its last exit.
@@ -151,7 +152,7 @@ func (g *fixtureGen) statefulFailures(c map[string]fixture) {
 	ss := d["StatefulSet/zk"]
 	old := mcrequest.Clone(ss)
 	mcrequest.Map(old, "spec", "template", "metadata", "annotations")["stackdome.io/revision"] = "1f2e3d4c5b"
-	mcrequest.Map(old, "spec", "template", "spec")["containers"].([]any)[0].(map[string]any)["image"] = "ghcr.io/acme/zk:3.9.2"
+	mcrequest.Container(old, schema.ContainerName)["image"] = "ghcr.io/acme/zk:3.9.2"
 	sst := obj(`{"observedGeneration":2,"replicas":3,"readyReplicas":2,"currentReplicas":2,"updatedReplicas":1,"availableReplicas":2,
 		"currentRevision":"zk-7c8d9f6b5","updateRevision":"zk-5f6b7c8d9","collisionCount":0}`)
 	objs := observeAll(p, d, k, sst, "StatefulSet")

@@ -77,7 +77,7 @@ type fixture struct {
 // Request is the sync request Metacontroller sends for f: the hook's own
 // Customize answer selects the related objects.
 func (f fixture) Request() *metacontroller.SyncRequest {
-	cust, err := f.g.cfg.Customize(&metacontroller.CustomizeRequest{Parent: mcrequest.Raw(f.parent)})
+	cust, err := f.g.cfg.Customize(mcrequest.Customize(f.parent))
 	require.NoError(f.g.t, err)
 	cluster := append([]mcrequest.Object{}, f.g.team...)
 	if !f.noErrSvc {

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stackdome/stackdome/internal/loopback"
-	"github.com/stackdome/stackdome/metacontroller"
+	"github.com/stackdome/stackdome/internal/mcrequest"
 	"github.com/stackdome/stackdome/portcheck"
 	"github.com/stackdome/stackdome/schema"
 )
@@ -145,43 +145,23 @@ func TestGateEndToEnd(t *testing.T) {
 }
 
 // gateRequest is a sync request for a serving Deployment of spec whose one
-// pod, at 127.0.0.1, is ready.
+// pod, at 127.0.0.1, is ready. Every other child is observed as
+// Metacontroller created it: a child missing from the request reads
+// ChildNotCreated once the settle time is over.
 func gateRequest(t *testing.T, cfg Config, spec, status map[string]any, now time.Time) []byte {
-	parent := map[string]any{"apiVersion": schema.APIVersion, "kind": schema.Kind, "spec": spec, "status": status,
-		"metadata": map[string]any{"name": "app", "namespace": "gate", "generation": 1}}
-	desired, _, err := cfg.Sync(&metacontroller.SyncRequest{Parent: mustJSON(t, parent)}, nil, now)
-	require.NoError(t, err)
-	var dep map[string]any
-	for _, c := range desired.Children {
-		if c.(object)["kind"] == "Deployment" {
-			dep = roundTrip(t, c)
-		}
-	}
-	rev := dep["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)[schema.AnnotationRevision].(string)
-	// Every other child as Metacontroller created it: a child missing from
-	// the request reads ChildNotCreated once the settle time is over.
-	children := map[string]any{groupService: map[string]any{}}
-	observeDesired(t, children, desired.Children)
-	children[groupDeployment] = map[string]any{"app": scenarioWorkload(t, "serving", dep, nil)}
-	req := map[string]any{
-		"parent":   parent,
-		"children": children,
-		"related": map[string]any{groupPod: map[string]any{"app-" + rev + "-abcde": scenarioPodObject("app-"+rev+"-abcde", rev, "Deployment",
-			scenarioPod{IP: "127.0.0.1", Ready: true, Hash: rev})}},
-	}
-	return mustJSON(t, req)
-}
-
-// observeDesired puts each of desired into children by group and name, as
-// Metacontroller shows a child it created from the answer.
-func observeDesired(t testing.TB, children map[string]any, desired []any) {
-	t.Helper()
+	parent := stackResource(t, mcrequest.StackResource{Name: "app", Namespace: "gate", Generation: 1,
+		Spec: mustJSON(t, spec), Status: status})
+	desired := firstAnswer(t, cfg, parent, now)
+	dep := mcrequest.Find(desired, "Deployment")
+	rev := mcrequest.Revision(dep)
+	var observed []mcrequest.Object
 	for _, c := range desired {
-		m := roundTrip(t, c)
-		g := metacontroller.GroupKey(m["kind"].(string), m["apiVersion"].(string))
-		if children[g] == nil {
-			children[g] = map[string]any{}
+		if c["kind"] != "Deployment" {
+			observed = append(observed, mcrequest.Observed(c, parent, len(observed), nil))
 		}
-		children[g].(map[string]any)[m["metadata"].(map[string]any)["name"].(string)] = m
 	}
+	w := scenarioWorkload(t, "serving", dep, nil)
+	observed = append(observed, mcrequest.Observed(w, parent, len(observed), w["status"].(map[string]any)))
+	pod := scenarioPodObject("gate", "app-"+rev+"-abcde", rev, dep, scenarioPod{IP: "127.0.0.1", Ready: true, Hash: rev})
+	return mustJSON(t, standIn(t, cfg, parent, observed, []mcrequest.Object{pod}))
 }

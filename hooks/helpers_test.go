@@ -10,7 +10,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/portcheck"
 	"github.com/stackdome/stackdome/schema"
 )
@@ -42,16 +41,6 @@ var verdictReasons = map[string]bool{
 }
 
 func itoa(n int32) string { return strconv.Itoa(int(n)) }
-
-// Group keys of the children and related objects, as Metacontroller sends them.
-var (
-	groupService      = metacontroller.GroupKey("Service", "v1")
-	groupDeployment   = metacontroller.GroupKey("Deployment", "apps/v1")
-	groupStatefulSet  = metacontroller.GroupKey("StatefulSet", "apps/v1")
-	groupMiddleware   = metacontroller.GroupKey("Middleware", "traefik.io/v1alpha1")
-	groupIngressRoute = metacontroller.GroupKey("IngressRoute", "traefik.io/v1alpha1")
-	groupPod          = metacontroller.GroupKey("Pod", "v1")
-)
 
 // golden compares got with the committed file at path, first writing got
 // there when rewrite is set; regen says how to rewrite it, for the failure.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/stackdome/stackdome/internal/mcrequest"
 	"github.com/stackdome/stackdome/schema"
 )
 
@@ -32,7 +33,7 @@ func TestForgedPortsAreRefused(t *testing.T) {
 	for i := range ports {
 		ports[i] = map[string]any{"name": fmt.Sprintf("p%d", i), "port": i + 1, "public": i == 0}
 	}
-	req["parent"].(map[string]any)["spec"].(map[string]any)["ports"] = ports
+	mcrequest.Map(req, "parent", "spec")["ports"] = ports
 	body, err := json.Marshal(req)
 	require.NoError(t, err)
 

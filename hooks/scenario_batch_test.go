@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/stackdome/stackdome/internal/mcrequest"
 	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/schema"
 )
@@ -86,7 +87,7 @@ func runBatchScenario(t *testing.T, sc batchScenario) []goldenStep {
 	cfg.NoErrorService = true
 	spec, labels, generation := sc.Spec, map[string]string{}, int64(1)
 	var status any = map[string]any{}
-	var prevWorkload, curWorkload map[string]any
+	var prevWorkload, curWorkload mcrequest.Object
 	var steps []goldenStep
 	for i, st := range sc.Steps {
 		name := fmt.Sprintf("step %d at %s (%s)", i, time.Duration(st.At), st.Note)
@@ -98,40 +99,26 @@ func runBatchScenario(t *testing.T, sc batchScenario) []goldenStep {
 		if st.Labels != nil {
 			labels = st.Labels
 		}
-		rawParent := mustJSON(t, map[string]any{
-			"apiVersion": schema.APIVersion, "kind": schema.Kind,
-			"metadata": map[string]any{"name": sc.Name, "namespace": "scenario", "uid": "6d1c0f4e-0000-4000-8000-000000000002",
-				"generation": generation, "labels": labels},
-			"spec": spec, "status": status,
-		})
-		desired, _, err := cfg.Sync(&metacontroller.SyncRequest{Parent: rawParent}, nil, now)
-		require.NoError(t, err, name)
-		var w map[string]any
-		for _, c := range desired.Children {
-			if m := c.(object); m["kind"] == schema.KindJob || m["kind"] == schema.KindCronJob {
-				w = roundTrip(t, m)
-			}
-		}
+		parent := stackResource(t, mcrequest.StackResource{Name: sc.Name, Namespace: "scenario",
+			UID: "6d1c0f4e-0000-4000-8000-000000000002", Generation: generation, Labels: labels, Spec: spec, Status: status})
+		w := mcrequest.Find(firstAnswer(t, cfg, parent, now), schema.KindJob, schema.KindCronJob)
 		require.NotNil(t, w, name)
-		kind := w["kind"].(string)
-		rev := batchRevision(w)
-		if rev != batchRevision(curWorkload) {
+		kind := mcrequest.Str(w, "kind")
+		rev := mcrequest.Revision(w)
+		if rev != mcrequest.Revision(curWorkload) {
 			prevWorkload, curWorkload = curWorkload, w
 		}
 
-		req := &metacontroller.SyncRequest{Parent: rawParent, Children: metacontroller.Objects{
-			metacontroller.GroupKey(schema.KindJob, "batch/v1"): {}, metacontroller.GroupKey(schema.KindCronJob, "batch/v1"): {},
-		}, Related: metacontroller.Objects{groupPod: {}}}
-		var observed map[string]any
+		var children, cluster []mcrequest.Object
+		var observed mcrequest.Object
 		switch st.Workload {
 		case "current":
-			observed = roundTrip(t, w)
+			observed = mcrequest.Clone(w)
 		case "previous":
 			require.NotNil(t, prevWorkload, "%s: workload previous needs an earlier revision", name)
-			observed = roundTrip(t, prevWorkload)
+			observed = mcrequest.Clone(prevWorkload)
 		}
 		if observed != nil {
-			jobName := observed["metadata"].(map[string]any)["name"].(string)
 			if kind == schema.KindCronJob {
 				observed["status"] = map[string]any{}
 				if st.LastScheduleTime != "" {
@@ -141,24 +128,19 @@ func runBatchScenario(t *testing.T, sc batchScenario) []goldenStep {
 				}
 			} else if st.Job != nil {
 				observed["status"] = batchJobStatus(*st.Job)
-				addBatchPod(t, req, jobName, *st.Job)
+				cluster = append(cluster, batchPod(mcrequest.Name(observed), observed, *st.Job))
 			}
-			req.Children[metacontroller.GroupKey(kind, "batch/v1")]["scenario/"+jobName] = mustJSON(t, observed)
+			st, _ := observed["status"].(map[string]any)
+			children = append(children, mcrequest.Observed(observed, parent, 0, st))
 		}
 		if kind == schema.KindCronJob {
-			jobs := map[string]json.RawMessage{}
 			for _, r := range st.Runs {
-				jobs["scenario/"+r.Name] = mustJSON(t, map[string]any{
-					"apiVersion": "batch/v1", "kind": "Job",
-					"metadata": map[string]any{"name": r.Name, "namespace": "scenario", "labels": map[string]any{schema.LabelInstance: sc.Name},
-						"creationTimestamp": testNow.Add(time.Duration(r.Start)).Format(time.RFC3339)},
-					"status": batchJobStatus(r),
-				})
-				addBatchPod(t, req, r.Name, r)
+				job := batchJob(w, r)
+				cluster = append(cluster, job, batchPod(r.Name, w, r))
 			}
-			req.Related[metacontroller.GroupKey(schema.KindJob, "batch/v1")] = jobs
 		}
 
+		req := standIn(t, cfg, parent, children, cluster)
 		resp, _, err := cfg.Sync(req, nil, now)
 		require.NoError(t, err, name)
 		got := summarizeBatch(t, resp, rev)
@@ -168,22 +150,9 @@ func runBatchScenario(t *testing.T, sc batchScenario) []goldenStep {
 		requireFixpointWith(t, cfg, req, resp, nil, now)
 		status = roundTrip(t, resp.Status)
 		steps = append(steps, goldenStep{At: time.Duration(st.At).String(), Note: st.Note,
-			Request: map[string]any{"parent": roundTrip(t, json.RawMessage(rawParent))}, Response: resp})
+			Request: map[string]any{"parent": roundTrip(t, mcrequest.Raw(parent))}, Response: resp})
 	}
 	return steps
-}
-
-// batchRevision is the stackdome revision of a desired Job's or CronJob's
-// pod template; "" for none.
-func batchRevision(w map[string]any) string {
-	if w == nil {
-		return ""
-	}
-	spec := w["spec"].(map[string]any)
-	if jt, ok := spec["jobTemplate"].(map[string]any); ok {
-		spec = jt["spec"].(map[string]any)
-	}
-	return spec["template"].(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)[schema.AnnotationRevision].(string)
 }
 
 // batchJobStatus is a Job's status as the Job controller writes it.
@@ -205,9 +174,22 @@ func batchJobStatus(r batchRun) map[string]any {
 	return st
 }
 
-// addBatchPod relates the one pod of job r, labelled as the Job controller
-// labels it, with the app container's exit.
-func addBatchPod(t *testing.T, req *metacontroller.SyncRequest, job string, r batchRun) {
+// batchJob is run r of CronJob cj as the CronJob controller made it:
+// labelled as its job template, with r's status.
+func batchJob(cj mcrequest.Object, r batchRun) mcrequest.Object {
+	return mcrequest.Object{
+		"apiVersion": "batch/v1", "kind": "Job",
+		"metadata": map[string]any{"name": r.Name, "namespace": "scenario",
+			"labels":            mcrequest.Clone(mcrequest.Lookup(cj, "spec", "jobTemplate", "metadata", "labels")),
+			"creationTimestamp": testNow.Add(time.Duration(r.Start)).Format(time.RFC3339)},
+		"status": batchJobStatus(r),
+	}
+}
+
+// batchPod is the one pod of Job jobName of workload w (the Job itself, or
+// the CronJob that made it), labelled as the Job controller labels it (the
+// pod template's labels and job-name), with the app container's exit.
+func batchPod(jobName string, w mcrequest.Object, r batchRun) mcrequest.Object {
 	state, phase := map[string]any{"running": map[string]any{"startedAt": testNow.Format(time.RFC3339)}}, "Running"
 	if r.ExitCode != nil {
 		phase = "Succeeded"
@@ -217,13 +199,17 @@ func addBatchPod(t *testing.T, req *metacontroller.SyncRequest, job string, r ba
 		}
 		state = map[string]any{"terminated": map[string]any{"exitCode": *r.ExitCode, "reason": reason}}
 	}
-	name := job + "-p0d00"
-	req.Related[groupPod]["scenario/"+name] = mustJSON(t, map[string]any{
+	labels := map[string]any{schema.LabelJobName: jobName}
+	for k, v := range mcrequest.Lookup(mcrequest.PodTemplate(w), "metadata", "labels") {
+		labels[k] = v
+	}
+	name := jobName + "-p0d00"
+	return mcrequest.Object{
 		"apiVersion": "v1", "kind": "Pod",
-		"metadata": map[string]any{"name": name, "namespace": "scenario", "labels": map[string]any{schema.LabelJobName: job},
+		"metadata": map[string]any{"name": name, "namespace": "scenario", "labels": labels,
 			"creationTimestamp": testNow.Add(time.Duration(r.Start)).Format(time.RFC3339)},
 		"status": map[string]any{"phase": phase, "containerStatuses": []any{map[string]any{"name": "app", "ready": false, "state": state}}},
-	})
+	}
 }
 
 func summarizeBatch(t *testing.T, resp *metacontroller.SyncResponse, rev string) batchWant {
@@ -240,9 +226,8 @@ func summarizeBatch(t *testing.T, resp *metacontroller.SyncResponse, rev string)
 			}
 		}
 	}
-	for _, c := range resp.Children {
-		m := roundTrip(t, c)
-		s.Children = append(s.Children, m["kind"].(string)+"/"+strings.ReplaceAll(m["metadata"].(map[string]any)["name"].(string), rev, "<rev>"))
+	for _, m := range mcrequest.Objects(resp.Children) {
+		s.Children = append(s.Children, strings.ReplaceAll(mcrequest.KindName(m), rev, "<rev>"))
 	}
 	for _, d := range st.LastFailureDetails {
 		e := d.Container + " " + d.Reason

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
+	"github.com/stackdome/stackdome/internal/mcrequest"
 	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/portcheck"
 	"github.com/stackdome/stackdome/schema"
@@ -183,7 +184,7 @@ func runScenarioAs(t *testing.T, sc scenario, asMetacontroller bool) ([]goldenSt
 	// relate no error-page Service, and the wiring has its own tests.
 	cfg := DefaultConfig()
 	cfg.NoErrorService = !asMetacontroller
-	applied := map[string]object{} // Kind/name → the child as last answered
+	applied := map[string]mcrequest.Object{} // Kind/name → the child as last answered
 	writes := map[string][]string{}
 	if sc.Config.PortCheckGrace != "" {
 		d, err := time.ParseDuration(sc.Config.PortCheckGrace)
@@ -193,7 +194,7 @@ func runScenarioAs(t *testing.T, sc scenario, asMetacontroller bool) ([]goldenSt
 	spec := sc.Spec
 	generation := int64(1)
 	var status any = map[string]any{}
-	var prevWorkload, workloadNow map[string]any
+	var prevWorkload, workloadNow mcrequest.Object
 	var prevRev, rev string
 	for i, st := range sc.Steps {
 		name := fmt.Sprintf("step %d at %s (%s)", i, time.Duration(st.At), st.Note)
@@ -202,67 +203,46 @@ func runScenarioAs(t *testing.T, sc scenario, asMetacontroller bool) ([]goldenSt
 			spec = st.Spec
 			generation++
 		}
-		parentObj := map[string]any{
-			"apiVersion": schema.APIVersion, "kind": schema.Kind,
-			"metadata": map[string]any{"name": sc.Name, "namespace": "scenario", "uid": "6d1c0f4e-0000-4000-8000-000000000001", "generation": generation},
-			"spec":     json.RawMessage(spec), "status": status,
-		}
-		rawParent, err := json.Marshal(parentObj)
-		require.NoError(t, err)
+		parent := stackResource(t, mcrequest.StackResource{Name: sc.Name, Namespace: "scenario",
+			UID: "6d1c0f4e-0000-4000-8000-000000000001", Generation: generation, Spec: spec, Status: status})
+		rawParent := mcrequest.Raw(parent)
 
 		// The desired workload of this spec, as a serving cluster would hold it.
-		desired, _, err := cfg.Sync(&metacontroller.SyncRequest{Parent: rawParent}, nil, now)
-		require.NoError(t, err, name)
-		var w map[string]any
-		for _, c := range desired.Children {
-			if m := c.(object); m["kind"] == "Deployment" || m["kind"] == "StatefulSet" {
-				w = roundTrip(t, m)
-			}
-		}
+		desired := firstAnswer(t, cfg, parent, now)
+		w := mcrequest.Find(desired, "Deployment", "StatefulSet")
 		require.NotNil(t, w, name)
 		if old := appliedWorkload(applied); asMetacontroller && old != nil {
 			w = old // what Metacontroller applied, not yet the new spec's
 		}
-		newRev := w["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)[schema.AnnotationRevision].(string)
-		if newRev != rev {
+		if newRev := mcrequest.Revision(w); newRev != rev {
 			prevRev, rev, prevWorkload = rev, newRev, workloadNow
 		}
 		workloadNow = w
 
-		req := &metacontroller.SyncRequest{Parent: rawParent, Children: metacontroller.Objects{}, Related: metacontroller.Objects{groupPod: {}}}
-		for _, g := range []string{groupService, groupDeployment, groupStatefulSet, groupMiddleware, groupIngressRoute} {
-			req.Children[g] = map[string]json.RawMessage{}
-		}
 		// Every other child as Metacontroller created it, but those the
 		// step says it could not.
-		observedChildren := desired.Children
+		observedChildren := desired
+		var cluster []mcrequest.Object
 		if asMetacontroller {
 			observedChildren = nil
 			for _, c := range applied {
 				observedChildren = append(observedChildren, c)
 			}
-			req.Related[groupService] = map[string]json.RawMessage{
-				cfg.ErrorService.Namespace + "/" + cfg.ErrorService.Name: mustJSON(t, errorPagesService(cfg)),
-			}
+			cluster = append(cluster, errorPagesService(cfg))
 		}
+		var children []mcrequest.Object
 		for _, c := range observedChildren {
-			m := c.(object)
-			kn := fmt.Sprint(m["kind"], "/", m["metadata"].(object)["name"])
-			if m["kind"] == w["kind"] || slices.Contains(st.Missing, kn) {
+			if c["kind"] == w["kind"] || slices.Contains(st.Missing, mcrequest.KindName(c)) {
 				continue
 			}
-			g := metacontroller.GroupKey(m["kind"].(string), m["apiVersion"].(string))
-			if req.Children[g] == nil {
-				req.Children[g] = map[string]json.RawMessage{}
-			}
-			req.Children[g][m["metadata"].(object)["name"].(string)] = mustJSON(t, c)
+			children = append(children, mcrequest.Observed(c, parent, len(children), nil))
 		}
-		kind := w["kind"].(string)
 		if obj := scenarioWorkload(t, st.Workload, w, prevWorkload); obj != nil {
 			if st.WorkloadPatch != nil {
 				obj = mergePatch(t, obj, st.WorkloadPatch)
 			}
-			req.Children[metacontroller.GroupKey(kind, "apps/v1")][sc.Name] = mustJSON(t, obj)
+			st, _ := obj["status"].(map[string]any)
+			children = append(children, mcrequest.Observed(obj, parent, len(children), st))
 		}
 		pods := st.Pods
 		if st.Pod != nil {
@@ -283,12 +263,13 @@ func runScenarioAs(t *testing.T, sc scenario, asMetacontroller bool) ([]goldenSt
 			if i == 0 {
 				podIP, hash = sp.IP, sp.Hash
 			}
-			obj := scenarioPodObject(sp.Name, podRev, kind, sp)
+			obj := scenarioPodObject("scenario", sp.Name, podRev, w, sp)
 			if sp.Patch != nil {
 				obj = mergePatch(t, obj, sp.Patch)
 			}
-			req.Related[groupPod][sp.Name] = mustJSON(t, obj)
+			cluster = append(cluster, obj)
 		}
+		req := standIn(t, cfg, parent, children, cluster)
 		// The verdict belongs to the workload revision of the first pod.
 		verdicts := scriptedVerdicts{key: portcheck.Key{Namespace: "scenario", Name: sc.Name, Revision: hash}, pending: st.Pending}
 		if st.Verdict != nil {
@@ -325,10 +306,9 @@ func runScenarioAs(t *testing.T, sc scenario, asMetacontroller bool) ([]goldenSt
 		requireFixpointWith(t, cfg, req, resp, verdicts, now)
 		requireFreshReplicaAgrees(t, cfg, req, resp, verdicts, now)
 		if asMetacontroller {
-			answered := map[string]object{}
-			for _, c := range resp.Children {
-				m := roundTrip(t, c)
-				kn := fmt.Sprint(m["kind"], "/", m["metadata"].(object)["name"])
+			answered := map[string]mcrequest.Object{}
+			for _, m := range mcrequest.Objects(resp.Children) {
+				kn := mcrequest.KindName(m)
 				answered[kn] = m
 				old, ok := applied[kn]
 				switch {
@@ -353,7 +333,7 @@ func runScenarioAs(t *testing.T, sc scenario, asMetacontroller bool) ([]goldenSt
 }
 
 // appliedWorkload is the Deployment or StatefulSet among applied, or nil.
-func appliedWorkload(applied map[string]object) map[string]any {
+func appliedWorkload(applied map[string]mcrequest.Object) mcrequest.Object {
 	for _, c := range applied {
 		if c["kind"] == "Deployment" || c["kind"] == "StatefulSet" {
 			return c
@@ -395,22 +375,25 @@ func requireFixpointWith(t *testing.T, cfg Config, req *metacontroller.SyncReque
 	}
 }
 
-func scenarioWorkload(t *testing.T, state string, current, previous map[string]any) map[string]any {
-	var w map[string]any
+// scenarioWorkload is the workload as the step's state says Metacontroller
+// observes it: current or previous, serving (every replica ready) or
+// rolling (updated, none ready yet); nil when missing.
+func scenarioWorkload(t *testing.T, state string, current, previous mcrequest.Object) mcrequest.Object {
+	var w mcrequest.Object
 	switch state {
 	case "missing", "":
 		return nil
 	case "previous":
 		require.NotNil(t, previous, "workload previous needs an earlier revision")
-		w = roundTrip(t, previous)
+		w = mcrequest.Clone(previous)
 	default:
-		w = roundTrip(t, current)
+		w = mcrequest.Clone(current)
 	}
 	replicas := int64(1)
-	if r, ok := w["spec"].(map[string]any)["replicas"].(float64); ok {
+	if r, ok := mcrequest.Map(w, "spec")["replicas"].(float64); ok {
 		replicas = int64(r)
 	}
-	w["metadata"].(map[string]any)["generation"] = 1
+	mcrequest.Meta(w)["generation"] = 1
 	st := map[string]any{"observedGeneration": 1, "replicas": replicas, "updatedReplicas": replicas, "readyReplicas": replicas, "availableReplicas": replicas}
 	if state == "rolling" {
 		st = map[string]any{"observedGeneration": 1, "replicas": replicas, "updatedReplicas": replicas}
@@ -419,7 +402,11 @@ func scenarioWorkload(t *testing.T, state string, current, previous map[string]a
 	return w
 }
 
-func scenarioPodObject(name, rev, kind string, p scenarioPod) map[string]any {
+// scenarioPodObject is pod name in namespace ns of workload w, made from
+// spec revision rev, as the kubelet reports p: labelled as w's pod template
+// (so the customize hook's rule relates it) and with p's workload revision
+// hash.
+func scenarioPodObject(ns, name, rev string, w mcrequest.Object, p scenarioPod) mcrequest.Object {
 	phase := p.Phase
 	if phase == "" {
 		phase = "Running"
@@ -434,18 +421,22 @@ func scenarioPodObject(name, rev, kind string, p scenarioPod) map[string]any {
 		container = p.Container
 	}
 	label := schema.LabelPodTemplateHash
-	if kind == "StatefulSet" {
+	if mcrequest.Str(w, "kind") == "StatefulSet" {
 		label = schema.LabelControllerRevisionHash
 	}
-	return map[string]any{
+	labels := map[string]any{label: p.Hash}
+	for k, v := range mcrequest.Lookup(mcrequest.PodTemplate(w), "metadata", "labels") {
+		labels[k] = v
+	}
+	return mcrequest.Object{
 		"apiVersion": "v1", "kind": "Pod",
-		"metadata": map[string]any{"name": name, "namespace": "scenario", "annotations": map[string]any{schema.AnnotationRevision: rev},
-			"labels":            map[string]any{label: p.Hash},
+		"metadata": map[string]any{"name": name, "namespace": ns, "annotations": map[string]any{schema.AnnotationRevision: rev},
+			"labels":            labels,
 			"creationTimestamp": testNow.Add(time.Duration(p.Created)).Format(time.RFC3339)},
 		"status": map[string]any{
 			"phase": phase, "podIP": p.IP, "startTime": testNow.Format(time.RFC3339),
 			"conditions":        []any{map[string]any{"type": "Ready", "status": ready, "lastTransitionTime": since}},
-			"containerStatuses": []any{container},
+			"containerStatuses": []any{mcrequest.ToObject(container)},
 		},
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/stackdome/stackdome/internal/mcrequest"
-	"github.com/stackdome/stackdome/metacontroller"
 )
 
 // podShapes are the related pods admission is sized for: as the kubelet
@@ -40,7 +39,7 @@ func appRequest(tb testing.TB, ns, app string, pods int, shape mcrequest.PodShap
 	p := req.Parent
 	mcrequest.Meta(p)["namespace"], mcrequest.Meta(p)["name"] = ns, app
 	delete(p, "status")
-	cust, err := DefaultConfig().Customize(&metacontroller.CustomizeRequest{Parent: mcrequest.Raw(p)})
+	cust, err := DefaultConfig().Customize(mcrequest.Customize(p))
 	require.NoError(tb, err)
 	return mcrequest.Raw(mcrequest.AppSync(p, cust.RelatedResources, "75qkjkcv", pods, shape).Request())
 }

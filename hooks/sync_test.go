@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stackdome/stackdome/hooks/internal/observed"
+	"github.com/stackdome/stackdome/internal/mcrequest"
 	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/portcheck"
 	"github.com/stackdome/stackdome/schema"
@@ -152,13 +153,11 @@ func TestChildrenAreMinimal(t *testing.T) {
 			resp, _, err := Sync(readRequest(t, stem), nil, testNow)
 			require.NoError(t, err)
 			for _, c := range resp.Children {
-				b, err := json.Marshal(c)
-				require.NoError(t, err)
-				var m map[string]any
-				require.NoError(t, json.Unmarshal(b, &m))
-				name := m["kind"].(string) + "/" + m["metadata"].(map[string]any)["name"].(string)
+				b := mustJSON(t, c)
+				m := mcrequest.ToObject(b)
+				name := mcrequest.KindName(m)
 				require.NotContains(t, m, "status", name)
-				md := m["metadata"].(map[string]any)
+				md := mcrequest.Lookup(m, "metadata")
 				for _, k := range []string{"uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "ownerReferences", "selfLink", "deletionTimestamp"} {
 					require.NotContains(t, md, k, name)
 				}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/stackdome/stackdome/internal/mcrequest"
 	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/schema"
 )
@@ -71,16 +72,9 @@ func TestSyncUnrelatedSecrets(t *testing.T) {
 	digest := func(req *metacontroller.SyncRequest) string {
 		resp, _, err := cfg.Sync(req, nil, testNow)
 		require.NoError(t, err)
-		for _, c := range resp.Children {
-			m := roundTrip(t, c)
-			if m["kind"] == "Deployment" {
-				ann, _ := m["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)
-				d, _ := ann[schema.AnnotationConfigDigest].(string)
-				return d
-			}
-		}
-		t.Fatal("no Deployment")
-		return ""
+		dep := mcrequest.Find(mcrequest.Objects(resp.Children), "Deployment")
+		require.NotNil(t, dep, "no Deployment")
+		return mcrequest.Str(mcrequest.PodTemplate(dep), "metadata", "annotations", schema.AnnotationConfigDigest)
 	}
 	before := digest(req)
 	require.NotEmpty(t, before, "the ConfigMaps still roll the pods")

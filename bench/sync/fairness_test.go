@@ -16,7 +16,6 @@ import (
 
 	"github.com/stackdome/stackdome/hooks"
 	"github.com/stackdome/stackdome/internal/mcrequest"
-	"github.com/stackdome/stackdome/metacontroller"
 )
 
 // The load of BenchmarkTenantFairness: heavyClients clients loop syncs of
@@ -168,7 +167,7 @@ func appBody(tb testing.TB, ns string, pods int, shape mcrequest.PodShape) []byt
 	p := req.Parent
 	mcrequest.Meta(p)["namespace"], mcrequest.Meta(p)["name"] = ns, "app"
 	delete(p, "status")
-	cust, err := hooks.DefaultConfig().Customize(&metacontroller.CustomizeRequest{Parent: mcrequest.Raw(p)})
+	cust, err := hooks.DefaultConfig().Customize(mcrequest.Customize(p))
 	if err != nil {
 		tb.Fatal(err)
 	}

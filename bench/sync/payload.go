@@ -179,7 +179,7 @@ func BuildShape(fixture string, s Shape, view View) (Payload, error) {
 	for i := range s.Pods {
 		cluster = append(cluster, relatedPod(podShell, rev, i, s.Ports))
 	}
-	cust, err := hooks.DefaultConfig().Customize(&metacontroller.CustomizeRequest{Parent: mcrequest.Raw(parent)})
+	cust, err := hooks.DefaultConfig().Customize(mcrequest.Customize(parent))
 	if err != nil {
 		return Payload{}, err
 	}

@@ -58,6 +58,15 @@ func Map(o map[string]any, path ...string) map[string]any {
 	return o
 }
 
+// Lookup returns the map at path under o, nil when absent; unlike Map it
+// changes nothing.
+func Lookup(o map[string]any, path ...string) map[string]any {
+	for _, k := range path {
+		o, _ = o[k].(map[string]any)
+	}
+	return o
+}
+
 // Str returns the string at path under o, "" when absent.
 func Str(o map[string]any, path ...string) string {
 	var v any = o

@@ -88,6 +88,14 @@ func (s Sync) Request() *metacontroller.SyncRequest {
 	return req
 }
 
+// Customize builds the customize request Metacontroller v4.17.2 sends for
+// parent: the chart's controller (its customize hook at v2) and the parent
+// as stored. Metacontroller caches the answer per parent UID and
+// generation, and the rules it returns are a Sync's Rules.
+func Customize(parent Object) *metacontroller.CustomizeRequest {
+	return &metacontroller.CustomizeRequest{Controller: Raw(Controller("v2")), Parent: Raw(parent)}
+}
+
 // Selects reports whether a customize rule selects o: in the rule's
 // namespace (every namespace when it names none, as at hook version v2),
 // among its names when it lists some, with every label of its selector.

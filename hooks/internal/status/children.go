@@ -25,13 +25,13 @@ func childrenMissingSince(prev *metav1.Time, missing []observed.ChildRef, now me
 	return &now
 }
 
-// childrenSeen is the row r once the children the answer returns are
-// looked for in the request that came back: Metacontroller creates what a
-// sync returns right after the answer, and the next sync request shows it,
-// so a child still missing after cfg.ChildSettle (counted from since, kept
-// on the object) was refused — a ResourceQuota, an admission webhook, a
-// full Service IP range, a name taken by an object Metacontroller does not
-// own. Metacontroller then logs "can't reconcile children", posts a
+// childrenSeen is the row r once the children the answer returns are looked
+// for in the request that came back: Metacontroller creates what a sync
+// returns right after the answer, and the next sync request shows it, so a
+// child still missing after cfg.ChildSettle (counted from f.missingSince,
+// kept on the object) was refused — a ResourceQuota, an admission webhook,
+// a full Service IP range, a name taken by an object Metacontroller does
+// not own. Metacontroller then logs "can't reconcile children", posts a
 // SyncError event on the StackResource and retries; until #25 the status
 // read whatever the workload said, Available and Converged included.
 //
@@ -42,11 +42,12 @@ func childrenMissingSince(prev *metav1.Time, missing []observed.ChildRef, now me
 // and where Metacontroller's events say why; Available only if r is and the
 // app still serves: not with its workload missing, nor, for a public app,
 // its Service or IngressRoute.
-func childrenSeen(f *facts, r row, missing []observed.ChildRef, since *metav1.Time) row {
+func childrenSeen(f *facts, r row) row {
+	missing := f.missing
 	if len(missing) == 0 {
 		return r
 	}
-	if waited := f.now.Sub(since.Time); waited < f.cfg.ChildSettle {
+	if waited := f.now.Sub(f.missingSince.Time); waited < f.cfg.ChildSettle {
 		r.resyncIn = f.cfg.ChildSettle - waited
 		return r
 	}

@@ -104,9 +104,9 @@ func TestChildrenSeen(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			f := &facts{cfg: cfg, name: "web", namespace: "shop", spec: tc.spec, now: now}
 			since := childrenMissingSince(tc.prev, tc.missing, now)
-			r := childrenSeen(f, row{health: tc.row}, tc.missing, since)
+			f := &facts{cfg: cfg, name: "web", namespace: "shop", spec: tc.spec, now: now, missing: tc.missing, missingSince: since}
+			r := childrenSeen(f, row{health: tc.row})
 			got := result{Health: r.health, Since: since, ResyncIn: r.resyncIn}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(health{})); diff != "" {
 				t.Errorf("%s (-want +got):\n%s", tc.reason, diff)

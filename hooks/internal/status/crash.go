@@ -15,13 +15,43 @@ var (
 	configReasons    = map[string]bool{"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true}
 )
 
+// crashing is the row "container crash-looping / OOMKilled / exiting" (and
+// the image-pull and container-config failures that stop it the same way):
+// the first crash names the reason; the port table and the window stand as
+// they were.
+func crashing(f *facts) (row, bool) {
+	crashes := crashDetails(f.pods, f.workloadRev)
+	return crashRow(f, crashes), len(crashes) > 0
+}
+
+// crashKept is the row of a crash seen before, kept while the app is not
+// serving: a crash-looping container is Running between restarts, and a
+// port verdict taken then must not overwrite the real cause.
+func crashKept(f *facts) (row, bool) {
+	kept := f.prev.of(schema.RuntimeCrash, f.workloadRev)
+	return crashRow(f, kept), len(kept) > 0
+}
+
+// crashRow is the row of crashes, the first naming the reason.
+func crashRow(f *facts, crashes []schema.FailureDetail) row {
+	if len(crashes) == 0 {
+		return row{}
+	}
+	return row{
+		health:       health{reason: crashReason(crashes[0]), message: crashes[0].Message},
+		details:      crashes,
+		ports:        f.prev.ports,
+		failingSince: f.prev.failingSince,
+	}
+}
+
 // crashDetails returns one runtime_crash detail per container of the
-// current-revision pods that is not ready because it crashes, was OOMKilled,
-// exits, or cannot start — the init containers (spec.migration's migrate
-// and the sidecars) first, read alike: a migration exiting non-zero keeps the pod from
-// starting the way a crashing app does. The first pod (by name) that shows
-// a container's failure speaks for it.
-func crashDetails(pods []*observed.Related, rev string) []schema.FailureDetail {
+// current-revision pods that is not ready because it crashes, was
+// OOMKilled, exits, or cannot start — the init containers (spec.migration's
+// migrate and the sidecars) first, read alike: a migration exiting non-zero
+// keeps the pod from starting the way a crashing app does. The first pod
+// (by name) that shows a container's failure speaks for it.
+func crashDetails(pods []*observed.Related, workloadRev string) []schema.FailureDetail {
 	var out []schema.FailureDetail
 	seen := map[string]bool{}
 	for _, p := range pods {
@@ -41,7 +71,7 @@ func crashDetails(pods []*observed.Related, rev string) []schema.FailureDetail {
 			if cs.Name == schema.MigrationContainerName {
 				kind = "init "
 			}
-			d.Revision, d.Message = rev, kind+d.Message
+			d.Revision, d.Message = workloadRev, kind+d.Message
 			seen[cs.Name] = true
 			out = append(out, d)
 		}
@@ -53,7 +83,7 @@ func crashDetails(pods []*observed.Related, rev string) []schema.FailureDetail {
 			if !ok {
 				continue
 			}
-			d.Revision = rev
+			d.Revision = workloadRev
 			seen[cs.Name] = true
 			out = append(out, d)
 		}
@@ -111,5 +141,3 @@ func crashReason(d schema.FailureDetail) schema.Reason {
 	}
 	return schema.ReasonCrashLooping
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -34,7 +34,7 @@ func (noVerdicts) Pending(portcheck.Key) bool                 { return false }
 // key is the verifier key of the workload revision: a verdict on pods of
 // another ReplicaSet or ControllerRevision is never read.
 func (f *facts) key() portcheck.Key {
-	return portcheck.Key{Namespace: f.namespace, Name: f.name, Revision: f.wrev}
+	return portcheck.Key{Namespace: f.namespace, Name: f.name, Revision: f.workloadRev}
 }
 
 // dial returns the job that dials every declared port of the pod, or none

@@ -35,11 +35,11 @@ var verdictReasons = map[string]bool{
 	string(schema.ReasonPortsUnverified): true, string(schema.ReasonPortNotListening): true,
 }
 
-// carry reads what the previous status knew of spec revision rev and
-// workload revision wrev.
-func carry(prev schema.Status, rev, wrev string) carried {
+// carry reads what the previous status knew of spec revision specRev and
+// workload revision workloadRev.
+func carry(prev schema.Status, specRev, workloadRev string) carried {
 	var c carried
-	if prev.Revision != rev {
+	if prev.Revision != specRev {
 		return c // a new spec resets the window, the verdicts and the port table
 	}
 	pc := prev.PortCheck
@@ -47,14 +47,14 @@ func carry(prev schema.Status, rev, wrev string) carried {
 	// revision; it is read as belonging to the pods running now.
 	legacy := pc == nil || pc.CheckedAt == nil
 	switch {
-	case pc != nil && pc.Revision == wrev:
-	case pc != nil && legacy && pc.Revision == rev:
+	case pc != nil && pc.Revision == workloadRev:
+	case pc != nil && legacy && pc.Revision == specRev:
 	case pc == nil && legacy:
 	default:
 		return c // a new workload revision (a rollout restart) verifies from scratch
 	}
 	for _, d := range prev.LastFailureDetails {
-		if d.Revision == wrev || d.Revision == rev {
+		if d.Revision == workloadRev || d.Revision == specRev {
 			c.details = append(c.details, d)
 		}
 	}
@@ -81,13 +81,13 @@ func carry(prev schema.Status, rev, wrev string) carried {
 }
 
 // of returns the carried details of type t, as a new slice, each of
-// workload revision wrev (a detail written before details named the
+// workload revision workloadRev (a detail written before details named the
 // workload revision is read as one of the pods running now).
-func (c carried) of(t schema.FailureType, wrev string) []schema.FailureDetail {
+func (c carried) of(t schema.FailureType, workloadRev string) []schema.FailureDetail {
 	var out []schema.FailureDetail
 	for _, d := range c.details {
 		if d.Type == t {
-			d.Revision = wrev
+			d.Revision = workloadRev
 			out = append(out, d)
 		}
 	}

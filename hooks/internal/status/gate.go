@@ -7,64 +7,38 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/stackdome/stackdome/hooks/internal/observed"
 	"github.com/stackdome/stackdome/portcheck"
 	"github.com/stackdome/stackdome/schema"
 )
 
-// servingGate is the serving rows: every replica is ready, and the verifier
-// is asked whether every declared port really listens.
-func (f *facts) servingGate() row {
-	if len(f.spec.Ports) == 0 {
-		return servingNoPorts()
-	}
-	if f.prev.condemned {
-		return condemnedKept(f)
-	}
-	rep := representative(f.pods, true)
-	if rep == nil {
-		return waitingForReadyPod(f)
-	}
-	ev, ok := f.evidenceFor(rep)
-	switch {
-	case !ok:
-		return verifying(f, rep)
-	case len(ev.res.ClosedPorts()) > 0:
-		since := f.prev.failingSince
-		if since == nil {
-			since = &f.now
-		}
-		end := f.graceEnd(since)
-		switch {
-		case !ev.res.CheckedAt.Before(end.Time):
-			return condemned(f, rep, ev, since)
-		case !f.now.Before(&end):
-			return deciding(f, rep, ev, end)
-		}
-		return windowOpen(f, rep, ev, since)
-	case ev.res.AllOpen():
-		return servingOpen(f, rep, ev)
-	}
-	return unverified(f, rep, ev)
-}
+// The serving rows: every replica is ready, and the verifier is asked
+// whether every declared port really listens. Each applies while the app
+// serves (table.go) and reads the gate's view of the verdicts (readGate).
 
 // servingNoPorts is the row "serving, all ports open" when none are
 // declared: nothing to dial.
-func servingNoPorts() row {
-	return row{health: health{available: true, converged: true, reason: schema.ReasonServing, message: "all replicas are ready; no ports are declared"}}
+func servingNoPorts(f *facts) (row, bool) {
+	if len(f.spec.Ports) > 0 {
+		return row{}, false
+	}
+	return row{health: health{available: true, converged: true, reason: schema.ReasonServing,
+		message: "all replicas are ready; no ports are declared"}}, true
 }
 
 // condemnedKept is the row "serving, a port closed past grace" once the
 // status says so: terminal for this workload revision, no more dials, no
 // requeue, whatever this replica's verifier holds.
-func condemnedKept(f *facts) row {
-	details := f.prev.of(schema.ReadinessFailure, f.wrev)
+func condemnedKept(f *facts) (row, bool) {
+	if !f.prev.condemned {
+		return row{}, false
+	}
+	details := f.prev.of(schema.ReadinessFailure, f.workloadRev)
 	return row{
 		health:       health{stalled: true, reason: schema.ReasonPortNotListening, message: f.condemnation(details, f.prev.failingSince)},
 		details:      details,
 		ports:        f.prev.ports,
 		failingSince: f.prev.failingSince,
-	}
+	}, true
 }
 
 // waitingForReadyPod is the row "serving, verdict not yet known" before a
@@ -72,15 +46,24 @@ func condemnedKept(f *facts) row {
 // so the pod event is on its way.
 func waitingForReadyPod(f *facts) row {
 	return row{
-		health:       health{available: true, reason: schema.ReasonVerifyingPorts, message: "all replicas are ready; waiting for a ready pod of revision " + f.wrev},
+		health:       health{available: true, reason: schema.ReasonVerifyingPorts, message: "all replicas are ready; waiting for a ready pod of revision " + f.workloadRev},
 		ports:        f.prev.ports,
 		failingSince: f.prev.failingSince,
 	}
 }
 
 // verifying is the row "serving, verdict not yet known": neither this
-// replica nor the status has a verdict; the pod is dialed.
-func verifying(f *facts, rep *observed.Related) row {
+// replica nor the status has a verdict; the pod is dialed. Before a ready
+// pod reached the hook, it waits for one (waitingForReadyPod).
+func verifying(f *facts) (row, bool) {
+	g := f.readGate()
+	switch {
+	case g.known:
+		return row{}, false
+	case g.rep == nil:
+		return waitingForReadyPod(f), true
+	}
+	rep := g.rep
 	r := row{ports: f.prev.ports, failingSince: f.prev.failingSince}
 	r.jobs, r.requeue = f.dialsFor(rep, nil, dialAgain)
 	if since := f.prev.failingSince; since != nil {
@@ -88,7 +71,7 @@ func verifying(f *facts, rep *observed.Related) row {
 	} else {
 		r.health = health{available: true, reason: schema.ReasonVerifyingPorts, message: fmt.Sprintf("all replicas are ready; verifying %s on pod %s", portList(f.spec.Ports), rep.Metadata.Name)}
 	}
-	return r
+	return r, true
 }
 
 // condemned is the row "serving, a port closed past grace": refused by a
@@ -104,10 +87,14 @@ func verifying(f *facts, rep *observed.Related) row {
 // pkg/controller/composite/controller.go, updateParentStatus) must answer
 // the same bytes, or the two would each write theirs. The verdict's
 // checkedAt is the window's end likewise: no dial before it could condemn.
-func condemned(f *facts, rep *observed.Related, ev evidence, since *metav1.Time) row {
-	end := f.graceEnd(since)
+func condemned(f *facts) (row, bool) {
+	g, since, end, ok := f.refusal()
+	if !ok || g.ev.res.CheckedAt.Before(end.Time) {
+		return row{}, false
+	}
+	rep, ev := g.rep, g.ev
 	ev.res.CheckedAt = end.Time
-	details := portFailures(ev.res.ClosedPorts(), rep.Metadata.Name, f.wrev)
+	details := portFailures(ev.res.ClosedPorts(), rep.Metadata.Name, f.workloadRev)
 	return row{
 		health:       health{stalled: true, reason: schema.ReasonPortNotListening, message: f.condemnation(details, since)},
 		details:      details,
@@ -115,7 +102,7 @@ func condemned(f *facts, rep *observed.Related, ev evidence, since *metav1.Time)
 		failingSince: since,
 		evidence:     &ev,
 		at:           &end,
-	}
+	}, true
 }
 
 // deciding is the moment between the end of the grace window and the dial
@@ -128,17 +115,27 @@ func condemned(f *facts, rep *observed.Related, ev evidence, since *metav1.Time)
 // status it reads afresh with every answer that differs), Available turning
 // True again. So the answer is held (Outcome.Hold) and the pod dialed; the
 // sync after the dial condemns, or clears the window if the port answers.
-func deciding(f *facts, rep *observed.Related, ev evidence, end metav1.Time) row {
+func deciding(f *facts) (row, bool) {
+	g, _, end, ok := f.refusal()
+	if !ok || f.now.Before(&end) {
+		return row{}, false
+	}
+	rep, ev := g.rep, g.ev
 	r := row{held: fmt.Sprintf("%s/%s: the port check's grace ended at %s; a dial made after it decides the status",
 		f.namespace, f.name, end.UTC().Format(time.RFC3339))}
 	r.jobs, _ = f.dialsFor(rep, &ev, forgetAndDial)
-	return r
+	return r, true
 }
 
 // windowOpen is the row "serving, a port closed, inside grace": the refusal
 // is not believed yet — the app may still be binding — so the verdict is
 // dropped and the pod dialed again.
-func windowOpen(f *facts, rep *observed.Related, ev evidence, since *metav1.Time) row {
+func windowOpen(f *facts) (row, bool) {
+	g, since, _, ok := f.refusal()
+	if !ok {
+		return row{}, false
+	}
+	rep, ev := g.rep, g.ev
 	r := row{
 		health:       health{available: true, reason: schema.ReasonPortCheckFailing, message: f.windowMessage(since, ev.res.Message())},
 		ports:        portsOf(ev.res),
@@ -146,12 +143,17 @@ func windowOpen(f *facts, rep *observed.Related, ev evidence, since *metav1.Time
 		evidence:     &ev,
 	}
 	r.jobs, r.requeue = f.dialsFor(rep, &ev, forgetAndDial)
-	return r
+	return r, true
 }
 
 // servingOpen is the row "serving, all ports open": the window is cleared; a
 // stale verdict still counts while it is dialed again.
-func servingOpen(f *facts, rep *observed.Related, ev evidence) row {
+func servingOpen(f *facts) (row, bool) {
+	g := f.readGate()
+	if !g.known || !g.ev.res.AllOpen() {
+		return row{}, false
+	}
+	rep, ev := g.rep, g.ev
 	r := row{
 		health:   health{available: true, converged: true, reason: schema.ReasonServing, message: fmt.Sprintf("%s serves: %s open", f.name, portList(f.spec.Ports))},
 		ports:    portsOf(ev.res),
@@ -162,12 +164,17 @@ func servingOpen(f *facts, rep *observed.Related, ev evidence) row {
 		want = dialAgain
 	}
 	r.jobs, r.requeue = f.dialsFor(rep, &ev, want)
-	return r
+	return r, true
 }
 
 // unverified is the row of a serving app whose dials were inconclusive:
 // never condemned, dialed again.
-func unverified(f *facts, rep *observed.Related, ev evidence) row {
+func unverified(f *facts) (row, bool) {
+	g := f.readGate()
+	if !g.known {
+		return row{}, false
+	}
+	rep, ev := g.rep, g.ev
 	r := row{
 		health:       health{available: true, reason: schema.ReasonPortsUnverified, message: ev.res.Message()},
 		ports:        portsOf(ev.res),
@@ -175,7 +182,22 @@ func unverified(f *facts, rep *observed.Related, ev evidence) row {
 		evidence:     &ev,
 	}
 	r.jobs, r.requeue = f.dialsFor(rep, &ev, dialAgain)
-	return r
+	return r, true
+}
+
+// refusal is the serving rows' reading of a verdict proving a port closed:
+// the gate's view, the grace window's start (the status's, else now: this
+// refusal opens it) and its end; false when no verdict proves a port closed.
+func (f *facts) refusal() (g gateView, since *metav1.Time, end metav1.Time, ok bool) {
+	g = f.readGate()
+	if !g.closed {
+		return g, nil, metav1.Time{}, false
+	}
+	since = f.prev.failingSince
+	if since == nil {
+		since = &f.now
+	}
+	return g, since, f.graceEnd(since), true
 }
 
 // graceEnd is when the grace window opened at since ends: a refusal dialed
@@ -210,11 +232,11 @@ func (f *facts) condemnation(details []schema.FailureDetail, since *metav1.Time)
 }
 
 // portFailures is one readiness_failure detail per refused port.
-func portFailures(closed []portcheck.PortResult, podName, rev string) []schema.FailureDetail {
+func portFailures(closed []portcheck.PortResult, podName, workloadRev string) []schema.FailureDetail {
 	out := make([]schema.FailureDetail, 0, len(closed))
 	for _, p := range closed {
 		out = append(out, schema.FailureDetail{
-			Type: schema.ReadinessFailure, Reason: string(schema.ReasonPortNotListening), Container: schema.ContainerName, Port: p.Port, Revision: rev,
+			Type: schema.ReadinessFailure, Reason: string(schema.ReasonPortNotListening), Container: schema.ContainerName, Port: p.Port, Revision: workloadRev,
 			Message: fmt.Sprintf("port %d (%s) refused connection on pod %s: nothing listens there", p.Port, p.Name, podName),
 		})
 	}

@@ -10,9 +10,9 @@ import (
 // Invalid is the status of the spec-invalid row: Stalled and Converged
 // False with the reason, and everything else as it was — the running app is
 // untouched (its children are kept as last applied), so its Available
-// condition, revision, window, details and ErrorPages, Middlewares and Config
-// conditions still
-// describe it. It is held to the status bounds (bound.go).
+// condition, revision, window, details and ErrorPages, Middlewares and
+// Config conditions still describe it. It is held to the status bounds
+// (bound.go).
 func Invalid(p *observed.Parent, err error, now metav1.Time) schema.Status {
 	st := p.Status
 	st.ObservedGeneration = p.Metadata.Generation

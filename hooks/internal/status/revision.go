@@ -8,11 +8,11 @@ import (
 // Which pods a status speaks of: those made from the spec revision, and
 // among them those of the workload revision they run.
 
-// currentPods are the pods of spec revision rev, in the order given (by name).
-func currentPods(pods []observed.Related, rev string) []*observed.Related {
+// currentPods are the pods of spec revision specRev, in the order given (by name).
+func currentPods(pods []observed.Related, specRev string) []*observed.Related {
 	var out []*observed.Related
 	for i := range pods {
-		if pods[i].Metadata.Annotations[schema.AnnotationRevision] == rev {
+		if pods[i].Metadata.Annotations[schema.AnnotationRevision] == specRev {
 			out = append(out, &pods[i])
 		}
 	}
@@ -32,8 +32,8 @@ func revisionLabel(w *observed.Child) string {
 // label of the newest pod of the spec (a rollout restart makes new pods of
 // the same spec under a new ReplicaSet); else the spec revision itself. Every
 // verdict, window and condemnation belongs to it.
-func workloadRevision(w *observed.Child, current []*observed.Related, rev string) string {
-	if w != nil && w.Kind == schema.KindStatefulSet && w.Status.UpdateRevision != "" && w.Spec.Template.Metadata.Annotations[schema.AnnotationRevision] == rev {
+func workloadRevision(w *observed.Child, current []*observed.Related, specRev string) string {
+	if w != nil && w.Kind == schema.KindStatefulSet && w.Status.UpdateRevision != "" && w.Spec.Template.Metadata.Annotations[schema.AnnotationRevision] == specRev {
 		return w.Status.UpdateRevision
 	}
 	label := revisionLabel(w)
@@ -48,18 +48,19 @@ func workloadRevision(w *observed.Child, current []*observed.Related, rev string
 		}
 	}
 	if newest == nil {
-		return rev
+		return specRev
 	}
 	return newest.Metadata.Labels[label]
 }
 
-// ofRevision keeps the pods that run workload revision wrev; a pod without
-// the revision label is kept (nothing says it is of another revision).
-func ofRevision(pods []*observed.Related, w *observed.Child, wrev string) []*observed.Related {
+// ofRevision keeps the pods that run workload revision workloadRev; a pod
+// without the revision label is kept (nothing says it is of another
+// revision).
+func ofRevision(pods []*observed.Related, w *observed.Child, workloadRev string) []*observed.Related {
 	label := revisionLabel(w)
 	out := pods[:0:0]
 	for _, p := range pods {
-		if h := p.Metadata.Labels[label]; h == "" || h == wrev {
+		if h := p.Metadata.Labels[label]; h == "" || h == workloadRev {
 			out = append(out, p)
 		}
 	}

@@ -54,30 +54,6 @@ func (f *facts) probeNotServing() probe {
 // closed reports whether the probe's verdict proves a declared port closed.
 func (pr probe) closed() bool { return pr.ev != nil && len(pr.ev.res.ClosedPorts()) > 0 }
 
-// notServing is the rows before every replica is ready: missing workload,
-// rollout, boot, and the provisional diagnosis of a closed port.
-func (f *facts) notServing() row {
-	pr := f.probeNotServing()
-	if pr.closed() {
-		return provisionalClosed(f, pr)
-	}
-	if w := f.workload; w != nil && w.Kind != schema.KindStatefulSet {
-		for _, c := range w.Status.Conditions {
-			if c.Type == "Progressing" && c.Status == "False" && c.Reason == string(schema.ReasonDeadlineExceeded) {
-				return deadlineExceeded(f, pr, c.Message)
-			}
-		}
-	}
-	if pr.rep != nil {
-		if ready, _ := pr.rep.Ready(); !ready {
-			if since := notReadySince(pr.rep); f.now.Sub(since.Time) >= f.cfg.BootGrace {
-				return notReady(f, pr, since)
-			}
-		}
-	}
-	return progressing(f, pr)
-}
-
 // base is a row before serving: the probe's port table, dials and verdict,
 // and the window as it was.
 func (f *facts) base(pr probe, v health) row {
@@ -86,31 +62,58 @@ func (f *facts) base(pr probe, v health) row {
 
 // provisionalClosed is the row "running, not ready, a declared port proven
 // closed": not believed enough to stall, but named at once.
-func provisionalClosed(f *facts, pr probe) row {
+func provisionalClosed(f *facts) (row, bool) {
+	pr := f.readProbe()
+	if !pr.closed() {
+		return row{}, false
+	}
 	r := f.base(pr, health{reason: schema.ReasonPortNotListening, message: "provisional: pod " + pr.rep.Metadata.Name + " is not ready and " + pr.ev.res.Message()})
-	r.details = portFailures(pr.ev.res.ClosedPorts(), pr.rep.Metadata.Name, f.wrev)
-	return r
+	r.details = portFailures(pr.ev.res.ClosedPorts(), pr.rep.Metadata.Name, f.workloadRev)
+	return r, true
 }
 
 // deadlineExceeded is the row of a Deployment whose rollout passed its
 // progress deadline: a human must act.
-func deadlineExceeded(f *facts, pr probe, msg string) row {
-	return f.base(pr, health{stalled: true, reason: schema.ReasonDeadlineExceeded, message: clip("Deployment " + f.name + ": " + msg)})
+func deadlineExceeded(f *facts) (row, bool) {
+	w := f.workload
+	if w == nil || w.Kind == schema.KindStatefulSet {
+		return row{}, false
+	}
+	for _, c := range w.Status.Conditions {
+		if c.Type == "Progressing" && c.Status == "False" && c.Reason == string(schema.ReasonDeadlineExceeded) {
+			return f.base(f.readProbe(), health{stalled: true, reason: schema.ReasonDeadlineExceeded,
+				message: clip("Deployment " + f.name + ": " + c.Message)}), true
+		}
+	}
+	return row{}, false
 }
 
 // notReady is the row of a pod running but not ready past the boot grace,
 // with no proof of a closed port.
-func notReady(f *facts, pr probe, since metav1.Time) row {
+func notReady(f *facts) (row, bool) {
+	pr := f.readProbe()
+	if pr.rep == nil {
+		return row{}, false
+	}
+	if ready, _ := pr.rep.Ready(); ready {
+		return row{}, false
+	}
+	since := notReadySince(pr.rep)
+	if f.now.Sub(since.Time) < f.cfg.BootGrace {
+		return row{}, false
+	}
 	msg := fmt.Sprintf("pod %s has been running but not ready since %s", pr.rep.Metadata.Name, since.UTC().Format(time.RFC3339))
 	r := f.base(pr, health{reason: schema.ReasonNotReady, message: msg})
-	r.details = []schema.FailureDetail{{Type: schema.ReadinessFailure, Reason: string(schema.ReasonNotReady), Message: msg, Container: schema.ContainerName, Revision: f.wrev}}
-	return r
+	r.details = []schema.FailureDetail{{Type: schema.ReadinessFailure, Reason: string(schema.ReasonNotReady), Message: msg, Container: schema.ContainerName, Revision: f.workloadRev}}
+	return r, true
 }
 
 // progressing is the row "workload missing / rolling out": the revision
-// the workload rolls out, to how many replicas.
-func progressing(f *facts, pr probe) row {
-	return f.base(pr, health{reason: schema.ReasonProgressing, message: rollout(f.spec.WorkloadKind(), f.name, f.namespace, f.rev, f.replicas())})
+// the workload rolls out, to how many replicas. The table's last row: it
+// always fires.
+func progressing(f *facts) (row, bool) {
+	return f.base(f.readProbe(), health{reason: schema.ReasonProgressing,
+		message: rollout(f.spec.WorkloadKind(), f.name, f.namespace, f.specRev, f.replicas())}), true
 }
 
 // rollout says what the app is waiting for: its workload to roll out the
@@ -121,13 +124,13 @@ func progressing(f *facts, pr probe) row {
 // own status already shows (kubectl rollout status). A workload that does
 // not come, or does not progress, has its own rows (ChildNotCreated,
 // ProgressDeadlineExceeded, NotReady, Unschedulable, crashes).
-func rollout(kind, name, namespace, rev string, replicas int32) string {
+func rollout(kind, name, namespace, specRev string, replicas int32) string {
 	unit := "replicas"
 	if replicas == 1 {
 		unit = "replica"
 	}
 	return fmt.Sprintf("%s %s rolling out revision %s to %d %s (kubectl rollout status %s/%s -n %s shows its progress)",
-		kind, name, rev, replicas, unit, strings.ToLower(kind), name, namespace)
+		kind, name, specRev, replicas, unit, strings.ToLower(kind), name, namespace)
 }
 
 // representative picks the pod whose ports are dialed: a Running pod of the

@@ -52,7 +52,12 @@ func TestCronJobHealth(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			h, _, _ := cronJobHealth("nightly", spec(tc.suspend), "r1", observed.Observed{Workload: cj, Runs: tc.runs})
+			f := &facts{name: "nightly", spec: spec(tc.suspend), specRev: "r1", workload: cj, runs: tc.runs}
+			r := cronJobTable.decide(f)
+			for _, a := range cronJobAmendments {
+				r = a.amend(f, r)
+			}
+			h := r.health
 			if diff := cmp.Diff(tc.want, h, cmp.AllowUnexported(health{})); diff != "" {
 				t.Errorf("%s (-want +got):\n%s", tc.reason, diff)
 			}

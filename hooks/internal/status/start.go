@@ -9,24 +9,15 @@ import (
 	"github.com/stackdome/stackdome/schema"
 )
 
-// cannotStart is the row "pods can't start": the Deployment's ReplicaSet is
-// refused when creating pods (quota, Pod Security admission), a StatefulSet
-// rollout waits on a pod of the old revision that Kubernetes will not
-// replace, or a pod of the revision cannot be scheduled. Each names the pod
-// and the cause as the API gives them.
-func (f *facts) cannotStart() (row, bool) {
-	if r, ok := f.createFailed(); ok {
-		return r, true
-	}
-	if r, ok := f.rolloutBlocked(); ok {
-		return r, true
-	}
-	return f.unschedulable()
-}
+// The rows "pods can't start": the Deployment's ReplicaSet is refused when
+// creating pods (quota, Pod Security admission), a StatefulSet rollout waits
+// on a pod of the old revision that Kubernetes will not replace, or a pod of
+// the revision cannot be scheduled. Each names the pod and the cause as the
+// API gives them, and none applies while the app serves.
 
 // startFailure is a start_failure detail of the workload revision.
 func (f *facts) startFailure(reason, msg string) []schema.FailureDetail {
-	return []schema.FailureDetail{{Type: schema.StartFailure, Reason: reason, Message: msg, Revision: f.wrev}}
+	return []schema.FailureDetail{{Type: schema.StartFailure, Reason: reason, Message: msg, Revision: f.workloadRev}}
 }
 
 // startRow is a row of pods that cannot start: nothing serves, the port
@@ -38,7 +29,7 @@ func (f *facts) startRow(v health, details []schema.FailureDetail) row {
 // createFailed: the Deployment reports ReplicaFailure (its ReplicaSet's pod
 // creations are refused). Stalled: the controller retries, but only a human
 // — a larger quota, a compliant pod — makes it succeed.
-func (f *facts) createFailed() (row, bool) {
+func createFailed(f *facts) (row, bool) {
 	w := f.workload
 	if w == nil || w.Kind != schema.KindDeployment {
 		return row{}, false
@@ -62,7 +53,7 @@ func (f *facts) createFailed() (row, bool) {
 // Running and Ready before it replaces the next one, and never replaces the
 // broken one itself (Kubernetes' "forced rollback"): deleting it is the way
 // on. Stalled.
-func (f *facts) rolloutBlocked() (row, bool) {
+func rolloutBlocked(f *facts) (row, bool) {
 	w := f.workload
 	if w == nil || w.Kind != schema.KindStatefulSet || (w.Spec.PodManagementPolicy != "" && w.Spec.PodManagementPolicy != "OrderedReady") {
 		return row{}, false
@@ -90,7 +81,7 @@ func (f *facts) rolloutBlocked() (row, bool) {
 // reason Unschedulable — no node fits, or its PersistentVolumeClaim is not
 // bound. Not stalled at first: a cluster autoscaler or a volume provisioner
 // may still make room; stalled once it has lasted the boot grace.
-func (f *facts) unschedulable() (row, bool) {
+func unschedulable(f *facts) (row, bool) {
 	for _, p := range f.pods {
 		if p.Status.Phase != "" && p.Status.Phase != "Pending" {
 			continue
