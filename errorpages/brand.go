@@ -242,7 +242,7 @@ func checkSupportURL(u string) error {
 		return fmt.Errorf("is %d bytes, at most %d", len(u), MaxSupportURLLen)
 	}
 	if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "mailto:") {
-		return fmt.Errorf("%q must start with https:// or mailto:", u)
+		return fmt.Errorf("%q is neither an https:// nor a mailto: URL", u)
 	}
 	for _, r := range u {
 		if r <= ' ' || r >= 0x7f || strings.ContainsRune(`"'<>\`+"`", r) {

@@ -38,7 +38,7 @@ func mtime(s string) metav1.Time {
 
 func ptr[T any](v T) *T { return &v }
 
-func fields(s string) *metav1.FieldsV1 { return &metav1.FieldsV1{Raw: []byte(s)} }
+func fields(s string) *metav1.FieldsV1 { return metav1.NewFieldsV1(s) }
 
 func entry(apiVersion, manager, subresource, at, f string) metav1.ManagedFieldsEntry {
 	t := mtime(at)

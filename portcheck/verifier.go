@@ -426,13 +426,6 @@ type task struct {
 	seq uint64
 }
 
-// land is landLocked under mu.
-func (v *Verifier) land(t task, res Result, keep bool) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	v.landLocked(t, res, keep)
-}
-
 // landLocked clears t's pending mark and, if keep, stores res as its
 // resource's Result — unless a job accepted after t has already answered —
 // with the resource's backoff: doubled (from Config.Backoff, up to Recheck)
