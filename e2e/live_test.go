@@ -25,7 +25,7 @@ import (
 // of both types, kube-controller-manager rolling their children out, pods
 // made Running and Ready on test-host addresses, real listeners on some
 // declared ports and none on others. Past the grace window, each status must
-// name exactly the dead ports (docs/design.md, the row "serving, a port `Closed`
+// name exactly the dead ports (docs/reference.md, the row "serving, a port `Closed`
 // by a dial made after `failingSince`…"), and further syncs must write nothing: no status, no child (read
 // from a watch of the namespace, every event).
 func TestLivePortGate(t *testing.T) {
