@@ -33,11 +33,11 @@ type builtChildren struct {
 // maxCachedBytes bounds the cache: a few thousand typical resources.
 const maxCachedBytes = 8 << 20
 
-// build is the childSource's build: the children of name and spec (the
+// own is the childSource's own: the children of name and spec (the
 // defaulted decoding of rawSpec) with claim templates cl, built and cached
 // when not held. Children that keep observed claim templates depend on more
 // than the spec: they are built every time, never cached.
-func (c *childCache) build(cfg children.Config, ns, name string, rawSpec []byte, spec schema.Spec, cl children.Claims, digest string) (string, childList, error) {
+func (c *childCache) own(cfg children.Config, ns, name string, rawSpec []byte, spec schema.Spec, cl children.Claims, digest string) (string, childList, error) {
 	var b *builtChildren
 	var err error
 	if cl.Kept != nil {

@@ -123,11 +123,11 @@ func (h *Handler) refuseAdmission(w http.ResponseWriter, hook string, code int, 
 // It never waits for a dial.
 func (h *Handler) ServeSync(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	code := h.sync(w, r)
+	code := h.handleSync(w, r)
 	h.observe("sync", code, start)
 }
 
-func (h *Handler) sync(w http.ResponseWriter, r *http.Request) int {
+func (h *Handler) handleSync(w http.ResponseWriter, r *http.Request) int {
 	t := h.ticket()
 	defer t.done()
 	body, code, err := h.read(w, r, t)
@@ -151,7 +151,7 @@ func (h *Handler) sync(w http.ResponseWriter, r *http.Request) int {
 	if err := alive(); err != nil {
 		return h.abandoned(w, err)
 	}
-	a, err := h.Config.sync(&req, h.Verifier, h.now(), &h.children, alive)
+	a, err := h.Config.pipeline(&req, h.Verifier, h.now(), &h.children, alive)
 	if err != nil {
 		if cerr := alive(); cerr != nil && errors.Is(err, cerr) {
 			return h.abandoned(w, err)
@@ -212,11 +212,11 @@ func retryAfter(w http.ResponseWriter) {
 // ServeCustomize answers POST /customize.
 func (h *Handler) ServeCustomize(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	code := h.customize(w, r)
+	code := h.handleCustomize(w, r)
 	h.observe("customize", code, start)
 }
 
-func (h *Handler) customize(w http.ResponseWriter, r *http.Request) int {
+func (h *Handler) handleCustomize(w http.ResponseWriter, r *http.Request) int {
 	t := h.ticket()
 	defer t.done()
 	body, code, err := h.read(w, r, t)
