@@ -265,7 +265,7 @@ func (n *clusterNet) resolve(ctx context.Context, host string, port int) (string
 		}
 	}
 	if !found {
-		return "", http.StatusServiceUnavailable, fmt.Errorf("Service %s/%s has no port %d", ns, name, port)
+		return "", http.StatusServiceUnavailable, fmt.Errorf("the Service %s/%s has no port %d", ns, name, port)
 	}
 	slices, err := n.kube.List(ctx, "/apis/discovery.k8s.io/v1/namespaces/"+ns+"/endpointslices", "kubernetes.io/service-name="+name)
 	if err != nil {
@@ -298,7 +298,7 @@ func (n *clusterNet) resolve(ctx context.Context, host string, port int) (string
 		}
 	}
 	if len(addrs) == 0 {
-		return "", http.StatusServiceUnavailable, fmt.Errorf("Service %s/%s port %d has no ready endpoint", ns, name, port)
+		return "", http.StatusServiceUnavailable, fmt.Errorf("the Service %s/%s has no ready endpoint on port %d", ns, name, port)
 	}
 	return addrs[int(n.next.Add(1)-1)%len(addrs)], 0, nil
 }
