@@ -10,13 +10,13 @@ import (
 	"github.com/stackdome/stackdome/schema"
 )
 
-// childCache is the handler's childSource: it keeps, per parent name and
-// raw spec and config digest, the revision and encoded children that children.Build makes of
-// them, and per observed wiring the encoded routing children: pure functions of those and of the handler's
-// fixed Config, asked for again on every sync of an unchanged resource
-// (Metacontroller resyncs every parent each resyncPeriodSeconds and on every
-// pod change). It is bounded in bytes; when full, arbitrary entries make
-// room. Its zero value is ready to use.
+// childCache is the handler's childSource: it keeps, per parent name and raw
+// spec and config digest, the revision and encoded children that children.Build
+// makes of them, and per observed wiring the encoded routing children: pure
+// functions of those and of the handler's fixed Config, asked for again on
+// every sync of an unchanged resource (Metacontroller resyncs every parent each
+// resyncPeriodSeconds and on every pod change). It is bounded in bytes; when
+// full, arbitrary entries make room. Its zero value is ready to use.
 type childCache struct {
 	mu      sync.Mutex
 	entries map[string]*builtChildren

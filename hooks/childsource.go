@@ -6,11 +6,11 @@ import (
 	"github.com/stackdome/stackdome/schema"
 )
 
-// childSource is the pipeline's seam for the children: what package
-// children builds of a spec (its own children and their pod template's
-// revision, which follow the config digest) and of the observed wiring (the routing children). rawSpec is
-// the spec as the request carries it, spec its defaulted decoding; a source
-// may key on rawSpec, never answer differently for the same arguments.
+// childSource is the pipeline's seam for the children: what package children
+// builds of a spec (its own children and their pod template's revision, which
+// follow the config digest) and of the observed wiring (the routing children).
+// rawSpec is the spec as the request carries it, spec its defaulted decoding; a
+// source may key on rawSpec, never answer differently for the same arguments.
 type childSource interface {
 	own(cfg children.Config, ns, name string, rawSpec []byte, spec schema.Spec, cl children.Claims, digest string) (revision string, _ childList, _ error)
 	routing(cfg children.Config, name string, rawSpec []byte, spec schema.Spec, v observed.Wiring) (childList, error)

@@ -1,8 +1,9 @@
 //go:build tools
 
 // Package tools pins the build and test tools stackdome runs but never links:
-// controller-gen generates the CRD from schema's Go types, helm renders and lints
-// the chart, staticcheck lints the Go code (make lint). Keeping them in their own module keeps the main go.mod small.
+// controller-gen generates the CRD from schema's Go types, helm renders and
+// lints the chart, staticcheck lints the Go code (make lint). Keeping them in
+// their own module keeps the main go.mod small.
 package tools
 
 import (
