@@ -17,7 +17,14 @@ import (
 
 // storeFor lands a Result for k as a worker would, without dialing.
 func storeFor(v *Verifier, k Key, seq uint64, res Result) {
-	v.land(task{job: Job{Key: k}, seq: seq}, res, true)
+	storeTask(v, task{job: Job{Key: k}, seq: seq}, res)
+}
+
+// storeTask lands res for t as a worker would, under the verifier's lock.
+func storeTask(v *Verifier, t task, res Result) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.landLocked(t, res, true)
 }
 
 // BenchmarkGet is the sync hook's hit path: target < 1µs and 0 allocs.

@@ -89,7 +89,7 @@ func BenchmarkEntryBytes(b *testing.B) {
 			ns, name := "tenant-"+strconv.Itoa(i%100), "app-"+strconv.Itoa(i)+"-frontend"
 			j := Job{Key: Key{ns, name, "7c9f5d6b8d"}, IP: "10.244." + strconv.Itoa(i/250) + "." + strconv.Itoa(i%250)}
 			res := Result{IP: j.IP, Ports: append([]PortResult(nil), ports...), CheckedAt: now}
-			v.land(task{job: j, seq: uint64(i + 1)}, res, true)
+			storeTask(v, task{job: j, seq: uint64(i + 1)}, res)
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)
