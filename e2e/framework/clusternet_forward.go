@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// Ports forwarded into the test host's network namespace: the API server's,\nand a Service's as kube-proxy would reach it.
+// Ports forwarded into the test host's network namespace: the API server's,
+// and a Service's as kube-proxy would reach it.
 
 // forwardAPIIn listens inside netns at addr (the kubernetes Service's
 // ClusterIP:443) and forwards every connection, TLS untouched, to the API

@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// The log of hook exchanges the cluster network relayed: what the tests read\nback of Metacontroller's calls.
+// The log of hook exchanges the cluster network relayed: what the tests read
+// back of Metacontroller's calls.
 
 func (n *clusterNet) record(ex HookExchange) {
 	n.mu.Lock()

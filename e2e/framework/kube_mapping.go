@@ -9,7 +9,8 @@ import (
 	"strings"
 )
 
-// How an object's apiVersion and kind become its REST path: discovery, as a\nclient's RESTMapper does it.
+// How an object's apiVersion and kind become its REST path: discovery, as a
+// client's RESTMapper does it.
 
 // ResourcePath maps apiVersion/kind to the REST path of a named object (name
 // may be empty for the collection), through the API server's discovery, so a

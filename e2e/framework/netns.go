@@ -12,7 +12,8 @@ import (
 	"syscall"
 )
 
-// Running code inside a network namespace: listening, dialing and calling a\nfunction there from a locked OS thread.
+// Running code inside a network namespace: listening, dialing and calling a
+// function there from a locked OS thread.
 
 // listenIn opens a TCP listener inside the network namespace netns (a
 // /proc/<pid>/ns/net path): the socket is made on an OS thread moved into the

@@ -12,7 +12,8 @@ import (
 	"path/filepath"
 )
 
-// Pods on the test host: the kubelet stand-in running pods at the test\nhost's addresses.
+// Pods on the test host: the kubelet stand-in running pods at the test
+// host's addresses.
 
 // UseHost lets the kubelet run pods on the test host h (StartOnHost): the
 // kubernetes Service's ClusterIP is given to h and forwarded to the API

@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// How a stand-in pod ends: deleted from the API server, its containers'\npreStop hooks run, then its processes stopped within their grace.
+// How a stand-in pod ends: deleted from the API server, its containers'
+// preStop hooks run, then its processes stopped within their grace.
 
 // Delete is what a kubelet does when the pod is deleted: each container's
 // preStop hook (exec or sleep), then SIGTERM and, past the pod's

@@ -9,7 +9,8 @@ import (
 	"strings"
 )
 
-// What a stand-in pod runs, read from the pod object: its containers, their\nmounts and environment.
+// What a stand-in pod runs, read from the pod object: its containers, their
+// mounts and environment.
 
 // container is one container of a pod spec, as the stand-in kubelet runs it.
 type container struct {
