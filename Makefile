@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
-.PHONY: build run test test-monitoring test-image test-dockerfile vet fmt-check mod-check generate fixtures bench bench-pages bench-traefik bench-fleet browser-test e2e tools clean
+.PHONY: build run test test-monitoring test-image test-dockerfile vet lint fmt-check mod-check generate fixtures bench bench-pages bench-traefik bench-fleet browser-test e2e tools clean
 .PHONY: image image-push chart-push kind-load version promtool chart-readme FORCE
 
 # -buildvcs=false whatever GOFLAGS says: the binary depends on the source
@@ -110,8 +110,8 @@ run:
 
 ## test: everything CI gates on, except the browser and control-plane suites,
 ## the two tests that need promtool (make test-monitoring) and the three that
-## build the image for both platforms (make test-image): vet, gofmt, tidy
-## modules, go test -race ./..., tools/monitoring's other tests (the
+## build the image for both platforms (make test-image): vet, staticcheck
+## (make lint), gofmt, tidy modules, go test -race ./..., tools/monitoring's other tests (the
 ## kube-state-metrics config against the CRD, every query against what is
 ## exported, the dashboard) and tools/image's other tests (flags, the refusal
 ## of a binary scratch cannot run, the registry's plain-HTTP policy, one
@@ -129,7 +129,7 @@ run:
 ## vet is a subset of them whose facts it computes again for every
 ## dependency, about 50 CPU-seconds of a cold run, schema's graph the most.
 RACE_FREE := github.com/stackdome/stackdome/schema
-test: vet fmt-check mod-check tools
+test: vet lint fmt-check mod-check tools
 	@# -timeout: go test's default of 10 minutes a package is a hang guard that a
 	@# loaded 2-core machine overruns (chart renders every values combination), not a budget.
 	$(GO) test -race -vet=off -count=1 -timeout 30m $$($(GO) list $(PKGS) | grep -v -x -F '$(RACE_FREE)')
@@ -179,6 +179,26 @@ test-monitoring: tools promtool
 vet:
 	$(GO) vet $(PKGS)
 
+## lint: staticcheck (bin/staticcheck, pinned in tools/go.mod) with its
+## default checks, unused (U1000) among them, on every package of the main
+## module and of the Go modules under tools/ that hold code: tools/image and
+## tools/monitoring. The main module is checked in two builds merged into one
+## report (-matrix): plain, and with every build tag the repository uses
+## (LINT_TAGS), so that the e2e suite and the browser test are linted too and
+## code only one build uses is not reported unused by the other. Not linted:
+## tools/ and tools/promtool (a //go:build tools file pinning what they
+## build, no code of ours), e2e/tools and e2e/kubectl (a build script and a
+## 27-line kubectl entry point, whose module graph only make e2e fetches).
+## A finding is fixed, not silenced: this target has no exclusions.
+LINT_TAGS := e2e,browser,race
+lint: $(BIN)/staticcheck
+	@fail=0; \
+	printf 'plain:\ntagged: -tags=$(LINT_TAGS)\n' | $(BIN)/staticcheck -matrix $(PKGS) || fail=1; \
+	(cd tools/image && $(BIN)/staticcheck ./...) || fail=1; \
+	(cd tools/monitoring && $(BIN)/staticcheck ./...) || fail=1; \
+	if [ $$fail -ne 0 ]; then echo "make lint: staticcheck's findings above; fix them (no check is excluded)" >&2; fi; \
+	exit $$fail
+
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^e2e/tools/')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -203,19 +223,22 @@ mod-check:
 		echo "$$skew"; fail=1; \
 	fi; exit $$fail
 
-## tools: controller-gen and helm, built from tools/ at the versions of every
-## module they share with the main module (mod-check holds it) and with the
-## main module's build flags (no -trimpath): their 51 shared modules, the
-## Kubernetes libraries among them, compile once for go vet, go test and
-## both tools, not three times.
-TOOL_PKGS := sigs.k8s.io/controller-tools/cmd/controller-gen helm.sh/helm/v3/cmd/helm
-tools: $(BIN)/controller-gen $(BIN)/helm
+## tools: controller-gen, helm and staticcheck, built from tools/ at the
+## versions of every module they share with the main module (mod-check holds
+## it) and with the main module's build flags (no -trimpath): their 51 shared
+## modules, the Kubernetes libraries among them, compile once for go vet, go
+## test and the tools, not three times.
+TOOL_PKGS := sigs.k8s.io/controller-tools/cmd/controller-gen helm.sh/helm/v3/cmd/helm honnef.co/go/tools/cmd/staticcheck
+tools: $(BIN)/controller-gen $(BIN)/helm $(BIN)/staticcheck
 
 $(BIN)/controller-gen: tools/go.mod tools/go.sum
 	cd tools && $(GO) build -o $(BIN)/controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen
 
 $(BIN)/helm: tools/go.mod tools/go.sum
 	cd tools && $(GO) build -o $(BIN)/helm helm.sh/helm/v3/cmd/helm
+
+$(BIN)/staticcheck: tools/go.mod tools/go.sum
+	cd tools && $(GO) build -o $(BIN)/staticcheck honnef.co/go/tools/cmd/staticcheck
 
 ## promtool: built from tools/promtool's pinned Prometheus into a cache
 ## outside the repository (tools/promtool/build.sh), linked as bin/promtool.

@@ -22,6 +22,7 @@ var userDocs = []string{
 	"docs/operations.md",
 	"docs/errorpages.md",
 	"docs/bad-input.md",
+	"docs/flags.md", // generated from the flags' help: stackdome serve --help
 	"chart/README.md",
 	"chart/values.yaml", // its comments only: they become chart/README.md
 	"chart/templates/NOTES.txt",

@@ -1,11 +1,16 @@
 // Command stackdome answers Metacontroller's hooks for StackResources and
 // serves Traefik's branded error pages.
 //
-//	stackdome [serve] [flags]          serve hooks on --listen, pages on --error-pages-listen, metrics on --metrics-listen
-//	stackdome sync [-f request.json]   print the answer to one sync request (stdin by default)
-//	stackdome render [-f app.yaml]     print the children of each StackResource's first sync, as YAML
-//	stackdome version                  print the version, the commit and the Go version (also --version)
-//	stackdome help [command]           print the commands, or one command's flags (also --help)
+//	stackdome [serve] [flags]
+//	    serve hooks on --listen, pages on --error-pages-listen, metrics on --metrics-listen
+//	stackdome sync [-f request.json]
+//	    print the answer to one sync request (stdin by default)
+//	stackdome render [-f app.yaml]
+//	    print the children of each StackResource's first sync, as YAML
+//	stackdome version
+//	    print the version, the commit and the Go version (also --version)
+//	stackdome help [command]
+//	    print the commands, or one command's flags (also --help)
 //
 // Every flag can also be set as STACKDOME_<FLAG> (dashes as underscores);
 // a flag on the command line wins.

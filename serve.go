@@ -58,14 +58,14 @@ type listenAt struct {
 	maxConns   int
 }
 
-// wire builds the metrics registry (stackdome_build_info on it), the verifier, the error pages, the hook
-// router and the servers from c, and binds their listeners: hooks, health
-// and readiness on c.listen; pages only on c.errorPagesListen; GET /metrics
-// only on c.metricsListen, so that whoever may scrape never reaches /sync
-// (the chart opens each port to its own clients). Without c.serveHooks,
-// c.listen serves health and readiness only and no verifier runs; without
-// c.servePages, nothing is bound for the pages. It starts nothing; on an
-// error nothing it opened stays open.
+// wire builds the metrics registry (stackdome_build_info on it), the verifier,
+// the error pages, the hook router and the servers from c, and binds their
+// listeners: hooks, health and readiness on c.listen; pages only on
+// c.errorPagesListen; GET /metrics only on c.metricsListen, so that whoever may
+// scrape never reaches /sync (the chart opens each port to its own clients).
+// Without c.serveHooks, c.listen serves health and readiness only and no
+// verifier runs; without c.servePages, nothing is bound for the pages. It
+// starts nothing; on an error nothing it opened stays open.
 func wire(c config, log *slog.Logger) (*app, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfoGauge(thisBuild()))

@@ -30,7 +30,7 @@ func registeredChildren(t *testing.T) []string {
 		want := "InPlace"
 		if c.APIVersion == "batch/v1" && c.Resource == "jobs" {
 			// A Job is never updated: its name carries its revision, and
-			// its pod template is immutable (docs/design.md, Children).
+			// its pod template is immutable (docs/reference.md, Children).
 			want = "OnDelete"
 		}
 		if c.UpdateStrategy.Method != want {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -104,6 +105,57 @@ func yamlDefault(t *testing.T, v *yaml.Node) string {
 	return string(js)
 }
 
+// flagHelps reads the help of every serve flag from docs/flags.md, which
+// the main package generates from the flag set (TestFlagsDoc): the one
+// description of each setting.
+func flagHelps(t *testing.T) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "docs", "flags.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	helps := map[string]string{}
+	row := regexp.MustCompile("^\\| `--([a-z0-9-]+)` \\| [^|]+ \\| [^|]+ \\| (.*) \\|$")
+	for _, line := range strings.Split(string(data), "\n") {
+		if m := row.FindStringSubmatch(line); m != nil {
+			helps[m[1]] = strings.ReplaceAll(m[2], `\|`, "|")
+		}
+	}
+	if len(helps) == 0 {
+		t.Fatal("docs/flags.md lists no flag")
+	}
+	return helps
+}
+
+// flagRef is a description that names a flag and adds only the chart's
+// own note: "--port-check-grace" or "--dial-workers. Per replica.".
+var flagRef = regexp.MustCompile(`^--([a-z0-9-]+)(?:\.\s*(.*))?$`)
+
+// withFlagHelp expands a description that names a flag into the flag's
+// help, then the chart's note: the help is written once, in the flag set.
+// config.* values must name their flag so (one key per flag); a flag
+// docs/flags.md does not list is an error.
+func withFlagHelp(t *testing.T, r valueDoc, helps map[string]string) string {
+	t.Helper()
+	m := flagRef.FindStringSubmatch(r.desc)
+	if m == nil {
+		if strings.HasPrefix(r.key, "config.") {
+			t.Errorf("values.yaml: %s's comment must name its flag (# -- --flag-name), whose help is its description", r.key)
+		}
+		return r.desc
+	}
+	help, ok := helps[m[1]]
+	if !ok {
+		t.Errorf("values.yaml: %s names --%s, which docs/flags.md does not list", r.key, m[1])
+		return r.desc
+	}
+	desc := "`--" + m[1] + "`: " + help + "."
+	if m[2] != "" {
+		desc += " " + m[2]
+	}
+	return desc
+}
+
 // cell escapes text for a Markdown table cell.
 func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
@@ -151,8 +203,9 @@ func chartREADME(t *testing.T) []byte {
 	p("`--api-versions`, as Argo CD passes them, or `--set crdCheck=false`.\n\n")
 	p("## Install\n\n```sh\nhelm install %s ./chart --namespace %s --create-namespace \\\n  --set 'podCIDRs={10.42.0.0/16}'   # your cluster's pod network\n```\n\n", c.Name, c.Name)
 	p("## Values\n\n| Key | Type | Default | Description |\n|---|---|---|---|\n")
+	helps := flagHelps(t)
 	for _, r := range rows {
-		p("| `%s` | %s | `%s` | %s |\n", r.key, r.typ, cell(r.def), cell(r.desc))
+		p("| `%s` | %s | `%s` | %s |\n", r.key, r.typ, cell(r.def), cell(withFlagHelp(t, r, helps)))
 	}
 	return b.Bytes()
 }

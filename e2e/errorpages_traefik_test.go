@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -346,21 +345,6 @@ func servable(m mirror, name string) error {
 		}
 	}
 	return fmt.Errorf("Service %s has no EndpointSlice with a serving endpoint on port %q (%d slices)", name, portName, n)
-}
-
-// routableNow is routable on the namespace as the API server has it now.
-func routableNow(ctx context.Context, ns string) error {
-	m := mirror{}
-	for _, r := range [][2]string{{"traefik.io/v1alpha1", "ingressroutes"}, {"traefik.io/v1alpha1", "middlewares"}, {"v1", "services"}, {"discovery.k8s.io/v1", "endpointslices"}} {
-		items, err := suite.cluster.Kube.List(ctx, collectionPath(r[0], r[1], ns), "")
-		if err != nil {
-			return err
-		}
-		for _, it := range items {
-			m.apply(watchEvent{typ: "ADDED", resource: r[1], object: it})
-		}
-	}
-	return routable(m, ns)
 }
 
 // settleRoutable is settle (mcwatch_test.go) for a phase that began at mark

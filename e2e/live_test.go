@@ -22,12 +22,12 @@ import (
 // TestLivePortGate is the whole loop on a real control plane under the real
 // Metacontroller: the chart installed (its CompositeController, its hooks
 // Service, its pod running `stackdome serve` on the test host), StackResources
-// of both types, kube-controller-manager rolling their children out, pods
-// made Running and Ready on test-host addresses, real listeners on some
-// declared ports and none on others. Past the grace window, each status must
-// name exactly the dead ports (docs/design.md, the row "serving, a port `Closed`
-// by a dial made after `failingSince`…"), and further syncs must write nothing: no status, no child (read
-// from a watch of the namespace, every event).
+// of both types, kube-controller-manager rolling their children out, pods made
+// Running and Ready on test-host addresses, real listeners on some declared
+// ports and none on others. Past the grace window, each status must name
+// exactly the dead ports (docs/reference.md, the row "serving, a port `Closed`
+// by a dial made after `failingSince`…"), and further syncs must write nothing:
+// no status, no child (read from a watch of the namespace, every event).
 func TestLivePortGate(t *testing.T) {
 	requireStackResourceCRD(t)
 	host := requireHost(t)

@@ -45,18 +45,6 @@ type metacontrollerCRDs struct {
 	why  string
 }
 
-// findMetacontrollerCRDs picks Metacontroller v4.17.2's own CRDs from
-// shared/testdata when the file is there, else the CompositeController CRD
-// written for this suite.
-func findMetacontrollerCRDs(root, shared string) metacontrollerCRDs {
-	real := realCRDs(shared)
-	_, err := os.Stat(real)
-	if err == nil {
-		return metacontrollerCRDs{path: real, real: true}
-	}
-	return metacontrollerCRDs{path: filepath.Join(root, filepath.FromSlash(writtenCRD)), why: err.Error()}
-}
-
 // String says which CRDs these are and what the strict checks of the
 // chart's CompositeController are then worth.
 func (m metacontrollerCRDs) String() string {

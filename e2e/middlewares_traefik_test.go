@@ -13,17 +13,17 @@ import (
 	"github.com/stackdome/stackdome/e2e/framework"
 )
 
-// TestTeamMiddlewaresThroughTraefik proves spec.middlewares on a real
-// Traefik with its default provider flags, the chart installed with its
-// error pages: a Middleware the spec names that exists is on every route,
-// in the spec's order, before the errors Middleware; one that does not
-// exist is never referred to, so the route stays enabled and serves, and
-// status names it (Middlewares False MiddlewareNotFound); once it is
-// created (which relates it: the real Metacontroller watches the related
-// objects the customize answer names) the next sync attaches it; once one is deleted the next sync
-// drops it and the route serves again. After every single write of every
-// sync (read from a watch of the namespace) no route refers to a Middleware that does not exist, and every
-// router Traefik builds is enabled.
+// TestTeamMiddlewaresThroughTraefik proves spec.middlewares on a real Traefik
+// with its default provider flags, the chart installed with its error pages: a
+// Middleware the spec names that exists is on every route, in the spec's order,
+// before the errors Middleware; one that does not exist is never referred to,
+// so the route stays enabled and serves, and status names it (Middlewares False
+// MiddlewareNotFound); once it is created (which relates it: the real
+// Metacontroller watches the related objects the customize answer names) the
+// next sync attaches it; once one is deleted the next sync drops it and the
+// route serves again. After every single write of every sync (read from a watch
+// of the namespace) no route refers to a Middleware that does not exist, and
+// every router Traefik builds is enabled.
 func TestTeamMiddlewaresThroughTraefik(t *testing.T) {
 	requireStackResourceCRD(t)
 	host := requireHost(t)

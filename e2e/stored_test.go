@@ -20,7 +20,8 @@ import (
 //     apply, fieldManager=metacontroller, force, controller-uid label and a
 //     controllerRef to the parent), reads back holding every field we sent
 //     with the value we sent — else Metacontroller updates it on every sync
-//     (metacontroller/metacontroller@v4.17.2 pkg/dynamic/apply/apply.go: server defaulting inside atomic lists, cpu "0.5" → "500m", dropped
+//     (metacontroller/metacontroller@v4.17.2 pkg/dynamic/apply/apply.go:
+//     server defaulting inside atomic lists, cpu "0.5" → "500m", dropped
 //     nulls) — and applying it again is a no-op;
 //   - the status, written through /status of a real StackResource with
 //     observedGeneration set as Metacontroller sets it, reads back equal —

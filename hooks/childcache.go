@@ -10,13 +10,13 @@ import (
 	"github.com/stackdome/stackdome/schema"
 )
 
-// childCache is the handler's childSource: it keeps, per parent name and
-// raw spec and config digest, the revision and encoded children that children.Build makes of
-// them, and per observed wiring the encoded routing children: pure functions of those and of the handler's
-// fixed Config, asked for again on every sync of an unchanged resource
-// (Metacontroller resyncs every parent each resyncPeriodSeconds and on every
-// pod change). It is bounded in bytes; when full, arbitrary entries make
-// room. Its zero value is ready to use.
+// childCache is the handler's childSource: it keeps, per parent name and raw
+// spec and config digest, the revision and encoded children that children.Build
+// makes of them, and per observed wiring the encoded routing children: pure
+// functions of those and of the handler's fixed Config, asked for again on
+// every sync of an unchanged resource (Metacontroller resyncs every parent each
+// resyncPeriodSeconds and on every pod change). It is bounded in bytes; when
+// full, arbitrary entries make room. Its zero value is ready to use.
 type childCache struct {
 	mu      sync.Mutex
 	entries map[string]*builtChildren
@@ -33,11 +33,11 @@ type builtChildren struct {
 // maxCachedBytes bounds the cache: a few thousand typical resources.
 const maxCachedBytes = 8 << 20
 
-// build is the childSource's build: the children of name and spec (the
+// own is the childSource's own: the children of name and spec (the
 // defaulted decoding of rawSpec) with claim templates cl, built and cached
 // when not held. Children that keep observed claim templates depend on more
 // than the spec: they are built every time, never cached.
-func (c *childCache) build(cfg children.Config, ns, name string, rawSpec []byte, spec schema.Spec, cl children.Claims, digest string) (string, childList, error) {
+func (c *childCache) own(cfg children.Config, ns, name string, rawSpec []byte, spec schema.Spec, cl children.Claims, digest string) (string, childList, error) {
 	var b *builtChildren
 	var err error
 	if cl.Kept != nil {

@@ -33,7 +33,7 @@ func TestChildCacheAnswersAsBuildChildren(t *testing.T) {
 			wantJSON, err := json.Marshal(want.Children)
 			require.NoError(t, err)
 			for range 2 { // a miss, then a hit
-				rev, got, err := c.build(cfg, "apps", name, raw, spec, children.Claims{}, digest)
+				rev, got, err := c.own(cfg, "apps", name, raw, spec, children.Claims{}, digest)
 				require.NoError(t, err)
 				if diff := cmp.Diff(string(wantJSON), string(got.encoded)); diff != "" {
 					t.Fatalf("%s %q: cached children differ (-want +got):\n%s", name, digest, diff)
@@ -53,7 +53,7 @@ func TestChildCacheIsBounded(t *testing.T) {
 	spec := schema.Default(schema.Spec{Type: schema.TypeService, Image: "x"})
 	for i := range 20000 {
 		raw := fmt.Appendf(nil, `{"type":"Service","image":"x","n":%d}`, i)
-		_, _, err := c.build(cfg, "apps", fmt.Sprintf("app-%d", i), raw, spec, children.Claims{}, "")
+		_, _, err := c.own(cfg, "apps", fmt.Sprintf("app-%d", i), raw, spec, children.Claims{}, "")
 		require.NoError(t, err)
 		require.LessOrEqual(t, c.size, maxCachedBytes, "after %d specs", i+1)
 	}
@@ -65,7 +65,7 @@ func TestChildCacheIsBounded(t *testing.T) {
 
 	huge := []byte(`{"type":"Service","image":"x","pad":"` + strings.Repeat("p", maxCachedBytes/64) + `"}`)
 	n := len(c.entries)
-	_, _, err := c.build(cfg, "apps", "huge", huge, spec, children.Claims{}, "")
+	_, _, err := c.own(cfg, "apps", "huge", huge, spec, children.Claims{}, "")
 	require.NoError(t, err)
 	require.Len(t, c.entries, n, "a huge spec is not cached")
 }

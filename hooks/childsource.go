@@ -6,20 +6,22 @@ import (
 	"github.com/stackdome/stackdome/schema"
 )
 
-// childSource is the pipeline's seam for the children: what package
-// children builds of a spec (its own children and their pod template's
-// revision, which follow the config digest) and of the observed wiring (the routing children). rawSpec is
-// the spec as the request carries it, spec its defaulted decoding; a source
-// may key on rawSpec, never answer differently for the same arguments.
+// childSource is the pipeline's seam for the children: what package children
+// builds of a spec (its own children and their pod template's revision, which
+// follow the config digest) and of the observed wiring (the routing children).
+// rawSpec is the spec as the request carries it, spec its defaulted decoding; a
+// source may key on rawSpec, never answer differently for the same arguments.
 type childSource interface {
-	build(cfg children.Config, ns, name string, rawSpec []byte, spec schema.Spec, cl children.Claims, digest string) (revision string, _ childList, _ error)
+	own(cfg children.Config, ns, name string, rawSpec []byte, spec schema.Spec, cl children.Claims, digest string) (revision string, _ childList, _ error)
 	routing(cfg children.Config, name string, rawSpec []byte, spec schema.Spec, v observed.Wiring) (childList, error)
 }
 
-// build is the source of Sync: every child built for each sync, as objects.
-type build struct{}
+// freshChildren is the source of Sync: every child built for each sync, as
+// objects.
+type freshChildren struct{}
 
-func (build) build(cfg children.Config, ns, name string, _ []byte, spec schema.Spec, cl children.Claims, digest string) (string, childList, error) {
+// own is the childSource's own: the children of the spec, built.
+func (freshChildren) own(cfg children.Config, ns, name string, _ []byte, spec schema.Spec, cl children.Claims, digest string) (string, childList, error) {
 	d, err := buildOwn(cfg, ns, name, spec, cl, digest)
 	if err != nil {
 		return "", childList{}, err
@@ -42,7 +44,8 @@ func buildOwn(cfg children.Config, ns, name string, spec schema.Spec, cl childre
 	return d, nil
 }
 
-func (build) routing(cfg children.Config, name string, _ []byte, spec schema.Spec, v observed.Wiring) (childList, error) {
+// routing is the childSource's routing: the routing children, built.
+func (freshChildren) routing(cfg children.Config, name string, _ []byte, spec schema.Spec, v observed.Wiring) (childList, error) {
 	objs, err := children.Routing(cfg, name, spec, v)
 	return childList{objects: objs, refs: children.Refs(objs)}, err
 }

@@ -81,7 +81,8 @@ func (g *fixtureGen) services(c map[string]fixture) {
 		"ports":[{"name":"http","port":80,"public":true}]}`)
 	c["error-pages-disabled"] = fixture{g: g, parent: p}.converged()
 
-	// 7. rollout in progress: the Deployment still runs the old template, new pods are being created.
+	// 7. rollout in progress: the Deployment still runs the old template, new
+	// pods are being created.
 	p, k = g.newParent("shopfront", "shop", `{"type":"Service","image":"ghcr.io/acme/shopfront:5.2.0","replicas":2,"host":"www.example.com",
 		"ports":[{"name":"http","port":8080,"public":true}]}`)
 	d = g.settled(fixture{g: g, parent: p})
@@ -95,7 +96,8 @@ func (g *fixtureGen) services(c map[string]fixture) {
 		pods: podObjects(pod("shopfront-0a1b2c3d4e-7hjkl", p, old, "127.0.0.71", k, podOpts{}), pod("shopfront-0a1b2c3d4e-m9pq2", p, old, "127.0.0.72", k+1, podOpts{}),
 			pod("shopfront-"+revisionOf(dep)+"-zx8vw", p, dep, "", k+2, podOpts{pending: true}))}.converged()
 
-	// 8. serving: every replica ready; the first sync of a fresh stackdome asks for the ports to be dialed.
+	// 8. serving: every replica ready; the first sync of a fresh stackdome asks
+	// for the ports to be dialed.
 	p, k = g.newParent("checkout", "shop", `{"type":"Service","image":"ghcr.io/acme/checkout:1.0.3","replicas":2,"host":"checkout.example.com",
 		"ports":[{"name":"http","port":8080,"public":true},{"name":"metrics","port":9090}]}`)
 	d = g.settled(fixture{g: g, parent: p})
@@ -103,8 +105,8 @@ func (g *fixtureGen) services(c map[string]fixture) {
 	c["serving"] = fixture{g: g, parent: p, children: observeAll(p, d, k, depStatus(2, 2, 2, 2, newRSAvailable), ""),
 		pods: podObjects(pod("checkout-5d9c7b8f6-abcde", p, dep, "127.0.0.81", k, podOpts{}), pod("checkout-5d9c7b8f6-fghij", p, dep, "127.0.0.82", k+1, podOpts{}))}.converged()
 
-	// 8a. error pages, the chart not installed yet: no error-page Service to relate, so no Middleware
-	// and no route refers to one.
+	// 8a. error pages, the chart not installed yet: no error-page Service to
+	// relate, so no Middleware and no route refers to one.
 	p, _ = g.newParent("cart", "shop", `{"type":"Service","image":"ghcr.io/acme/cart:1.1","host":"cart.example.com",
 		"ports":[{"name":"http","port":8080,"public":true}]}`)
 	c["error-pages-not-installed"] = fixture{g: g, parent: p, noErrSvc: true}.converged()

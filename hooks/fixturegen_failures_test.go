@@ -42,8 +42,9 @@ func (g *fixtureGen) failures(c map[string]fixture) {
 	c["v1-keys"] = fixture{g: g, parent: p, v1: true, children: observeAll(p, d, k, running1, ""),
 		pods: podObjects(pod("ledger-58f9c6d7b4-lkjhg", p, d["Deployment/ledger"], "127.0.0.111", k, podOpts{}))}.converged()
 
-	// 12. observed children full of server-defaulted fields (clusterIP, ipFamilies, strategy, probe timing,
-	// volumeMode...) and a spec with non-canonical quantities: the answer carries only what stackdome owns.
+	// 12. observed children full of server-defaulted fields (clusterIP,
+	// ipFamilies, strategy, probe timing, volumeMode...) and a spec with
+	// non-canonical quantities: the answer carries only what stackdome owns.
 	p, k = g.newParent("cache", "shop", `{"type":"Service","image":"redis:7.4","ports":[{"name":"redis","port":6379}],
 		"resources":{"requests":{"cpu":"0.25","memory":"0.5Gi"},"limits":{"cpu":"1000m"}}}`)
 	f, d = g.running(p, k, running1)
@@ -61,7 +62,8 @@ func (g *fixtureGen) failures(c map[string]fixture) {
 	f, _ = g.running(p, k, depStatus(0, 0, 0, 0, newRSAvailable))
 	c["scaled-to-zero"] = f.converged()
 
-	// 15. a spec of the wrong shape (ports as a string) with children running: kept as last applied.
+	// 15. a spec of the wrong shape (ports as a string) with children running:
+	// kept as last applied.
 	p, k = g.newParent("mailer", "ops", `{"type":"Service","image":"ghcr.io/acme/mailer:1","ports":[{"name":"smtp","port":2525}]}`)
 	f, d = g.running(p, k, running1)
 	f.pods = podObjects(pod("mailer-6a5b4c3d2e-mnbvc", p, d["Deployment/mailer"], "127.0.0.151", k, podOpts{}))
@@ -85,7 +87,8 @@ func (g *fixtureGen) failures(c map[string]fixture) {
 
 	g.beforeUpgrade(c)
 
-	// 20. a pod that cannot be scheduled for 20 minutes: the scheduler's message; stalled past the boot grace.
+	// 20. a pod that cannot be scheduled for 20 minutes: the scheduler's
+	// message; stalled past the boot grace.
 	p, k = g.newParent("renderer", "media", `{"type":"Service","image":"ghcr.io/acme/renderer:2.0","ports":[{"name":"http","port":8080}],
 		"resources":{"requests":{"cpu":"16","memory":"64Gi"}}}`)
 	d = fixture{g: g, parent: p}.desired()
@@ -111,11 +114,12 @@ func (g *fixtureGen) failures(c map[string]fixture) {
 
 // beforeUpgrade: statuses the previous stackdome version wrote.
 func (g *fixtureGen) beforeUpgrade(c map[string]fixture) {
-	// 18. the serving app as the previous stackdome version left its status after a verdict: Serving,
-	// every port Open, no portCheck. A replica of this version that has no verdict yet keeps it.
-	// Private: a public app also gains the ErrorPages condition (new in 0.2.0) at its first sync after
-	// the upgrade, stamped then (hooks TestUpgradeAddsTheErrorPagesCondition); this case isolates the
-	// verdict carried over, and its answer holds at any time.
+	// 18. the serving app as the previous stackdome version left its status
+	// after a verdict: Serving, every port Open, no portCheck. A replica of
+	// this version that has no verdict yet keeps it. Private: a public app also
+	// gains the ErrorPages condition (new in 0.2.0) at its first sync after the
+	// upgrade, stamped then (hooks TestUpgradeAddsTheErrorPagesCondition); this
+	// case isolates the verdict carried over, and its answer holds at any time.
 	p, k := g.newParent("cart", "shop", `{"type":"Service","image":"ghcr.io/acme/cart:3.2","replicas":2,
 		"ports":[{"name":"http","port":8080},{"name":"metrics","port":9090}]}`)
 	d := fixture{g: g, parent: p}.desired()
@@ -163,9 +167,9 @@ func (g *fixtureGen) statefulFailures(c map[string]fixture) {
 	c["rollout-blocked"] = fixture{g: g, parent: p, children: objs, pods: podObjects(zk("zk-0", old, "127.0.0.221", "zk-7c8d9f6b5", false, k),
 		zk("zk-1", old, "127.0.0.222", "zk-7c8d9f6b5", true, k+1), zk("zk-2", ss, "127.0.0.223", "zk-5f6b7c8d9", true, k+2))}.converged()
 
-	// 23. spec.storage.size edited on an object admitted before the CEL rule, on a verified app: the
-	// StatefulSet keeps its claim template, every other change still applies, status names the change
-	// not applied.
+	// 23. spec.storage.size edited on an object admitted before the CEL rule,
+	// on a verified app: the StatefulSet keeps its claim template, every other
+	// change still applies, status names the change not applied.
 	p, k = g.newParent("orders-db", "shop", `{"type":"StatefulService","image":"mysql:8.4","ports":[{"name":"mysql","port":3306}],
 		"storage":{"size":"20Gi","mountPath":"/var/lib/mysql","storageClassName":"ssd"}}`)
 	d = fixture{g: g, parent: p}.desired()

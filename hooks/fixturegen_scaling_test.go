@@ -34,20 +34,23 @@ func (g *fixtureGen) placementAndScaling(c map[string]fixture) (last int) {
 		"imagePullSecrets":[{"name":"acme-registry"}],"serviceAccountName":"billing-worker"}`)
 	c["private-image"] = fixture{g: g, parent: p}.converged()
 
-	// 25. security relaxed field by field: a fixed uid and group, NET_BIND_SERVICE for port 80; the rest stays restricted.
+	// 25. security relaxed field by field: a fixed uid and group,
+	// NET_BIND_SERVICE for port 80; the rest stays restricted.
 	p, _ = g.newParent("edge", "www", `{"type":"Service","image":"ghcr.io/acme/edge:1.0","ports":[{"name":"http","port":80}],
 		"podSecurityContext":{"runAsUser":10001,"runAsGroup":10001,"fsGroup":10001},
 		"securityContext":{"capabilities":{"drop":["ALL"],"add":["NET_BIND_SERVICE"]},"readOnlyRootFilesystem":true}}`)
 	c["security-relaxed"] = fixture{g: g, parent: p}.converged()
 
-	// 26. configuration: every key of a ConfigMap and a Secret in the environment, and files mounted read-only.
+	// 26. configuration: every key of a ConfigMap and a Secret in the
+	// environment, and files mounted read-only.
 	p, _ = g.newParent("notes", "apps", `{"type":"Service","image":"ghcr.io/acme/notes:2.4","ports":[{"name":"http","port":8080}],
 		"envFrom":[{"configMapRef":{"name":"notes-config"}},{"secretRef":{"name":"notes-secrets"},"prefix":"SECRET_"}],
 		"files":[{"name":"config","mountPath":"/etc/notes","configMap":{"name":"notes-files"}},
 		{"name":"tls","mountPath":"/etc/notes/tls","secret":{"secretName":"notes-tls","items":[{"key":"tls.crt","path":"cert.pem"}]}}]}`)
 	c["config-files"] = fixture{g: g, parent: p}.converged()
 
-	// 27. placement: a node pool, its taint, zone spread, anti-affinity, and pod annotations and labels.
+	// 27. placement: a node pool, its taint, zone spread, anti-affinity, and
+	// pod annotations and labels.
 	p, _ = g.newParent("search-index", "shop", `{"type":"Service","image":"ghcr.io/acme/search-index:5.0","replicas":3,"ports":[{"name":"http","port":9200}],
 		"nodeSelector":{"acme.io/pool":"memory"},
 		"tolerations":[{"key":"acme.io/dedicated","operator":"Equal","value":"search","effect":"NoSchedule"}],
@@ -58,8 +61,9 @@ func (g *fixtureGen) placementAndScaling(c map[string]fixture) (last int) {
 		"podLabels":{"team":"search","tier":"backend"}}`)
 	c["placement"] = fixture{g: g, parent: p}.converged()
 
-	// 28. autoscaling: the HorizontalPodAutoscaler scaled the Deployment to 3; the answer carries no replicas and
-	// the gate judges the live count: 3 of 3 ready is Available.
+	// 28. autoscaling: the HorizontalPodAutoscaler scaled the Deployment to 3;
+	// the answer carries no replicas and the gate judges the live count: 3 of 3
+	// ready is Available.
 	p, k := g.newParent("catalog", "shop", `{"type":"Service","image":"ghcr.io/acme/catalog:9.2","ports":[{"name":"http","port":8080}],
 		"resources":{"requests":{"cpu":"250m","memory":"256Mi"}},"autoscaling":{"minReplicas":2,"maxReplicas":10,"targetCPUUtilizationPercentage":70}}`)
 	d := fixture{g: g, parent: p}.desired()
@@ -75,8 +79,9 @@ func (g *fixtureGen) placementAndScaling(c map[string]fixture) (last int) {
 		"ports":[{"name":"http","port":8080,"public":true}],"tls":{"certResolver":"letsencrypt"}}`)
 	c["tls-cert-resolver"] = g.observedOnly(p)
 
-	// 30. TLS from a Secret, and three public ports: the primary at /, the api at its own /v1 as the app
-	// serves it, the websocket port at /ws stripped before it reaches the app.
+	// 30. TLS from a Secret, and three public ports: the primary at /, the api
+	// at its own /v1 as the app serves it, the websocket port at /ws stripped
+	// before it reaches the app.
 	p, _ = g.newParent("chat", "apps", `{"type":"Service","image":"ghcr.io/acme/chat:1.9","host":"chat.example.com","tls":{"secretName":"chat-example-com-tls"},
 		"ports":[{"name":"http","port":8080,"public":true},{"name":"api","port":8081,"public":true,"path":"/v1"},
 		{"name":"ws","port":8082,"public":true},{"name":"metrics","port":9090}]}`)
@@ -89,8 +94,9 @@ func (g *fixtureGen) placementAndScaling(c map[string]fixture) (last int) {
 	f.pods = replicaPods(p, d["Deployment/payments-api"], k, 201, "q2w3e", "r4t5y", "u6i7o")
 	c["production-app"] = f.converged()
 
-	// 32. a field of a real app slipped past admission wrong (replicas and autoscaling together, on an
-	// object of a CRD without the rule): InvalidSpec, the running children kept as last applied.
+	// 32. a field of a real app slipped past admission wrong (replicas and
+	// autoscaling together, on an object of a CRD without the rule):
+	// InvalidSpec, the running children kept as last applied.
 	p, k = g.newParent("search-api", "apps", `{"type":"Service","image":"ghcr.io/acme/search-api:2.0","replicas":2,"ports":[{"name":"http","port":8080}],
 		"resources":{"requests":{"cpu":"200m"}}}`)
 	f, d = g.running(p, k, depStatus(2, 2, 2, 2, newRSAvailable))

@@ -1,19 +1,16 @@
 package hooks
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/stackdome/stackdome/hooks/internal/observed"
-	"github.com/stackdome/stackdome/metacontroller"
 	"github.com/stackdome/stackdome/portcheck"
 )
 
@@ -123,11 +120,11 @@ func (h *Handler) refuseAdmission(w http.ResponseWriter, hook string, code int, 
 // It never waits for a dial.
 func (h *Handler) ServeSync(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	code := h.sync(w, r)
+	code := h.handleSync(w, r)
 	h.observe("sync", code, start)
 }
 
-func (h *Handler) sync(w http.ResponseWriter, r *http.Request) int {
+func (h *Handler) handleSync(w http.ResponseWriter, r *http.Request) int {
 	t := h.ticket()
 	defer t.done()
 	body, code, err := h.read(w, r, t)
@@ -151,7 +148,7 @@ func (h *Handler) sync(w http.ResponseWriter, r *http.Request) int {
 	if err := alive(); err != nil {
 		return h.abandoned(w, err)
 	}
-	a, err := h.Config.sync(&req, h.Verifier, h.now(), &h.children, alive)
+	a, err := h.Config.pipeline(&req, h.Verifier, h.now(), &h.children, alive)
 	if err != nil {
 		if cerr := alive(); cerr != nil && errors.Is(err, cerr) {
 			return h.abandoned(w, err)
@@ -209,72 +206,6 @@ func retryAfter(w http.ResponseWriter) {
 	w.Header().Set("Retry-After", strconv.Itoa(int(RetryAfter/time.Second)))
 }
 
-// ServeCustomize answers POST /customize.
-func (h *Handler) ServeCustomize(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	code := h.customize(w, r)
-	h.observe("customize", code, start)
-}
-
-func (h *Handler) customize(w http.ResponseWriter, r *http.Request) int {
-	t := h.ticket()
-	defer t.done()
-	body, code, err := h.read(w, r, t)
-	if err != nil {
-		return h.refuseAdmission(w, "customize", code, err)
-	}
-	defer release(body)
-	var req metacontroller.CustomizeRequest
-	if err := json.Unmarshal(body.Bytes(), &req); err != nil {
-		return h.refuse(w, "customize", http.StatusBadRequest, fmt.Errorf("decoding request: %s", observed.TypeError(err)))
-	}
-	resp, err := h.Config.Customize(&req)
-	if err != nil {
-		return h.refuse(w, "customize", statusOf(err), err)
-	}
-	b, err := json.Marshal(resp)
-	if err != nil {
-		return h.refuse(w, "customize", http.StatusInternalServerError, fmt.Errorf("encoding response: %w", err))
-	}
-	return writeBody(w, b)
-}
-
-// refuse answers an error in one short line: Metacontroller copies the body
-// into an event, so it stays short and free of request content beyond the
-// reason. The log line carries the same clipped reason (at most
-// maxReason bytes), never the request's content at full length.
-func (h *Handler) refuse(w http.ResponseWriter, hook string, code int, err error) int {
-	reason := oneLine(err.Error())
-	h.logger().Warn(hook+" refused", "code", code, "err", reason)
-	text(w, code, reason)
-	return code
-}
-
-// abandoned ends a sync whose client went away (Metacontroller's hook
-// timeout, or a closed connection) between two stages of the pipeline:
-// nothing is scheduled, and the answer, 503, reaches nobody.
-func (h *Handler) abandoned(w http.ResponseWriter, err error) int {
-	h.logger().Debug("sync abandoned", "err", err)
-	text(w, http.StatusServiceUnavailable, "request abandoned: "+oneLine(err.Error()))
-	return http.StatusServiceUnavailable
-}
-
-// statusOf is the HTTP status code of a pipeline error: 400 for a request
-// it cannot read, 422 for one it cannot answer without deleting what runs,
-// 500 for anything else (a bug of ours).
-func statusOf(err error) int {
-	var re *RequestError
-	if errors.As(err, &re) {
-		switch re.Kind {
-		case Malformed:
-			return http.StatusBadRequest
-		case Unanswerable:
-			return http.StatusUnprocessableEntity
-		}
-	}
-	return http.StatusInternalServerError
-}
-
 func (h *Handler) observe(hook string, code int, start time.Time) {
 	if h.Metrics == nil {
 		return
@@ -295,31 +226,4 @@ func (h *Handler) logger() *slog.Logger {
 		return h.Log
 	}
 	return slog.New(slog.DiscardHandler)
-}
-
-// maxReason bounds the reason of a refusal, in the answer and in the log.
-const maxReason = 512
-
-// oneLine keeps a reason to one line of at most maxReason bytes. It looks at
-// no more than a few times maxReason of s, so that a reason quoting a huge
-// input costs no more than a short one.
-func oneLine(s string) string {
-	cut := len(s) > 4*maxReason
-	if cut {
-		s = s[:4*maxReason]
-	}
-	s = strings.Join(strings.Fields(s), " ")
-	if cut || len(s) > maxReason {
-		s = s[:min(len(s), maxReason-3)]
-		s = strings.ToValidUTF8(s, "") + "..."
-	}
-	return s
-}
-
-// writeBody answers 200 with an encoded JSON body.
-func writeBody(w http.ResponseWriter, b []byte) int {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	w.Write(b)
-	return http.StatusOK
 }

@@ -24,11 +24,12 @@ var rooms = map[string][]string{
 	"hooks/internal/status":   {"hooks/internal/observed", "portcheck", "schema"},
 }
 
-// httpFiles are the files of package hooks that speak HTTP: the handler,
-// the router and the body reader. Nothing else of the pipeline imports
+// httpFiles are the files of package hooks that speak HTTP: the handler
+// (its sync path, its customize path and its refusals), the router and the
+// body reader. Nothing else of the pipeline imports
 // net/http — not Sync's file, not a room: HTTP status codes are chosen in
 // the handler from the errors' kinds.
-var httpFiles = []string{"handler.go", "router.go", "body.go"}
+var httpFiles = []string{"handler.go", "customizehandler.go", "refuse.go", "router.go", "body.go"}
 
 // imports returns what the non-test Go files at path (a package directory
 // or one file, relative to the repository root) import.

@@ -39,7 +39,7 @@ func Sync(req *metacontroller.SyncRequest, verdicts Verdicts, now time.Time) (*m
 // partial.
 func (c Config) Sync(req *metacontroller.SyncRequest, verdicts Verdicts, now time.Time) (*metacontroller.SyncResponse, []DialJob, error) {
 	in := observed.FromSyncRequest(req)
-	a, err := c.sync(&in, verdicts, now, build{}, nil)
+	a, err := c.pipeline(&in, verdicts, now, freshChildren{}, nil)
 	switch {
 	case err != nil:
 		return nil, nil, err
@@ -49,7 +49,7 @@ func (c Config) Sync(req *metacontroller.SyncRequest, verdicts Verdicts, now tim
 	return a.response(), a.jobs, nil
 }
 
-// sync is the pipeline, the only one: decode the parent, observe, build the
+// pipeline is the only one: decode the parent, observe, build the
 // children, decide the status, answer. Sync and the handler differ only in
 // its three seams: how the request was decoded (observed.Request: object by
 // object, or in one pass), where the children come from (src: built for
@@ -57,7 +57,7 @@ func (c Config) Sync(req *metacontroller.SyncRequest, verdicts Verdicts, now tim
 // request is still wanted (alive, asked between stages: the handler's
 // request context, so that an abandoned request stops taking the CPU; nil
 // for Sync, whose caller owns its own time).
-func (c Config) sync(req *observed.Request, verdicts Verdicts, now time.Time, src childSource, alive func() error) (answer, error) {
+func (c Config) pipeline(req *observed.Request, verdicts Verdicts, now time.Time, src childSource, alive func() error) (answer, error) {
 	c = c.withDefaults()
 	if alive == nil {
 		alive = func() error { return nil }
@@ -87,7 +87,7 @@ func (c Config) sync(req *observed.Request, verdicts Verdicts, now time.Time, sr
 	}
 	cfg := c.children()
 	cl := children.ClaimsFor(p.Metadata.Name, p.Metadata.Namespace, spec, obs.Workload)
-	rev, own, err := src.build(cfg, p.Metadata.Namespace, p.Metadata.Name, p.RawSpec, spec, cl, obs.Config.Digest)
+	rev, own, err := src.own(cfg, p.Metadata.Namespace, p.Metadata.Name, p.RawSpec, spec, cl, obs.Config.Digest)
 	if err != nil {
 		return answer{}, fmt.Errorf("building children: %w", err)
 	}

@@ -140,9 +140,9 @@ func TestForgetInterleaving(t *testing.T) {
 	})
 }
 
-// TestQueueFull: with the one worker busy and QueueSize jobs accepted (the
-// busy one and one waiting), Enqueue refuses at once; cancelling Run stops the busy dial, drops the queued job, and
-// leaves no goroutine behind.
+// TestQueueFull: with the one worker busy and QueueSize jobs accepted (the busy
+// one and one waiting), Enqueue refuses at once; cancelling Run stops the busy
+// dial, drops the queued job, and leaves no goroutine behind.
 func TestQueueFull(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		baseline := bubbleGoroutines(t)

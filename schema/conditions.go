@@ -19,7 +19,7 @@ const (
 	CondConfig      ConditionType = "Config"
 )
 
-// Reason names the row of the state table (docs/design.md) a status landed
+// Reason names the row of the state table (docs/reference.md) a status landed
 // on. Every condition carries it, so Stalled and Reconciling always say what
 // is going on, True or False.
 type Reason string

@@ -291,12 +291,3 @@ type ErrorPages struct {
 	// +optional
 	Brand string `json:"brand,omitempty"`
 }
-
-// MiddlewareRef names a Traefik Middleware of the resource's namespace.
-type MiddlewareRef struct {
-	// Name of the Middleware (metadata.name, a DNS subdomain).
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
-	Name string `json:"name"`
-}

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	helm.sh/helm/v3 v3.22.0
+	honnef.co/go/tools v0.8.2
 	sigs.k8s.io/controller-tools v0.23.0
 )
 
@@ -95,6 +96,7 @@ require (
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
+	golang.org/x/exp/typeparams v0.0.0-20231108232855-2478ac86f678 // indirect
 	golang.org/x/mod v0.41.0 // indirect
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect

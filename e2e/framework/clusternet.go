@@ -11,8 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,71 +78,6 @@ func (n *clusterNet) serveIn(netns, addr string) (stop func(), err error) {
 	srv := &http.Server{Handler: n, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(l)
 	return func() { srv.Close() }, nil
-}
-
-// forwardAPIIn listens inside netns at addr (the kubernetes Service's
-// ClusterIP:443) and forwards every connection, TLS untouched, to the API
-// server at apiAddr: what kube-proxy does for the kubernetes Service.
-func forwardAPIIn(netns, addr, apiAddr string) (stop func(), err error) {
-	return forwardIn(netns, addr, func(context.Context) (string, error) { return apiAddr, nil })
-}
-
-// forwardIn listens at addr, inside netns ("": the root namespace), and
-// forwards every connection, bytes untouched, to the address to gives for
-// it: kube-proxy's job for one Service port.
-func forwardIn(netns, addr string, to func(context.Context) (string, error)) (stop func(), err error) {
-	var l net.Listener
-	if netns == "" {
-		l, err = net.Listen("tcp", addr)
-	} else {
-		l, err = listenIn(netns, addr)
-	}
-	if err != nil {
-		return nil, err
-	}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				target, err := to(ctx)
-				cancel()
-				if err != nil {
-					return
-				}
-				up, err := net.DialTimeout("tcp", target, 5*time.Second)
-				if err != nil {
-					return
-				}
-				defer up.Close()
-				done := make(chan struct{}, 2)
-				go func() { io.Copy(up, c); done <- struct{}{} }()
-				go func() { io.Copy(c, up); done <- struct{}{} }()
-				<-done
-			}()
-		}
-	}()
-	return func() { l.Close() }, nil
-}
-
-// ForwardService is kube-proxy for one port of Service ns/name: it listens
-// at addr, on the test host h (nil: in the root namespace, where a load
-// balancer's address is), and forwards each connection to one ready
-// endpoint of the Service's EndpointSlices, round robin. stop closes the
-// listener.
-func (n *clusterNet) ForwardService(h *TestHost, addr, ns, name string, port int) (stop func(), err error) {
-	netns := ""
-	if h != nil {
-		netns = h.netns
-	}
-	return forwardIn(netns, addr, func(ctx context.Context) (string, error) {
-		to, _, err := n.resolve(ctx, name+"."+ns, port)
-		return to, err
-	})
 }
 
 // ServeHTTP is the proxy: it forwards one http:// request and records it,
@@ -265,7 +198,7 @@ func (n *clusterNet) resolve(ctx context.Context, host string, port int) (string
 		}
 	}
 	if !found {
-		return "", http.StatusServiceUnavailable, fmt.Errorf("Service %s/%s has no port %d", ns, name, port)
+		return "", http.StatusServiceUnavailable, fmt.Errorf("the Service %s/%s has no port %d", ns, name, port)
 	}
 	slices, err := n.kube.List(ctx, "/apis/discovery.k8s.io/v1/namespaces/"+ns+"/endpointslices", "kubernetes.io/service-name="+name)
 	if err != nil {
@@ -298,7 +231,7 @@ func (n *clusterNet) resolve(ctx context.Context, host string, port int) (string
 		}
 	}
 	if len(addrs) == 0 {
-		return "", http.StatusServiceUnavailable, fmt.Errorf("Service %s/%s port %d has no ready endpoint", ns, name, port)
+		return "", http.StatusServiceUnavailable, fmt.Errorf("the Service %s/%s has no ready endpoint on port %d", ns, name, port)
 	}
 	return addrs[int(n.next.Add(1)-1)%len(addrs)], 0, nil
 }
@@ -312,72 +245,6 @@ func serviceName(host string) (name, ns string, ok bool) {
 		return "", "", false
 	}
 	return parts[0], parts[1], true
-}
-
-func (n *clusterNet) record(ex HookExchange) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.exchanges = append(n.exchanges, ex)
-	if dir := os.Getenv("STACKDOME_E2E_REQUESTS"); dir != "" && ex.Request != nil && ex.path == "/sync" {
-		// What the real Metacontroller sent, one file a sync, in order:
-		// <seq>-<namespace>-<name>-sync-<hook version>.json.
-		cc, _ := Dig(ex.Request, "controller").(map[string]any)
-		version := HookVersion(cc, "sync")
-		b, _ := json.MarshalIndent(ex.Request, "", "  ")
-		if os.MkdirAll(dir, 0o755) == nil {
-			file := fmt.Sprintf("%05d-%s-%s-sync-%s.json", len(n.exchanges), ex.parentNS, ex.parentName, version)
-			_ = os.WriteFile(filepath.Join(dir, file), append(b, '\n'), 0o644)
-		}
-	}
-}
-
-// Drain returns the exchanges recorded so far and forgets them, so that a
-// long run (the fleet) holds no more than a second's requests.
-func (n *clusterNet) Drain() []HookExchange {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	ex := n.exchanges
-	n.exchanges = nil
-	return ex
-}
-
-// Path is the hook's path of the exchange (/sync, /customize ...).
-func (e HookExchange) Path() string { return e.path }
-
-// Count is the number of exchanges on path.
-func (n *clusterNet) Count(path string) int {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	c := 0
-	for _, ex := range n.exchanges {
-		if ex.path == path {
-			c++
-		}
-	}
-	return c
-}
-
-// HookCalls returns the exchanges on path (/sync ...) for parent ns/name
-// answered at or after since, oldest first.
-func (n *clusterNet) HookCalls(path, ns, name string, since time.Time) []HookExchange {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	var out []HookExchange
-	for _, ex := range n.exchanges {
-		if ex.path == path && ex.parentNS == ns && ex.parentName == name && !ex.At.Before(since) {
-			out = append(out, ex)
-		}
-	}
-	return out
-}
-
-// HookVersion is the version of one of cc's hooks: "v1" when unset, as
-// HookVersion's CRD default and GetVersion have it.
-func HookVersion(cc Obj, hook string) string {
-	if v, _ := Dig(cc, "spec", "hooks", hook, "version").(string); v != "" {
-		return v
-	}
-	return "v1"
 }
 
 // decodeNumbers decodes JSON keeping numbers as json.Number, as the suite

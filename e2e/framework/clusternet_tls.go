@@ -43,12 +43,12 @@ func (n *clusterNet) credentials(ctx context.Context, name, ns string) (*hookCre
 	pair := func(secret string) (tls.Certificate, []byte, error) {
 		s, err := n.kube.Get(ctx, "/api/v1/namespaces/"+ns+"/secrets/"+secret)
 		if err != nil {
-			return tls.Certificate{}, nil, fmt.Errorf("Secret %s/%s: %w", ns, secret, err)
+			return tls.Certificate{}, nil, fmt.Errorf("reading the Secret %s/%s: %w", ns, secret, err)
 		}
 		var b [3][]byte
 		for i, k := range []string{"tls.crt", "tls.key", "ca.crt"} {
 			if b[i], err = base64.StdEncoding.DecodeString(fmt.Sprint(Dig(s, "data", k))); err != nil {
-				return tls.Certificate{}, nil, fmt.Errorf("Secret %s/%s key %s: %w", ns, secret, k, err)
+				return tls.Certificate{}, nil, fmt.Errorf("decoding the Secret %s/%s key %s: %w", ns, secret, k, err)
 			}
 		}
 		c, err := tls.X509KeyPair(b[0], b[1])

@@ -4,13 +4,10 @@ package framework
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -259,87 +256,6 @@ func narrowListen(arg, ip string) string {
 	return m[1] + net.JoinHostPort(ip, m[3]) + m[4]
 }
 
-// Delete is what a kubelet does when the pod is deleted: each container's
-// preStop hook (exec or sleep), then SIGTERM and, past the pod's
-// terminationGracePeriodSeconds, SIGKILL; then it reports the pod not ready,
-// its containers terminated, and removes the pod object.
-func (p *Pod) Delete(ctx context.Context) {
-	p.stopOnce.Do(func() {
-		grace := 30 * time.Second
-		if g, ok := Dig(p.spec, "spec", "terminationGracePeriodSeconds").(json.Number); ok {
-			if n, err := g.Int64(); err == nil {
-				grace = time.Duration(n) * time.Second
-			}
-		}
-		deadline := time.Now().Add(grace)
-		for _, name := range p.order {
-			p.preStop(ctx, name, deadline)
-		}
-		p.stopProcesses(time.Until(deadline))
-		_, _ = p.kl.kube.MergePatch(ctx, "/api/v1/namespaces/"+p.Namespace+"/pods/"+p.Name+"/status", terminatedStatus(p.spec))
-		p.kl.ForceDeletePod(p.Namespace, p.Name)
-	})
-}
-
-// Stop ends the pod's processes without hooks, leaving the pod object (the
-// suite's teardown).
-func (p *Pod) Stop() { p.stopOnce.Do(func() { p.stopProcesses(5 * time.Second) }) }
-
-func (p *Pod) stopProcesses(grace time.Duration) {
-	p.stopContainers(grace)
-	if p.sandbox != nil && p.sandbox.holder != nil {
-		p.sandbox.close()
-	}
-}
-
-// stopContainers ends the pod's processes and handlers, leaving its sandbox
-// (a container restart keeps the pod's network namespace).
-func (p *Pod) stopContainers(grace time.Duration) {
-	if grace < time.Second {
-		grace = time.Second
-	}
-	for _, srv := range p.servers {
-		srv.Close() // the process is gone: its listener and connections with it
-	}
-	for i := len(p.order) - 1; i >= 0; i-- {
-		if proc := p.procs[p.order[i]]; proc != nil {
-			proc.Stop(grace)
-		}
-	}
-}
-
-// preStop runs the container's lifecycle.preStop: a sleep, or a command in
-// the container's own namespaces; bounded by the grace period's deadline.
-func (p *Pod) preStop(ctx context.Context, container string, deadline time.Time) {
-	cs, _ := Dig(p.spec, "spec", "containers").([]any)
-	for _, c := range cs {
-		if Dig(c, "name") != container {
-			continue
-		}
-		ctx, cancel := context.WithDeadline(ctx, deadline)
-		defer cancel()
-		if s, ok := Dig(c, "lifecycle", "preStop", "sleep", "seconds").(json.Number); ok {
-			n, _ := s.Int64()
-			select {
-			case <-time.After(time.Duration(n) * time.Second):
-			case <-ctx.Done():
-			}
-			return
-		}
-		raw, _ := Dig(c, "lifecycle", "preStop", "exec", "command").([]any)
-		proc := p.procs[container]
-		if len(raw) == 0 || proc == nil {
-			return
-		}
-		argv := []string{"nsenter", "-t", strconv.Itoa(proc.cmd.Process.Pid), "-m", "-n", "--"}
-		for _, a := range raw {
-			argv = append(argv, fmt.Sprint(a))
-		}
-		_ = runContext(ctx, argv...)
-		return
-	}
-}
-
 // containerPorts are the containerPort numbers of a container spec.
 func containerPorts(c any) []int {
 	var out []int
@@ -366,120 +282,4 @@ func portByName(c any, name string) (int, bool) {
 
 func (p *Pod) String() string {
 	return strings.Join([]string{p.Namespace, p.Name}, "/")
-}
-
-// UseHost lets the kubelet run pods on the test host h (StartOnHost): the
-// kubernetes Service's ClusterIP is given to h and forwarded to the API
-// server, as kube-proxy would, so a pod's in-cluster client
-// (KUBERNETES_SERVICE_HOST, the ServiceAccount token) reaches it. Once per
-// cluster; stop removes the forward.
-func (kl *Kubelet) UseHost(ctx context.Context, h *TestHost) (stop func(), err error) {
-	svc, err := kl.kube.Get(ctx, "/api/v1/namespaces/default/services/kubernetes")
-	if err != nil {
-		return nil, err
-	}
-	clusterIP, err := netip.ParseAddr(fmt.Sprint(Dig(svc, "spec", "clusterIP")))
-	if err != nil {
-		return nil, fmt.Errorf("the kubernetes Service's ClusterIP: %w", err)
-	}
-	if err := h.AddAddress(clusterIP); err != nil {
-		return nil, err
-	}
-	apiURL, err := url.Parse(kl.kube.Base)
-	if err != nil {
-		return nil, err
-	}
-	stop, err = forwardAPIIn(h.netns, net.JoinHostPort(clusterIP.String(), "443"), apiURL.Host)
-	if err != nil {
-		return nil, err
-	}
-	kl.mu.Lock()
-	kl.host = h
-	kl.hostEnv = []string{"KUBERNETES_SERVICE_HOST=" + clusterIP.String(), "KUBERNETES_SERVICE_PORT=443", "KUBERNETES_SERVICE_PORT_HTTPS=443"}
-	kl.mu.Unlock()
-	return stop, nil
-}
-
-// StartOnHost is Start on the test host (UseHost) at ip, an address the
-// caller gave it; the pod's scratch directory is under dir.
-func (kl *Kubelet) StartOnHost(ctx context.Context, pod Obj, ip, dir string) (*Pod, error) {
-	kl.mu.Lock()
-	h, env := kl.host, kl.hostEnv
-	kl.mu.Unlock()
-	if h == nil {
-		return nil, errors.New("the kubelet has no test host (Kubelet.UseHost)")
-	}
-	ns, _ := Dig(pod, "metadata", "namespace").(string)
-	name, _ := Dig(pod, "metadata", "name").(string)
-	return kl.Start(ctx, pod, Placement{Host: h, IP: ip, Env: env, Dir: filepath.Join(dir, ns+"_"+name)})
-}
-
-// Knows reports whether the kubelet knows the image ref (AddImage).
-func (kl *Kubelet) Knows(ref string) bool {
-	_, ok := kl.image(ref)
-	return ok
-}
-
-// configMapVolumes writes the files of each configMap volume of the pod, as
-// the kubelet does (every key, or the items' keys at their paths), under
-// dir: volume name → its directory. A ConfigMap that is not there fails the
-// start unless the volume is optional, as it keeps a kubelet's pod from
-// starting.
-func (kl *Kubelet) configMapVolumes(ctx context.Context, pod Obj, dir string) (map[string]string, error) {
-	out := map[string]string{}
-	vols, _ := Dig(pod, "spec", "volumes").([]any)
-	for _, v := range vols {
-		cmName, ok := Dig(v, "configMap", "name").(string)
-		if !ok {
-			continue
-		}
-		name := fmt.Sprint(Dig(v, "name"))
-		ns := fmt.Sprint(Dig(pod, "metadata", "namespace"))
-		cm, err := kl.kube.Get(ctx, "/api/v1/namespaces/"+ns+"/configmaps/"+cmName)
-		if IsCode(err, 404) && Dig(v, "configMap", "optional") == true {
-			cm = Obj{}
-		} else if err != nil {
-			return nil, fmt.Errorf("volume %s: ConfigMap %s/%s: %w", name, ns, cmName, err)
-		}
-		files := map[string]string{}
-		data, _ := Dig(cm, "data").(map[string]any)
-		if items, _ := Dig(v, "configMap", "items").([]any); len(items) > 0 {
-			for _, it := range items {
-				key := fmt.Sprint(Dig(it, "key"))
-				val, ok := data[key]
-				if !ok {
-					return nil, fmt.Errorf("volume %s: ConfigMap %s/%s has no key %s", name, ns, cmName, key)
-				}
-				files[fmt.Sprint(Dig(it, "path"))] = fmt.Sprint(val)
-			}
-		} else {
-			for key, val := range data {
-				files[key] = fmt.Sprint(val)
-			}
-		}
-		d := filepath.Join(dir, name)
-		for p, content := range files {
-			f := filepath.Join(d, filepath.Clean("/"+p))
-			if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
-				return nil, err
-			}
-			if err := os.WriteFile(f, []byte(content), 0o644); err != nil {
-				return nil, err
-			}
-		}
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, err
-		}
-		out[name] = d
-	}
-	return out, nil
-}
-
-// withVolumes points each container's mounts at the volumes' directories.
-func withVolumes(cs []container, vols map[string]string) {
-	for i := range cs {
-		for j := range cs[i].mounts {
-			cs[i].mounts[j].source = vols[cs[i].mounts[j].volume]
-		}
-	}
 }

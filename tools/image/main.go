@@ -8,7 +8,8 @@
 // of one commit give the same digests. push uploads such a tarball's index,
 // every platform with it, to a registry.
 //
-//	go run . build -binary ../../bin/linux-amd64/stackdome -binary ../../bin/linux-arm64/stackdome \
+//	go run . build -binary ../../bin/linux-amd64/stackdome \
+//	  -binary ../../bin/linux-arm64/stackdome \
 //	  -out ../../bin/stackdome-image.tar -sbom ../../bin/stackdome-image.sbom.cdx.json \
 //	  -version 0.2.0 -revision $(git rev-parse HEAD) -created $(git log -1 --format=%ct)
 //	go run . push -archive ../../bin/stackdome-image.tar -to localhost:5000/stackdome:0.2.0

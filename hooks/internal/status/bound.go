@@ -8,8 +8,8 @@ import (
 	"github.com/stackdome/stackdome/schema"
 )
 
-// The bounds of every status this package returns (docs/design.md, "Status
-// bounds"): etcd refuses an object over 1.5 MiB, and a status that cannot be
+// The bounds of every status this package returns (docs/reference.md, "The
+// status" under "Bounds"): etcd refuses an object over 1.5 MiB, and a status that cannot be
 // written goes stale. A status decided here is within them by construction
 // (a valid spec has at most schema.MaxPorts ports); bound also holds them
 // for what is carried over from the request's own status, which a forged

@@ -66,7 +66,7 @@ func (in *Input) stamper() stamper {
 	return stamper{prev: in.Parent.Status.Conditions, generation: in.Parent.Metadata.Generation, now: in.Now}
 }
 
-// Decide walks the state table of docs/design.md for in (table.go) and
+// Decide walks the state table of docs/reference.md for in (table.go) and
 // renders the row it lands on as a status that writes only when a fact
 // changes (write.go). It performs no I/O and reads no clock, and it changes
 // nothing it reads through in.

@@ -1,5 +1,5 @@
 // Package status decides the status of a StackResource: where one sync
-// lands in the state table of docs/design.md, rendered as the conditions
+// lands in the state table of docs/reference.md, rendered as the conditions
 // (Available, Converged, Stalled, Reconciling; ErrorPages, Middlewares and
 // Config where the spec asks for them), the failure details, the port table
 // and the port gate's memory, and the dials the port verifier owes. It

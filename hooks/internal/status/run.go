@@ -6,7 +6,7 @@ import (
 )
 
 // jobTable is the state table of a type Job, read from the Job of its
-// revision, row for row as docs/design.md has it (table.go). A failed Job is
+// revision, row for row as docs/reference.md has it (table.go). A failed Job is
 // Stalled: it never runs again until the spec changes.
 var jobTable = chain{
 	{"type Job: the Job of the revision missing (being created)", always, jobMissing},

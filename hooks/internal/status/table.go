@@ -1,6 +1,6 @@
 package status
 
-// The state table of docs/design.md ("The state table") as code, in the
+// The state table of docs/reference.md ("The state table") as code, in the
 // manner of cert-manager's policies.Chain: one ordered list of small checks,
 // the first that fires decides. Each rule names its row as the table's
 // "situation" column does (TestTableMatchesDesign holds the two equal), so
