@@ -50,7 +50,7 @@ const (
 	keyChild   byte = iota + 1 // decodes into a Child
 	keyRelated                 // into a Related
 	keyParent                  // into a Parent (Request.DecodeParent)
-	keyBody                    // a whole request body within its budget: a *held
+	keyBody                    // a whole request body within its budget: a *decodedBody
 )
 
 // cacheEntryOverhead is what an entry costs besides its object's bytes: the
@@ -116,8 +116,8 @@ func decodeCached[T any](c *Cache, typ byte, raw []byte, v *T, decode func([]byt
 	var k cacheKey
 	if c != nil {
 		k = c.key(typ, raw)
-		if held, ok := c.get(k); ok {
-			*v = held.(T)
+		if kept, ok := c.get(k); ok {
+			*v = kept.(T)
 			return nil
 		}
 	}
@@ -134,20 +134,20 @@ func decodeCached[T any](c *Cache, typ byte, raw []byte, v *T, decode func([]byt
 
 // body returns what body decoded into when the same bytes were decoded
 // within their budget before: a whole request at rest (Metacontroller
-// resyncs it unchanged). The held is shared: read it, never change it.
-func (c *Cache) body(body []byte) (*held, cacheKey, bool) {
+// resyncs it unchanged). It is shared: read it, never change it.
+func (c *Cache) body(body []byte) (*decodedBody, cacheKey, bool) {
 	k := c.key(keyBody, body)
 	v, ok := c.get(k)
 	if !ok {
 		return nil, k, false
 	}
-	return v.(*held), k, true
+	return v.(*decodedBody), k, true
 }
 
 // putBody keeps what the body of key k decoded into. It costs the parent's
 // bytes, its maps and keys, and the copies of the objects' fields the maps
 // hold, not what those point to: the objects' own entries hold that.
-func (c *Cache) putBody(k cacheKey, h *held) {
+func (c *Cache) putBody(k cacheKey, h *decodedBody) {
 	n := len(h.Parent) + groupsSize(h.children) + groupsSize(h.related)
 	c.putCost(k, h, n)
 }

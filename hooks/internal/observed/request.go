@@ -14,12 +14,13 @@ import (
 // (Child, Related), or the reason it does not decode. It is read, never
 // changed: its maps may be shared with a Cache and with other requests.
 type Request struct {
-	held
+	decodedBody
 	cache *Cache // what Decode was given, or nil
 }
 
-// held is what a request body decodes into, the form the Cache keeps whole.
-type held struct {
+// decodedBody is what a request body decodes into: what the Cache keeps of
+// a whole body.
+type decodedBody struct {
 	// Parent is the raw StackResource (DecodeParent reads it).
 	Parent   json.RawMessage
 	children objects[Child]
@@ -67,7 +68,7 @@ func DecodeAdmitted(body []byte, r *Request, c *Cache, b Budget, admit func(obje
 	if c != nil {
 		h, k, ok := c.body(body)
 		if ok {
-			r.held = *h
+			r.decodedBody = *h
 			return nil
 		}
 		key = k
@@ -81,10 +82,10 @@ func DecodeAdmitted(body []byte, r *Request, c *Cache, b Budget, admit func(obje
 			return err
 		}
 	}
-	r.held = decode(&req, c)
+	r.decodedBody = decode(&req, c)
 	r.Parent = bytes.Clone(r.Parent) // the body's buffer is reused
 	if c != nil {
-		kept := r.held
+		kept := r.decodedBody
 		c.putBody(key, &kept)
 	}
 	return nil
@@ -94,12 +95,12 @@ func DecodeAdmitted(body []byte, r *Request, c *Cache, b Budget, admit func(obje
 // path): as Decode reads a body, without a Cache. req must not change while
 // the Request is used.
 func FromSyncRequest(req *metacontroller.SyncRequest) Request {
-	return Request{held: decode(req, nil)}
+	return Request{decodedBody: decode(req, nil)}
 }
 
 // decode decodes every object of req, each through c when c is not nil.
-func decode(req *metacontroller.SyncRequest, c *Cache) held {
-	return held{
+func decode(req *metacontroller.SyncRequest, c *Cache) decodedBody {
+	return decodedBody{
 		Parent:   req.Parent,
 		children: decodeAll[Child](c, keyChild, req.Children),
 		related:  decodeAll[Related](c, keyRelated, req.Related),
