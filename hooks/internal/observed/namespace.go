@@ -1,10 +1,6 @@
 package observed
 
-import (
-	"bytes"
-
-	"github.com/go-json-experiment/json/jsontext"
-)
+import "github.com/go-json-experiment/json/jsontext"
 
 // ParentNamespace reads the namespace of a sync or customize request's
 // parent from the start of its body, without decoding it: the member
@@ -14,7 +10,8 @@ import (
 // body say it. ok is false while prefix ends before the answer, and for a
 // body not of a request's shape; a parent without a namespace is ("", true).
 func ParentNamespace(prefix []byte) (ns string, ok bool) {
-	dec := jsontext.NewDecoder(bytes.NewBuffer(prefix))
+	dec := newDecoder(prefix)
+	defer freeDecoder(dec)
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return "", false
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -26,7 +27,9 @@ import (
 // it.
 func (b Budget) walk(body []byte) (req metacontroller.SyncRequest, objects int, err error) {
 	b = b.withDefaults()
-	w := walker{dec: jsontext.NewDecoder(bytes.NewBuffer(body)), body: body, budget: b}
+	dec := newDecoder(body)
+	defer freeDecoder(dec)
+	w := walker{dec: dec, body: body, budget: b}
 	if err := w.open("the body"); err != nil {
 		return req, 0, err
 	}
@@ -68,6 +71,27 @@ func (b Budget) walk(body []byte) (req metacontroller.SyncRequest, objects int, 
 		return req, 0, fmt.Errorf("decoding request: data after the top-level value, at offset %d", w.dec.InputOffset())
 	}
 	return req, w.objects, nil
+}
+
+// decoders are the walk's decoders, reused between requests: a decoder keeps
+// the buffers that track each object's names (to refuse one given twice).
+var decoders = sync.Pool{New: func() any { return new(jsontext.Decoder) }}
+
+// noInput is what a decoder in decoders reads: nothing, so that it holds no
+// body.
+var noInput = bytes.NewReader(nil)
+
+// newDecoder is a decoder of decoders reading b in place (a bytes.Buffer is
+// read without a copy); give it back with freeDecoder.
+func newDecoder(b []byte) *jsontext.Decoder {
+	dec := decoders.Get().(*jsontext.Decoder)
+	dec.Reset(bytes.NewBuffer(b))
+	return dec
+}
+
+func freeDecoder(dec *jsontext.Decoder) {
+	dec.Reset(noInput)
+	decoders.Put(dec)
 }
 
 // walker is walk's state: the decoder over body, the budget, and the objects
