@@ -84,9 +84,9 @@ func requireSameAsSync(tb testing.TB, h *Handler, router http.Handler, body []by
 	return w
 }
 
-// TestFastPathIsSync: the handler's one-pass decoding, children cache and
-// encoding by parts give Sync's answer byte for byte, for every golden
-// request (twice: built, then cached) and every bad input.
+// TestFastPathIsSync: the handler's decoding (the walk and its Cache),
+// children cache and encoding by parts give Sync's answer byte for byte, for
+// every golden request (twice: built, then cached) and every bad input.
 func TestFastPathIsSync(t *testing.T) {
 	h := fuzzHandler()
 	router := Router(h, nil, nil)
