@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -111,9 +112,9 @@ func TestBudgetsRefuseWhatDecodingWouldAmplify(t *testing.T) {
 	}
 }
 
-// TestBudgetCheck: each budget refuses the first object or group past it,
-// and a body within budget, or not a sync request at all, passes to the
-// decoder untouched.
+// TestBudgetCheck: each budget refuses the first object or group past it; a
+// body within budget passes, and one that is not a sync request as
+// Metacontroller sends one is refused, but not as over budget.
 func TestBudgetCheck(t *testing.T) {
 	small := Budget{ObjectsPerGroup: 2, BytesPerObject: 64, PodsPerSync: 3}
 	pods := func(n int) string {
@@ -125,16 +126,16 @@ func TestBudgetCheck(t *testing.T) {
 	}
 	tests := map[string]struct {
 		body string
-		want string // "" is within budget
+		want string // "" is within budget; "refused" is refused, not over budget
 	}{
 		"within":                 {body: `{"parent":{},"children":{"Service.v1":{"a":{},"b":{}}},"related":{"Pod.v1":{` + pods(3) + `}}}`},
-		"not JSON":               {body: `{"parent":`},
-		"not an object":          {body: `[1,2]`},
+		"not JSON":               {body: `{"parent":`, want: "refused"},
+		"not an object":          {body: `[1,2]`, want: "refused"},
 		"null groups":            {body: `{"children":null,"related":{"Pod.v1":null}}`},
 		"objects per group":      {body: `{"children":{"Service.v1":{"a":{},"b":{},"c":{}}}}`, want: "request over budget: children Service.v1 holds 3 objects per group, over the budget of 2"},
-		"a group given twice":    {body: `{"children":{"Service.v1":{"a":{},"b":{}},"Service.v1":{"c":{}}}}`, want: "holds 3 objects per group"},
+		"a group given twice":    {body: `{"children":{"Service.v1":{"a":{},"b":{}},"Service.v1":{"c":{}}}}`, want: "refused"},
 		"pods per sync":          {body: `{"related":{"Pod.v1":{` + pods(4) + `}}}`, want: "request over budget: related Pod.v1 holds 4 pods per sync, over the budget of 3"},
-		"pods in two sections":   {body: `{"related":{"Pod.v1":{` + pods(2) + `}},"Related":{"Pod.v1":{` + pods(2) + `}}}`, want: "holds 4 pods per sync"},
+		"pods in two sections":   {body: `{"related":{"Pod.v1":{` + pods(2) + `}},"Related":{"Pod.v1":{` + pods(2) + `}}}`, want: "refused"},
 		"bytes per object":       {body: `{"children":{"Service.v1":{"a":{"x":"` + strings.Repeat("y", 64) + `"}}}}`, want: `request over budget: children Service.v1 "a" holds 72 bytes per object, over the budget of 64`},
 		"the parent is not held": {body: `{"parent":{"x":"` + strings.Repeat("y", 64) + `"}}`},
 		"escaped top-level name": {body: `{"childr\u0065n":{"Service.v1":{"a":{},"b":{},"c":{}}}}`, want: "holds 3 objects per group"},
@@ -144,11 +145,17 @@ func TestBudgetCheck(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			err := small.Check([]byte(tc.body))
-			if tc.want == "" {
+			var over *BudgetError
+			switch tc.want {
+			case "":
 				require.NoError(t, err)
-				return
+			case "refused":
+				require.Error(t, err)
+				require.False(t, errors.As(err, &over), "%v is a refusal of the body, not of its size", err)
+			default:
+				require.ErrorContains(t, err, tc.want)
+				require.True(t, errors.As(err, &over), "%v", err)
 			}
-			require.ErrorContains(t, err, tc.want)
 		})
 	}
 }

@@ -3,6 +3,7 @@ package hooks
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"github.com/stackdome/stackdome/schema"
 	"maps"
 	"net/http"
@@ -41,13 +42,24 @@ func fuzzRouter(tb testing.TB) http.Handler {
 	return Router(fuzzHandler(), func() bool { return true }, nil)
 }
 
-// viaSync is the answer the handler gave before its one-pass decoding: the
-// whole request decoded as a metacontroller.SyncRequest, answered by Sync,
-// encoded by json.Marshal. It schedules nothing.
+// viaSync is the answer Sync gives the request split by encoding/json
+// (metacontroller.SyncRequest), encoded by json.Marshal: the handler's answer
+// before it decoded bodies itself. It schedules nothing. A body the
+// handler's decoding refuses (over budget, or not as Metacontroller sends
+// one: a member given twice, named in another case, invalid UTF-8) has no
+// answer of Sync's to compare with: it is answered by that refusal, and
+// encoding/json must read every body the decoding reads.
 func viaSync(h *Handler, body []byte) (int, string) {
+	if err := h.Budget.Check(body); err != nil {
+		var over *BudgetError
+		if errors.As(err, &over) {
+			return http.StatusRequestEntityTooLarge, oneLine(err.Error()) + "\n"
+		}
+		return http.StatusBadRequest, oneLine(err.Error()) + "\n"
+	}
 	var req metacontroller.SyncRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		return http.StatusBadRequest, "decoding request: " + oneLine(observed.TypeError(err)) + "\n"
+		return http.StatusInternalServerError, "the handler reads a body encoding/json refuses: " + err.Error()
 	}
 	resp, _, err := h.Config.Sync(&req, h.Verifier, h.now())
 	if err != nil {
@@ -72,9 +84,9 @@ func requireSameAsSync(tb testing.TB, h *Handler, router http.Handler, body []by
 	return w
 }
 
-// TestFastPathIsSync: the handler's one-pass decoding, children cache and
-// encoding by parts give Sync's answer byte for byte, for every golden
-// request (twice: built, then cached) and every bad input.
+// TestFastPathIsSync: the handler's decoding (the walk and its Cache),
+// children cache and encoding by parts give Sync's answer byte for byte, for
+// every golden request (twice: built, then cached) and every bad input.
 func TestFastPathIsSync(t *testing.T) {
 	h := fuzzHandler()
 	router := Router(h, nil, nil)
@@ -220,26 +232,29 @@ func badInputs(tb testing.TB) map[string]badInput {
 	}
 	in := func(body string, code int, answer string) badInput { return badInput{[]byte(body), code, answer} }
 	out := map[string]badInput{
-		"malformed json":            in(`{"parent":`, 400, "decoding request: unexpected end of JSON input"),
-		"not an object":             in(`[1,2]`, 400, "decoding request: field : cannot use a JSON array"),
+		"malformed json":            in(`{"parent":`, 400, `decoding request: unexpected EOF within "/parent"`),
+		"not an object":             in(`[1,2]`, 400, "decoding request: the body is a JSON array, not an object"),
 		"empty body":                in(``, 400, "decoding request: unexpected end of JSON input"),
-		"null body":                 in(`null`, 400, "request has no parent"),
-		"trailing garbage":          {append(append([]byte{}, serving...), "}{"...), 400, "after top-level value"},
+		"null body":                 in(`null`, 400, "decoding request: the body is a JSON null, not an object"),
+		"trailing garbage":          {append(append([]byte{}, serving...), "}{"...), 400, "decoding request: data after the top-level value"},
 		"missing parent":            in(`{"children":{}}`, 400, "request has no parent"),
 		"parent wrong type":         in(`{"parent":"checkout"}`, 400, "decoding parent: field : cannot use a JSON string"),
 		"parent without name":       in(`{"parent":{"kind":"StackResource","spec":{}}}`, 400, "parent has no metadata.name"),
 		"parent of another kind":    in(`{"parent":{"kind":"Toy","metadata":{"name":"t"}}}`, 400, "parent is a Toy, not a StackResource"),
-		"children wrong type":       in(minimal(valid)+`,"children":[]}`, 400, "field children: cannot use a JSON array"),
-		"group wrong type":          in(minimal(valid)+`,"children":{"Deployment.apps/v1":[]}}`, 400, "field children: cannot use a JSON array"),
+		"children wrong type":       in(minimal(valid)+`,"children":[]}`, 400, `decoding request: member "children" is a JSON array, not an object`),
+		"group wrong type":          in(minimal(valid)+`,"children":{"Deployment.apps/v1":[]}}`, 400, `decoding request: children "Deployment.apps/v1" is a JSON array, not an object`),
 		"pod wrong type":            {bytes.Replace(serving, []byte(`"podIP": "127.0.0.81"`), []byte(`"podIP": 81`), 1), 400, `decoding related pod "shop/checkout-5d9c7b8f6-abcde"`},
 		"workload wrong type":       {bytes.Replace(serving, []byte(`"readyReplicas": 2`), []byte(`"readyReplicas": "2"`), 1), 400, `decoding observed Deployment.apps/v1 "checkout"`},
-		"finalizing wrong type":     in(minimal(valid)+`,"finalizing":"yes"}`, 400, "field finalizing: cannot use a JSON string as bool"),
+		"finalizing wrong type":     in(minimal(valid)+`,"finalizing":"yes"}`, 400, `decoding request: member "finalizing": a JSON string, not a bool`),
 		"generation out of range":   in(`{"parent":{"kind":"StackResource","metadata":{"name":"t","generation":1e400},"spec":`+valid+`}}`, 400, "metadata.generation: cannot use a JSON number 1e400"),
-		"invalid utf-8":             in("{\"parent\":{\"kind\":\"StackResource\",\"metadata\":{\"name\":\"t\xff\"},\"spec\":{\"type\":\"Service\",\"image\":\"i\xfe\"}}}", 200, "t\ufffd"),
+		"invalid utf-8":             in("{\"parent\":{\"kind\":\"StackResource\",\"metadata\":{\"name\":\"t\xff\"},\"spec\":{\"type\":\"Service\",\"image\":\"i\xfe\"}}}", 400, `decoding request: invalid UTF-8 within "/parent/metadata/name"`),
 		"deep nesting 10000":        {deep(10000), 400, "exceeded max depth"},
 		"deep nesting 9990":         {deep(9990), 200, `"children":[{`},
-		"duplicate parent":          in(minimal(valid)+`,"parent":{"kind":"StackResource"}}`, 400, "parent has no metadata.name"),
-		"duplicate spec key":        in(minimal(`{"type":"Service","image":"i","type":"Bogus"}`)+`}`, 200, `spec.type: Unsupported value: \"Bogus\"`),
+		"duplicate parent":          in(minimal(valid)+`,"parent":{"kind":"StackResource"}}`, 400, `decoding request: duplicate object member name "parent"`),
+		"duplicate spec key":        in(minimal(`{"type":"Service","image":"i","type":"Bogus"}`)+`}`, 400, `decoding request: duplicate object member name "type" within "/parent/spec"`),
+		"member in another case":    in(`{"Parent":{"kind":"StackResource","metadata":{"name":"t"},"spec":`+valid+`}}`, 400, `decoding request: member "Parent": Metacontroller names it "parent"`),
+		"child key in two cases":    in(minimal(valid)+`,"children":{"Deployment.apps/v1":{"t":{"kind":"Deployment","Kind":"Deployment"}}}}`, 400, `decoding observed Deployment.apps/v1 "t": jsontext: duplicate object member name "Kind"`),
+		"spec key in two cases":     in(minimal(`{"type":"Service","image":"i","Type":"Bogus"}`)+`}`, 200, `invalid spec: duplicate object member name \"Type\"`),
 		"unknown group key":         in(minimal(valid)+`,"children":{"Foo.example.io/v1":{"t":{"apiVersion":"example.io/v1","kind":"Foo","metadata":{"name":"t"}}}}}`, 200, `"kind":"Deployment"`),
 		"negative replicas":         in(minimal(`{"type":"Service","image":"i","replicas":-1}`)+`}`, 200, "spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
 		"replicas overflow":         in(minimal(`{"type":"Service","image":"i","replicas":4294967296}`)+`}`, 200, "field replicas: cannot use a JSON number 4294967296 as int32"),

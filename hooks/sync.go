@@ -51,8 +51,9 @@ func (c Config) Sync(req *metacontroller.SyncRequest, verdicts Verdicts, now tim
 
 // pipeline is the only one: decode the parent, observe, build the
 // children, decide the status, answer. Sync and the handler differ only in
-// its three seams: how the request was decoded (observed.Request: object by
-// object, or in one pass), where the children come from (src: built for
+// its three seams: how the request was decoded (observed.Request: from the
+// SyncRequest Sync is given, or from the body through the handler's Cache),
+// where the children come from (src: built for
 // each sync, or the handler's cache of encoded children), and whether the
 // request is still wanted (alive, asked between stages: the handler's
 // request context, so that an abandoned request stops taking the CPU; nil

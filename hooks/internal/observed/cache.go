@@ -1,7 +1,6 @@
 package observed
 
 import (
-	"encoding/json"
 	"hash/maphash"
 	"reflect"
 	"sync"
@@ -51,8 +50,7 @@ const (
 	keyChild   byte = iota + 1 // decodes into a Child
 	keyRelated                 // into a Related
 	keyParent                  // into a Parent (Request.DecodeParent)
-	keyValid                   // valid JSON a sync request's field the hook ignores holds
-	keyBody                    // a whole request body within its budget: a *onePass
+	keyBody                    // a whole request body within its budget: a *decodedBody
 )
 
 // cacheEntryOverhead is what an entry costs besides its object's bytes: the
@@ -113,66 +111,58 @@ func (c *Cache) putCost(k cacheKey, v any, n int) {
 
 // decodeCached sets *v to what raw decodes into by decode: the Cache's
 // value for raw, or decode's, which it keeps. A value decode refuses is
-// not kept, and *v is then unset.
+// not kept, and *v is then unset. A nil c decodes every time.
 func decodeCached[T any](c *Cache, typ byte, raw []byte, v *T, decode func([]byte, *T) error) error {
-	k := c.key(typ, raw)
-	if held, ok := c.get(k); ok {
-		*v = held.(T)
-		return nil
+	var k cacheKey
+	if c != nil {
+		k = c.key(typ, raw)
+		if kept, ok := c.get(k); ok {
+			*v = kept.(T)
+			return nil
+		}
 	}
 	var fresh T
 	if err := decode(raw, &fresh); err != nil {
 		return err
 	}
-	c.put(k, fresh)
+	if c != nil {
+		c.put(k, fresh)
+	}
 	*v = fresh
 	return nil
 }
 
 // body returns what body decoded into when the same bytes were decoded
 // within their budget before: a whole request at rest (Metacontroller
-// resyncs it unchanged). The onePass is shared: read it, never change it.
-func (c *Cache) body(body []byte) (*onePass, cacheKey, bool) {
+// resyncs it unchanged). It is shared: read it, never change it.
+func (c *Cache) body(body []byte) (*decodedBody, cacheKey, bool) {
 	k := c.key(keyBody, body)
-	held, ok := c.get(k)
+	v, ok := c.get(k)
 	if !ok {
 		return nil, k, false
 	}
-	return held.(*onePass), k, true
+	return v.(*decodedBody), k, true
 }
 
-// putBody keeps what the body of key k decoded into. It costs its maps and
-// the copies of the objects' fields they hold, not what those point to:
-// the objects' own entries hold that when the body was decoded through the
-// Cache (decodeCanonical); a body the one-pass decoder read costs all it
-// holds.
-func (c *Cache) putBody(k cacheKey, one *onePass, throughCache bool) {
-	n := len(one.Parent)
-	if !throughCache {
-		n = heapSize(reflect.ValueOf(one))
-	} else {
-		for g, objs := range one.Children {
-			n += len(g) + mapSize(len(objs), int(unsafe.Sizeof(Child{})))
-		}
-		for g, objs := range one.Related {
-			n += len(g) + mapSize(len(objs), int(unsafe.Sizeof(Related{})))
-		}
-	}
-	c.putCost(k, one, n)
+// putBody keeps what the body of key k decoded into. It costs the parent's
+// bytes, its maps and keys, and the copies of the objects' fields the maps
+// hold, not what those point to: the objects' own entries hold that.
+func (c *Cache) putBody(k cacheKey, h *decodedBody) {
+	n := len(h.Parent) + groupsSize(h.children) + groupsSize(h.related)
+	c.putCost(k, h, n)
 }
 
-// valid reports whether raw is JSON encoding/json accepts (json.Valid), from
-// the Cache when the same bytes were checked before.
-func (c *Cache) valid(raw []byte) bool {
-	k := c.key(keyValid, raw)
-	if _, ok := c.get(k); ok {
-		return true
+// groupsSize is what the maps of objs hold besides what the objects' fields
+// point to (an object that does not decode: its bytes too).
+func groupsSize[T any](objs objects[T]) int {
+	n := mapSize(len(objs), int(unsafe.Sizeof("")+unsafe.Sizeof(map[string]object[T]{})))
+	for g, objs := range objs {
+		n += len(g) + mapSize(len(objs), int(unsafe.Sizeof("")+unsafe.Sizeof(object[T]{})))
+		for key, o := range objs {
+			n += len(key) + len(o.raw)
+		}
 	}
-	if !json.Valid(raw) {
-		return false
-	}
-	c.put(k, nil)
-	return true
+	return n
 }
 
 // heapSize is about what v holds on the heap besides v itself: the bytes

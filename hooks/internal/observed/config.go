@@ -149,28 +149,16 @@ func (r *Request) config(namespace string, spec schema.Spec, unrelated Unrelated
 
 // content is the related object namespace/name of group, in either hook
 // version's key form, unless it is being deleted or says another
-// namespace. One that does not decode exists, and its digest is that of
-// its bytes: a change still rolls the pods.
+// namespace. One whose metadata, data or binaryData does not decode exists,
+// and its digest is that of its bytes: a change still rolls the pods.
 func (r *Request) content(group, namespace, name string) (content, bool) {
-	var c content
-	if r.decoded != nil {
-		g := r.decoded.Related[group]
-		o, ok := g[namespace+"/"+name]
-		if !ok {
-			o, ok = g[name]
-		}
-		if !ok {
-			return c, false
-		}
-		c = content{Metadata: o.Metadata, Data: o.Data, BinaryData: o.BinaryData}
-	} else {
-		raw, ok := r.raw.Related.Named(group, namespace, name)
-		if !ok {
-			return c, false
-		}
-		if json.Unmarshal(raw, &c) != nil {
-			return content{Data: contentSum{sum: sha256.Sum256(raw), set: true}}, true
-		}
+	o, ok := named(r.related[group], namespace, name)
+	if !ok {
+		return content{}, false
+	}
+	c := content{Metadata: o.v.Metadata, Data: o.v.Data, BinaryData: o.v.BinaryData}
+	if !o.read(&c) {
+		return content{Data: contentSum{sum: sha256.Sum256(o.raw), set: true}}, true
 	}
 	return c, c.Metadata.DeletionTimestamp == nil && (c.Metadata.Namespace == "" || c.Metadata.Namespace == namespace)
 }

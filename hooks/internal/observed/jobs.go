@@ -85,12 +85,19 @@ func runOf(md Meta, st jobStatus, conds []jobCondition) Run {
 	return r
 }
 
-// jobChildren are the observed Job children, by name.
+// jobChildren are the observed Job children, by name; one that does not
+// decode is an error.
 func (r *Request) jobChildren() ([]Run, error) {
 	var out []Run
-	add := func(key string, c Child) {
+	g := r.children[groupJob]
+	for _, key := range slices.Sorted(maps.Keys(g)) {
+		o := g[key]
+		if o.err != nil {
+			return nil, fmt.Errorf("decoding observed %s %q: %w", groupJob, key, o.err)
+		}
+		c := o.v
 		if c.Metadata.DeletionTimestamp != nil {
-			return
+			continue
 		}
 		if c.Metadata.Name == "" {
 			c.Metadata.Name = metacontroller.ParseKey(key).Name
@@ -99,58 +106,36 @@ func (r *Request) jobChildren() ([]Run, error) {
 		for i, k := range c.Status.Conditions {
 			conds[i] = jobCondition{k.Type, k.Status, k.Reason, k.Message, k.LastTransitionTime}
 		}
-		out = append(out, runOf(c.Metadata.Meta, c.Status.jobStatus, conds))
-	}
-	if r.decoded != nil {
-		for k, c := range r.decoded.Children[groupJob] {
-			add(k, c)
-		}
-	} else {
-		g := r.raw.Children[groupJob]
-		for _, k := range slices.Sorted(maps.Keys(g)) {
-			var c Child
-			if err := json.Unmarshal(g[k], &c); err != nil {
-				return nil, fmt.Errorf("decoding observed %s %q: %w", groupJob, k, err)
-			}
-			add(k, c)
-		}
+		out = append(out, runOf(c.Metadata, c.Status.jobStatus, conds))
 	}
 	return sortRuns(out), nil
 }
 
 // relatedJobs are the related Jobs of the parent's namespace (a CronJob's
-// runs), by start.
+// runs), by start; one that does not decode is an error.
 func (r *Request) relatedJobs(namespace string) ([]Run, error) {
 	var out []Run
-	add := func(key string, o Related) {
+	g := r.related[groupJob]
+	for _, key := range slices.Sorted(maps.Keys(g)) {
+		o := g[key]
+		if o.err != nil {
+			return nil, fmt.Errorf("decoding related %s %q: %w", groupJob, key, o.err)
+		}
 		k := metacontroller.ParseKey(key)
-		if o.Metadata.DeletionTimestamp != nil || (k.Namespace != "" && k.Namespace != namespace) {
-			return
+		if o.v.Metadata.DeletionTimestamp != nil || (k.Namespace != "" && k.Namespace != namespace) {
+			continue
 		}
-		if o.Metadata.Name == "" {
-			o.Metadata.Name = k.Name
+		md := o.v.Metadata
+		if md.Name == "" {
+			md.Name = k.Name
 		}
-		conds := make([]jobCondition, len(o.Status.Conditions))
-		for i, c := range o.Status.Conditions {
+		conds := make([]jobCondition, len(o.v.Status.Conditions))
+		for i, c := range o.v.Status.Conditions {
 			conds[i] = jobCondition{string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime}
 		}
-		st := o.Status.jobStatus
-		st.StartTime = o.Status.StartTime // a Pod's field too: decoded there
-		out = append(out, runOf(o.Metadata, st, conds))
-	}
-	if r.decoded != nil {
-		for k, o := range r.decoded.Related[groupJob] {
-			add(k, o)
-		}
-	} else {
-		g := r.raw.Related[groupJob]
-		for _, k := range slices.Sorted(maps.Keys(g)) {
-			var o Related
-			if err := json.Unmarshal(g[k], &o); err != nil {
-				return nil, fmt.Errorf("decoding related %s %q: %w", groupJob, k, err)
-			}
-			add(k, o)
-		}
+		st := o.v.Status.jobStatus
+		st.StartTime = o.v.Status.StartTime // a Pod's field too: decoded there
+		out = append(out, runOf(md, st, conds))
 	}
 	return sortRuns(out), nil
 }

@@ -1,7 +1,5 @@
 package observed
 
-import "encoding/json"
-
 // relatedMiddlewares are the team's Middlewares of spec.middlewares that the
 // request relates (the customize hook asks for them by name in the
 // parent's namespace), in the spec's order: the ones that exist and are
@@ -22,25 +20,18 @@ func (r *Request) relatedMiddlewares(namespace string, names []string) []string 
 }
 
 // relatedIn says the related group holds the object namespace/name, under
-// either hook version's key.
+// either hook version's key, not being deleted and of that namespace; one
+// whose metadata does not decode is there.
 func (r *Request) relatedIn(group, namespace, name string) bool {
-	if r.decoded != nil {
-		g := r.decoded.Related[group]
-		o, ok := g[namespace+"/"+name]
-		if !ok {
-			o, ok = g[name]
-		}
-		return ok && o.Metadata.DeletionTimestamp == nil && (o.Metadata.Namespace == "" || o.Metadata.Namespace == namespace)
-	}
-	raw, ok := r.raw.Related.Named(group, namespace, name)
+	o, ok := named(r.related[group], namespace, name)
 	if !ok {
 		return false
 	}
-	var o struct {
+	m := struct {
 		Metadata Meta `json:"metadata"`
-	}
-	if json.Unmarshal(raw, &o) != nil {
+	}{o.v.Metadata}
+	if !o.read(&m) {
 		return true
 	}
-	return o.Metadata.DeletionTimestamp == nil && (o.Metadata.Namespace == "" || o.Metadata.Namespace == namespace)
+	return m.Metadata.DeletionTimestamp == nil && (m.Metadata.Namespace == "" || m.Metadata.Namespace == namespace)
 }

@@ -36,26 +36,14 @@ func (r *Request) Missing(namespace string, want []ChildRef) []ChildRef {
 }
 
 // has says the request observes the child of group under either hook
-// version's key, without decoding it.
+// version's key, whether it decodes or not.
 func (r *Request) has(group, namespace, name string) bool {
-	if r.decoded != nil {
-		g := r.decoded.Children[group]
-		_, ok := g[name]
-		if !ok {
-			_, ok = g[namespace+"/"+name]
-		}
-		return ok
-	}
-	_, ok := r.raw.Children.Named(group, namespace, name)
+	_, ok := named(r.children[group], namespace, name)
 	return ok
 }
 
 // hasGroup says the request's children carry an entry for group.
 func (r *Request) hasGroup(group string) bool {
-	if r.decoded != nil {
-		_, ok := r.decoded.Children[group]
-		return ok
-	}
-	_, ok := r.raw.Children[group]
+	_, ok := r.children[group]
 	return ok
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // TestMissing finds the children an answer returns that the request does
-// not show, under either hook version's keys, in both of Decode's forms.
+// not show, under either hook version's keys, through both doors (Decode,
+// FromSyncRequest).
 func TestMissing(t *testing.T) {
 	svc := ChildRef{Kind: "Service", APIVersion: "v1", Name: "web"}
 	dep := ChildRef{Kind: "Deployment", APIVersion: "apps/v1", Name: "web"}
@@ -31,11 +32,11 @@ func TestMissing(t *testing.T) {
 		"undecodable child":     {"a child that does not decode exists", `{"Service.v1":{"web":{"spec":"x"}},"Deployment.apps/v1":{"web":{"status":{"readyReplicas":"2"}}},"PodDisruptionBudget.policy/v1":{"web":{}}}`, nil},
 	}
 	for name, tc := range tests {
-		for _, form := range []string{"one pass", "object by object"} {
+		for _, form := range []string{"Decode", "FromSyncRequest"} {
 			t.Run(name+", "+form, func(t *testing.T) {
 				body := []byte(`{"parent":{"metadata":{"name":"web","namespace":"shop"}},"children":` + tc.children + `}`)
 				var r Request
-				if form == "one pass" {
+				if form == "Decode" {
 					if err := Decode(body, &r, NewCache(1<<20), Budget{}); err != nil {
 						t.Fatal(err)
 					}

@@ -20,8 +20,8 @@ import (
 // errors service or stripPrefix; an EndpointSlice's addresses. A kind
 // leaves the fields of the others empty.
 type Child struct {
-	Kind     string    `json:"kind"`
-	Metadata ChildMeta `json:"metadata"`
+	Kind     string `json:"kind"`
+	Metadata Meta   `json:"metadata"`
 	Spec     struct {
 		Replicas *int32 `json:"replicas"`
 		Template struct {

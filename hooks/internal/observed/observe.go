@@ -49,9 +49,10 @@ var (
 )
 
 // Observe reads the workload the parent's spec asks for, the related pods,
-// which of the spec's own Middlewares exist, and the error wiring (svc names the chart's error-page Service), and the ConfigMaps and Secrets the spec
-// uses, of the kinds not unrelated. An error is a workload or pod that does not decode: the status cannot be
-// decided without them.
+// which of the spec's own Middlewares exist, the error wiring (svc names the
+// chart's error-page Service), and the ConfigMaps and Secrets the spec uses,
+// of the kinds not unrelated. An error is a workload, pod or Job that does
+// not decode: the status cannot be decided without them.
 func Observe(req *Request, p *Parent, svc ErrorService, unrelated Unrelated) (Observed, error) {
 	var o Observed
 	name, namespace := p.Metadata.Name, p.Metadata.Namespace
@@ -65,11 +66,9 @@ func Observe(req *Request, p *Parent, svc ErrorService, unrelated Unrelated) (Ob
 		return o, fmt.Errorf("decoding observed %s %q: %w", group, name, err)
 	}
 	o.Workload = w
-	pods, err := req.pods()
-	if err != nil {
+	if o.Pods, err = req.livePods(); err != nil {
 		return o, err
 	}
-	o.Pods = livePods(pods)
 	o.Wiring = viewWiring(name, namespace, req.lookup(namespace), req.errorService(svc))
 	o.Wiring.First = p.Unanswered()
 	o.Wiring.Routes.Middlewares = req.relatedMiddlewares(namespace, p.Spec.MiddlewareNames())
@@ -83,12 +82,22 @@ func Observe(req *Request, p *Parent, svc ErrorService, unrelated Unrelated) (Ob
 	return o, err
 }
 
-// livePods are the pods that say something about the app's future, sorted
-// by name: terminating ones are left out, and a pod without a name is named
-// by its key.
-func livePods(pods map[string]Related) []Related {
+// livePods are the related pods that say something about the app's future,
+// sorted by name: terminating ones are left out, and a pod without a name is
+// named by its key. A pod that does not decode is an error (the first by
+// key, so that the answer does not depend on the map's order).
+func (r *Request) livePods() ([]Related, error) {
+	pods := r.related[groupPod]
 	out := make([]Related, 0, len(pods))
-	for key, pd := range pods {
+	bad := ""
+	for key, o := range pods {
+		if o.err != nil {
+			if bad == "" || key < bad {
+				bad = key
+			}
+			continue
+		}
+		pd := o.v
 		if pd.Metadata.DeletionTimestamp != nil {
 			continue
 		}
@@ -97,9 +106,12 @@ func livePods(pods map[string]Related) []Related {
 		}
 		out = append(out, pd)
 	}
+	if bad != "" {
+		return nil, fmt.Errorf("decoding related pod %q: %w", bad, pods[bad].err)
+	}
 	if len(out) == 0 {
-		return nil
+		return nil, nil
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Metadata.Name < out[j].Metadata.Name })
-	return out
+	return out, nil
 }

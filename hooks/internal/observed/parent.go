@@ -74,12 +74,3 @@ func DecodeParent(raw json.RawMessage) (*Parent, error) {
 
 // Key is the parent's namespace/name, as logs name it.
 func (p *Parent) Key() string { return p.Metadata.Namespace + "/" + p.Metadata.Name }
-
-// TypeError says in one line what a JSON decoding error found.
-func TypeError(err error) string {
-	var ute *json.UnmarshalTypeError
-	if errors.As(err, &ute) {
-		return fmt.Sprintf("field %s: cannot use a JSON %s as %s", ute.Field, ute.Value, ute.Type)
-	}
-	return err.Error()
-}

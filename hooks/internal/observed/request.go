@@ -1,77 +1,79 @@
 package observed
 
 import (
+	"bytes"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/stackdome/stackdome/metacontroller"
 )
 
-// Request is a sync request as the hook reads it, in one of two forms that
-// read alike (see the package comment): every object decoded in one pass, or
-// each raw object decoded when it is read.
+// Request is a sync request as the hook reads it: the parent's bytes, and
+// every child and related object decoded into the fields the hook reads
+// (Child, Related), or the reason it does not decode. It is read, never
+// changed: its maps may be shared with a Cache and with other requests.
 type Request struct {
+	decodedBody
+	cache *Cache // what Decode was given, or nil
+}
+
+// decodedBody is what a request body decodes into: what the Cache keeps of
+// a whole body.
+type decodedBody struct {
 	// Parent is the raw StackResource (DecodeParent reads it).
-	Parent json.RawMessage
-
-	decoded *onePass                    // the one-pass form, or nil
-	raw     *metacontroller.SyncRequest // the object-by-object form, or nil
-	one     onePass                     // decoded's storage
-	cache   *Cache                      // what Decode was given, or nil
+	Parent   json.RawMessage
+	children objects[Child]
+	related  objects[Related]
 }
 
-// onePass is a sync request decoded in one pass into the fields the hook
-// reads: every observed child as a Child, every related object as a Related.
-// The decoder (decode.go) still reads the managedFields, specs and statuses
-// it skips, but allocates nothing for them, and reads each byte once,
-// validating as it decodes, instead of four times for the raw-then-typed
-// decoding of a metacontroller.SyncRequest with encoding/json. Its fields are metacontroller.SyncRequest's,
-// each at least as strict, so that a body it decodes decodes as a
-// SyncRequest too: Finalizing is read for that alone (a finalizing that is
-// not a bool is refused here as there).
-type onePass struct {
-	Parent     json.RawMessage               `json:"parent"`
-	Children   map[string]map[string]Child   `json:"children"`
-	Related    map[string]map[string]Related `json:"related"`
-	Finalizing bool                          `json:"finalizing"`
+// objects are the children or related objects of a request by group and key.
+// A group given as null is there, empty.
+type objects[T any] map[string]map[string]object[T]
+
+// object is one child or related object: what its bytes decode into, or the
+// error that says why they do not, with the bytes (copied) so that a reader
+// that can do without the rest reads the part it needs (read).
+type object[T any] struct {
+	v   T
+	err error
+	raw []byte
 }
 
-// Decode reads a sync request body into r, once b finds it within budget
-// (a *BudgetError otherwise, before anything is decoded): in one pass when
-// every object fits the fields the hook reads, else object by object, as
-// FromSyncRequest. Any other error means the body is not a sync request at
-// all. r is filled in place so that a handler's Request needs no
+// read is the part of o a reader needs, decoded into part, when o does not
+// decode whole: it reports whether that part does.
+func (o object[T]) read(part any) bool { return o.err == nil || unmarshal(o.raw, part) == nil }
+
+// Decode reads a sync request body into r once it finds the body within
+// budget b (a *BudgetError otherwise, before any object is decoded). Any
+// other error means the body is not a sync request as Metacontroller sends
+// one (walk.go). r is filled in place so that a handler's Request needs no
 // allocation.
 //
 // With c not nil, what r reads is the same, from c where it can be: a body
-// decoded before is not measured or decoded again, and one written as
-// Metacontroller writes one is decoded object by object, each child,
-// related object and the parent (Request.DecodeParent) from c when the same
-// bytes were decoded before, kept there otherwise (Cache.decodeCanonical).
+// decoded before is not walked or decoded again, and each child, related
+// object and the parent (Request.DecodeParent) is taken from c when the same
+// bytes were decoded before, kept there otherwise.
 func Decode(body []byte, r *Request, c *Cache, b Budget) error {
 	return DecodeAdmitted(body, r, c, b, nil)
 }
 
 // DecodeAdmitted is Decode that, when the body is to be decoded (not found
 // whole in c), calls admit with the number of objects it holds after
-// measuring it against b and before decoding anything; admit's error is
+// walking it within b and before decoding any object; admit's error is
 // returned as it is. A nil admit admits everything.
 func DecodeAdmitted(body []byte, r *Request, c *Cache, b Budget, admit func(objects int) error) error {
-	r.one = onePass{}
-	r.cache = c
+	*r = Request{cache: c}
 	var key cacheKey
 	if c != nil {
-		held, k, ok := c.body(body)
+		h, k, ok := c.body(body)
 		if ok {
-			r.one = *held
-			r.Parent, r.decoded = r.one.Parent, &r.one
+			r.decodedBody = *h
 			return nil
 		}
 		key = k
 	}
-	objects, err := b.Measure(body)
+	req, objects, err := b.walk(body)
 	if err != nil {
 		return err
 	}
@@ -80,27 +82,66 @@ func DecodeAdmitted(body []byte, r *Request, c *Cache, b Budget, admit func(obje
 			return err
 		}
 	}
-	if c != nil && c.decodeCanonical(body, &r.one) {
-		r.Parent, r.decoded = r.one.Parent, &r.one
-		kept := r.one
-		c.putBody(key, &kept, true)
-		return nil
+	r.decodedBody = decode(&req, c)
+	r.Parent = bytes.Clone(r.Parent) // the body's buffer is reused
+	if c != nil {
+		kept := r.decodedBody
+		c.putBody(key, &kept)
 	}
-	r.one = onePass{}
-	if unmarshal(body, &r.one) == nil {
-		r.Parent, r.decoded = r.one.Parent, &r.one
-		if c != nil {
-			kept := r.one
-			c.putBody(key, &kept, false)
-		}
-		return nil
-	}
-	var req metacontroller.SyncRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return fmt.Errorf("decoding request: %s", TypeError(err))
-	}
-	*r = FromSyncRequest(&req)
 	return nil
+}
+
+// FromSyncRequest reads a request already split into raw objects (Sync's
+// path): as Decode reads a body, without a Cache. req must not change while
+// the Request is used.
+func FromSyncRequest(req *metacontroller.SyncRequest) Request {
+	return Request{decodedBody: decode(req, nil)}
+}
+
+// decode decodes every object of req, each through c when c is not nil.
+func decode(req *metacontroller.SyncRequest, c *Cache) decodedBody {
+	return decodedBody{
+		Parent:   req.Parent,
+		children: decodeAll[Child](c, keyChild, req.Children),
+		related:  decodeAll[Related](c, keyRelated, req.Related),
+	}
+}
+
+// decodeAll decodes the objects of each group into T.
+func decodeAll[T any](c *Cache, typ byte, in metacontroller.Objects) objects[T] {
+	if in == nil {
+		return nil
+	}
+	out := make(objects[T], len(in))
+	for group, objs := range in {
+		if objs == nil {
+			out[group] = nil
+			continue
+		}
+		g := make(map[string]object[T], len(objs))
+		for key, raw := range objs {
+			var o object[T]
+			if o.err = decodeCached(c, typ, raw, &o.v, unmarshalInto[T]); o.err != nil {
+				o.raw = bytes.Clone(raw)
+			}
+			g[key] = o
+		}
+		out[group] = g
+	}
+	return out
+}
+
+// unmarshalInto is unmarshal for decodeCached.
+func unmarshalInto[T any](raw []byte, v *T) error { return unmarshal(raw, v) }
+
+// named is the object of g whose key names name, in either hook version's
+// key form: name (v1) or namespace/name (v2).
+func named[T any](g map[string]object[T], namespace, name string) (object[T], bool) {
+	if o, ok := g[name]; ok {
+		return o, true
+	}
+	o, ok := g[namespace+"/"+name]
+	return o, ok
 }
 
 // DecodeParent is DecodeParent of r's parent, from the Cache Decode was
@@ -122,35 +163,17 @@ func (r *Request) DecodeParent() (*Parent, error) {
 	return &p, nil
 }
 
-// FromSyncRequest reads a request already split into raw objects; each is
-// decoded when it is read. req must not change while the Request is used.
-func FromSyncRequest(req *metacontroller.SyncRequest) Request {
-	return Request{Parent: req.Parent, raw: req}
-}
-
 // child looks up the observed child of the group under either hook
 // version's key. found says it is there; err that it does not decode.
 func (r *Request) child(group, namespace, name string) (c *Child, found bool, err error) {
-	if r.decoded != nil {
-		g := r.decoded.Children[group]
-		w, ok := g[name]
-		if !ok {
-			w, ok = g[namespace+"/"+name]
-		}
-		if !ok {
-			return nil, false, nil
-		}
-		return &w, true, nil // a copy: the caller may change it
-	}
-	raw, ok := r.raw.Children.Named(group, namespace, name)
+	o, ok := named(r.children[group], namespace, name)
 	if !ok {
 		return nil, false, nil
 	}
-	c = new(Child)
-	if err := json.Unmarshal(raw, c); err != nil {
-		return nil, true, err
+	if o.err != nil {
+		return nil, true, o.err
 	}
-	return c, true, nil
+	return &o.v, true, nil // a copy: the caller may change it
 }
 
 // lookup is child for the readers that can do without a child that does
@@ -165,47 +188,20 @@ func (r *Request) lookup(namespace string) func(group, name string) *Child {
 	}
 }
 
-// pods are the related pods by key; one that does not decode is an error.
-func (r *Request) pods() (map[string]Related, error) {
-	if r.decoded != nil {
-		return r.decoded.Related[groupPod], nil
-	}
-	pods := make(map[string]Related, len(r.raw.Related[groupPod]))
-	for key, raw := range r.raw.Related[groupPod] {
-		var pd Related
-		if err := json.Unmarshal(raw, &pd); err != nil {
-			return nil, fmt.Errorf("decoding related pod %q: %w", key, err)
-		}
-		pods[key] = pd
-	}
-	return pods, nil
-}
-
 // errorService finds the chart's error-page Service among the related
-// objects, in either hook version's key form. A related object of an
-// unexpected shape reads as a Service without a usable address: it changes
-// nothing else.
+// objects, in either hook version's key form. A related object whose
+// metadata or spec does not decode reads as a Service without a usable
+// address: it changes nothing else.
 func (r *Request) errorService(svc ErrorService) RelatedService {
-	if r.decoded != nil {
-		g := r.decoded.Related[groupService]
-		s, ok := g[svc.Name]
-		if !ok {
-			s, ok = g[svc.Namespace+"/"+svc.Name]
-		}
-		if !ok {
-			return RelatedService{}
-		}
-		return relatedServiceOf(s.Metadata, s.Spec, svc)
-	}
-	raw, ok := r.raw.Related.Named(groupService, svc.Namespace, svc.Name)
+	o, ok := named(r.related[groupService], svc.Namespace, svc.Name)
 	if !ok {
 		return RelatedService{}
 	}
-	var s struct {
+	s := struct {
 		Metadata Meta        `json:"metadata"`
 		Spec     ServiceSpec `json:"spec"`
-	}
-	if json.Unmarshal(raw, &s) != nil {
+	}{o.v.Metadata, o.v.Spec}
+	if !o.read(&s) {
 		return RelatedService{Seen: true}
 	}
 	return relatedServiceOf(s.Metadata, s.Spec, svc)
@@ -229,35 +225,24 @@ type LastApplied struct {
 const AnnotationLastApplied = "metacontroller.k8s.io/last-applied-configuration"
 
 // LastApplied is every observed child's last-applied annotation, by group
-// and key in sorted order.
+// and key in sorted order. A child that does not decode whole is read for
+// its metadata alone.
 func (r *Request) LastApplied() []LastApplied {
 	var out []LastApplied
-	if r.decoded != nil {
-		for _, g := range slices.Sorted(maps.Keys(r.decoded.Children)) {
-			for _, k := range slices.Sorted(maps.Keys(r.decoded.Children[g])) {
-				m := r.decoded.Children[g][k].Metadata
-				la, ok := m.Annotations.Get(AnnotationLastApplied)
-				out = append(out, LastApplied{Group: g, Key: k, Name: m.Name, Namespace: m.Namespace, Config: la, Found: ok})
+	for _, g := range slices.Sorted(maps.Keys(r.children)) {
+		for _, k := range slices.Sorted(maps.Keys(r.children[g])) {
+			o := r.children[g][k]
+			m := struct {
+				Metadata Meta `json:"metadata"`
+			}{o.v.Metadata}
+			if o.err != nil {
+				if err := unmarshal(o.raw, &m); err != nil {
+					out = append(out, LastApplied{Group: g, Key: k, Err: err})
+					continue
+				}
 			}
-		}
-		return out
-	}
-	for _, g := range slices.Sorted(maps.Keys(r.raw.Children)) {
-		for _, k := range slices.Sorted(maps.Keys(r.raw.Children[g])) {
-			var obj struct {
-				Metadata struct {
-					Name        string            `json:"name"`
-					Namespace   string            `json:"namespace"`
-					Annotations map[string]string `json:"annotations"`
-				} `json:"metadata"`
-			}
-			if err := json.Unmarshal(r.raw.Children[g][k], &obj); err != nil {
-				out = append(out, LastApplied{Group: g, Key: k, Err: err})
-				continue
-			}
-			m := obj.Metadata
-			la, ok := m.Annotations[AnnotationLastApplied]
-			out = append(out, LastApplied{Group: g, Key: k, Name: m.Name, Namespace: m.Namespace, Config: la, Found: ok})
+			la, ok := m.Metadata.Annotations[AnnotationLastApplied]
+			out = append(out, LastApplied{Group: g, Key: k, Name: m.Metadata.Name, Namespace: m.Metadata.Namespace, Config: la, Found: ok})
 		}
 	}
 	return out
