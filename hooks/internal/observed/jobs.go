@@ -12,13 +12,10 @@ import (
 	"github.com/stackdome/stackdome/metacontroller"
 )
 
-// Group keys of the batch kinds: the Job of a type Job and the CronJob of a
-// type CronJob are children; the Jobs a CronJob creates are related (the
-// customize hook asks for them by the instance label).
-var (
-	groupJob     = metacontroller.GroupKey("Job", "batch/v1")
-	groupCronJob = metacontroller.GroupKey("CronJob", "batch/v1")
-)
+// groupJob is the group key of Jobs: the Job of a type Job is a child, the
+// Jobs a CronJob creates are related (the customize hook asks for them by the
+// instance label).
+var groupJob = metacontroller.GroupKey("Job", "batch/v1")
 
 // jobStatus is what a Job's status says beyond its conditions. A
 // Deployment's or Pod's status has none of these fields, a CronJob's
