@@ -62,12 +62,13 @@ type NodeTimings struct {
 	Containerd, NodeReady, Addons time.Duration // containerd answering; kubelet start to node Ready; kube-proxy, kube-router, CoreDNS ready
 }
 
-// NodePodCIDR is the node's pod CIDR: the /24 of 10.214.0.0/16 with the third
-// octet of the test host's /24 (which the test host's lock makes ours).
-// Nothing outside the node's network namespace routes to it.
+// NodePodCIDR is the node's pod CIDR: the lower /25 of the /24 of
+// 10.214.0.0/16 with the third octet of the test host's /24 (which the test
+// host's lock makes ours): room for 126 pods. Nothing outside the node's
+// network namespace routes to it.
 func NodePodCIDR(h *TestHost) netip.Prefix {
 	a := h.Prefix.Addr().As4()
-	return netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 214, a[2], 0}), 24)
+	return netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 214, a[2], 0}), 25)
 }
 
 // StartNode starts the node and returns once it is Ready and kube-proxy,
@@ -219,6 +220,18 @@ func (n *Node) start(ctx context.Context) error {
 		return fmt.Errorf("%w\nkubelet log:\n%s", err, Indent(kubelet.Tail(30)))
 	}
 	n.Timings.NodeReady = time.Since(start)
+	// kube-router's policy controller reads the node's spec.podCIDR; the CNI
+	// configuration already hands out addresses from n.podCIDR.
+	if err := WaitUntil(30*time.Second, 200*time.Millisecond, "node "+n.name+" spec.podCIDR "+n.podCIDR.String(), func() (bool, error) {
+		o, err := c.Kube.Get(ctx, "/api/v1/nodes/"+n.name)
+		if err != nil {
+			return false, err
+		}
+		got := Dig(o, "spec", "podCIDR")
+		return got == n.podCIDR.String(), fmt.Errorf("spec.podCIDR is %v (kube-controller-manager allocates it: ForRealNode)", got)
+	}); err != nil {
+		return err
+	}
 
 	start = time.Now()
 	if _, err := n.startInside("kube-proxy", filepath.Join(n.cfg.BinDir, "kube-proxy"), "--config="+p.kubeProxyConfig, "--v=1"); err != nil {

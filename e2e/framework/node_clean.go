@@ -87,7 +87,7 @@ func takeHostSnapshot() (hostSnapshot, error) {
 			if c.aspect == "link" {
 				// "<index>: <name>: <flags> ... state" — names only.
 				if f := strings.Fields(l); len(f) > 1 {
-					l = strings.TrimSuffix(f[1], ":")
+					l, _, _ = strings.Cut(strings.TrimSuffix(f[1], ":"), "@")
 				}
 			}
 			s[c.aspect] = append(s[c.aspect], l)

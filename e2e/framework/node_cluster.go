@@ -15,8 +15,8 @@ type ClusterOption func(*clusterOptions)
 // clusterOptions are the differences a real node needs; the zero value is
 // the control plane the kubelet stand-in runs on.
 type clusterOptions struct {
-	address     netip.Addr   // bind and advertise here instead of loopback
-	clusterCIDR netip.Prefix // pod addresses: kube-controller-manager hands nodes their podCIDR
+	address netip.Addr   // bind and advertise here instead of loopback
+	podCIDR netip.Prefix // the first node's spec.podCIDR
 }
 
 // ForRealNode makes the control plane a real node can join (node.go): the API
@@ -29,10 +29,16 @@ type clusterOptions struct {
 // kube-controller-manager allocates each node's spec.podCIDR from
 // clusterCIDR (kube-router's policy controller needs it) and runs the node
 // lifecycle controller, which a real kubelet's heartbeats satisfy.
-func ForRealNode(address netip.Addr, clusterCIDR netip.Prefix) ClusterOption {
+//
+// The first node gets podCIDR: the cluster CIDR is podCIDR one bit wider, cut
+// into node CIDRs of podCIDR's size, handed out lowest first. (A cluster CIDR
+// of exactly one node CIDR is refused by kube-controller-manager v1.37.2:
+// "there are no remaining CIDRs left to allocate".) podCIDR must be the lower
+// half of that wider prefix.
+func ForRealNode(address netip.Addr, podCIDR netip.Prefix) ClusterOption {
 	return func(o *clusterOptions) {
 		o.address = address
-		o.clusterCIDR = clusterCIDR
+		o.podCIDR = podCIDR
 	}
 }
 
@@ -75,15 +81,15 @@ func (o clusterOptions) apiserverArgs(dir string, p *pki) ([]string, error) {
 
 // controllerManagerArgs are kube-controller-manager's node-related flags.
 func (o clusterOptions) controllerManagerArgs() []string {
-	if !o.clusterCIDR.IsValid() {
+	if !o.podCIDR.IsValid() {
 		// No kubelet heartbeats for the stand-in's node (kubelet.go): the node
 		// lifecycle controller would mark its pods not ready, then evict them.
 		return []string{"--controllers=*,-node-lifecycle-controller"}
 	}
 	return []string{
 		"--allocate-node-cidrs",
-		"--cluster-cidr=" + o.clusterCIDR.String(),
-		"--node-cidr-mask-size=" + fmt.Sprint(o.clusterCIDR.Bits()),
+		"--cluster-cidr=" + netip.PrefixFrom(o.podCIDR.Addr(), o.podCIDR.Bits()-1).Masked().String(),
+		"--node-cidr-mask-size=" + fmt.Sprint(o.podCIDR.Bits()),
 	}
 }
 
