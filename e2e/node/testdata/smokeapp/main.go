@@ -70,7 +70,9 @@ func serve(addr, readyAfter string, sig chan os.Signal) {
 }
 
 func get(urls []string, sig chan os.Signal) {
-	c := &http.Client{Timeout: 2 * time.Second}
+	// A new connection each time: a NetworkPolicy cuts new connections off,
+	// never an established one.
+	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	t := time.NewTicker(time.Second)
 	for n := 0; ; n++ {
 		for _, u := range urls {
