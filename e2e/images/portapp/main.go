@@ -122,7 +122,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, d deps) error {
 			}()
 		}
 	}
-	log.Info("serving", "pod", pod, "ports", p.State(), "control", *control, "onTerm", onTerm)
+	log.Info("serving", "pod", pod, "uid", os.Getuid(), "ports", p.State(), "control", *control, "onTerm", onTerm)
 	if d.started != nil {
 		d.started()
 	}
