@@ -43,16 +43,16 @@ func NodeBinaries(ctx context.Context) (string, error) {
 	if dir := os.Getenv("STACKDOME_E2E_NODE_BIN"); dir != "" {
 		return dir, nil
 	}
-	root, err := repoRoot()
+	root, err := findRepoRoot()
 	if err != nil {
 		return "", err
 	}
 	return runBuildScriptArgs(ctx, root, "tools", "the node's binaries", "node")
 }
 
-// repoRoot is the repository root: the directory above e2e/ that holds this
+// findRepoRoot is the repository root: the directory above e2e/ that holds this
 // test binary's package (go test runs it in the package's directory).
-func repoRoot() (string, error) {
+func findRepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
