@@ -136,11 +136,21 @@ func setUp(ctx context.Context, cl *framework.Cleanups) (*Suite, error) {
 	step("control plane "+framework.ClusterVersion+" up at "+s.Cluster.Kube.Base, start)
 
 	start = time.Now()
-	images, err := buildSmokeImages(root, s.Tmp)
+	built, err := framework.BuildImages(ctx, root)
 	if err != nil {
 		host.Close()
 		return nil, err
 	}
+	images := []string{}
+	for _, a := range built {
+		images = append(images, a.Path)
+	}
+	smoke, err := buildSmokeImage(root, s.Tmp)
+	if err != nil {
+		host.Close()
+		return nil, err
+	}
+	images = append(images, smoke)
 	step("images built", start)
 
 	start = time.Now()
@@ -149,7 +159,7 @@ func setUp(ctx context.Context, cl *framework.Cleanups) (*Suite, error) {
 		BinDir:       nodeBin,
 		Dir:          filepath.Join(s.Tmp, "node"),
 		Host:         host,
-		SandboxImage: pauseImage,
+		SandboxImage: framework.ImagePause,
 	})
 	if err != nil {
 		return nil, err

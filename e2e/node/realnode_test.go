@@ -46,14 +46,14 @@ func TestRealNode(t *testing.T) {
 	})
 
 	start := time.Now()
-	mustCreate(t, "/api/v1/namespaces/"+ns+"/pods", smokePod("web", map[string]string{"app": "web"}, []string{"serve", ":8080", "2s"}, true))
+	mustCreate(t, "/api/v1/namespaces/"+ns+"/pods", smokePod("web", framework.ImagePortApp, map[string]string{"app": "web"}, []string{"--port", "8080=after:2s"}, true))
 	web := waitPodReady(t, ns, "web", 90*time.Second)
 	t.Logf("pod web Running and Ready %s after it was created, on %v at %v", time.Since(start).Round(100*time.Millisecond),
 		framework.Dig(web, "spec", "nodeName"), framework.Dig(web, "status", "podIP"))
 	if got := framework.Dig(web, "spec", "nodeName"); got != n.Name() {
 		t.Fatalf("pod web is on node %v, want %s (kube-scheduler binds it)", got, n.Name())
 	}
-	// The probe, not the start, made it Ready: the app answers /ready 2 s
+	// The probe, not the start, made it Ready: the app opens its port 2 s
 	// after it started.
 	startedAt := parseTime(t, framework.Dig(web, "status", "containerStatuses").([]any)[0].(map[string]any)["state"].(map[string]any)["running"].(map[string]any)["startedAt"])
 	readyAt := parseTime(t, condition(web, "Ready")["lastTransitionTime"])
@@ -67,13 +67,13 @@ func TestRealNode(t *testing.T) {
 	hc := n.HTTPClient()
 	if err := framework.WaitUntil(30*time.Second, 200*time.Millisecond, "the Service web at "+clusterIP+" from the node", func() (bool, error) {
 		body, err := get(hc, "http://"+clusterIP+"/")
-		return err == nil && body == "hello from web", err
+		return err == nil && body == "web port 8080", fmt.Errorf("%q, %v", body, err)
 	}); err != nil {
 		t.Fatal(err)
 	}
 
 	short, full := "http://web."+ns+"/", "http://web."+ns+".svc.cluster.local/"
-	mustCreate(t, "/api/v1/namespaces/"+ns+"/pods", smokePod("client", map[string]string{"app": "client"}, []string{"get", short, full}, false))
+	mustCreate(t, "/api/v1/namespaces/"+ns+"/pods", smokePod("client", smokeImage, map[string]string{"app": "client"}, []string{"get", short, full}, false))
 	waitPodReady(t, ns, "client", 90*time.Second)
 	for _, u := range []string{short, full} {
 		waitLastAttempt(t, ns, u, "OK", 30*time.Second)
@@ -81,7 +81,7 @@ func TestRealNode(t *testing.T) {
 
 	// kubectl logs: the API server fetches the log from the kubelet.
 	out, err := exec.CommandContext(ctx, suite.Kubectl, "--kubeconfig", suite.Cluster.Kubeconfig, "-n", ns, "logs", "client", "--tail=20").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "OK "+short+" 200 hello from web") {
+	if err != nil || !strings.Contains(string(out), "OK "+short+" 200 web port 8080") {
 		t.Fatalf("kubectl logs client: %v\n%s", err, out)
 	}
 
@@ -99,11 +99,11 @@ func TestRealNode(t *testing.T) {
 	t.Logf("NetworkPolicy deleted: the client through again after %s", time.Since(start).Round(100*time.Millisecond))
 }
 
-// smokePod runs the smoke image with args, as Pod Security restricted
-// admits it; with probe, Ready only once GET :8080/ready answers 200.
-func smokePod(name string, labels map[string]string, args []string, probe bool) obj {
+// smokePod runs image with args, as Pod Security restricted admits it; with
+// probe, Ready only once GET :8080/ answers 200.
+func smokePod(name, image string, labels map[string]string, args []string, probe bool) obj {
 	c := obj{
-		"name": "app", "image": smokeImage, "imagePullPolicy": "Never", "args": args,
+		"name": "app", "image": image, "imagePullPolicy": "Never", "args": args,
 		"env": []obj{{"name": "POD_NAME", "valueFrom": obj{"fieldRef": obj{"fieldPath": "metadata.name"}}}},
 		"securityContext": obj{"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true,
 			"capabilities": obj{"drop": []string{"ALL"}}},
@@ -111,7 +111,7 @@ func smokePod(name string, labels map[string]string, args []string, probe bool) 
 	}
 	if probe {
 		c["ports"] = []obj{{"containerPort": 8080}}
-		c["readinessProbe"] = obj{"httpGet": obj{"path": "/ready", "port": 8080}, "periodSeconds": 1}
+		c["readinessProbe"] = obj{"httpGet": obj{"path": "/", "port": 8080}, "periodSeconds": 1}
 	}
 	return obj{"metadata": obj{"name": name, "labels": labels},
 		"spec": obj{"containers": []obj{c}, "terminationGracePeriodSeconds": 2,

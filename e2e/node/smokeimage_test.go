@@ -15,48 +15,31 @@ import (
 	"runtime"
 )
 
-// The smoke test's images, both the one static binary of testdata/smokeapp:
-// the pod sandbox (containerd's sandbox_image) and the web server and client
-// of TestRealNode. They stand in until the images of framework.BuildImages
-// are merged here.
-const (
-	pauseImage = "stackdome.test/node-pause:e2e"
-	smokeImage = "stackdome.test/node-smoke:e2e"
-)
+// smokeImage is TestRealNode's client (testdata/smokeapp): the workload
+// images (framework.BuildImages) serve, and none of them is an HTTP client
+// that reports every attempt in its log.
+const smokeImage = "stackdome.test/node-smoke:e2e"
 
-// buildSmokeImages builds testdata/smokeapp and writes one OCI image layout
-// tar per image into dir, returning their paths.
-func buildSmokeImages(root, dir string) ([]string, error) {
+// buildSmokeImage builds testdata/smokeapp and writes its OCI image layout
+// tar into dir, returning its path.
+func buildSmokeImage(root, dir string) (string, error) {
 	bin := filepath.Join(dir, "smokeapp")
 	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./e2e/node/testdata/smokeapp")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building smokeapp: %w: %s", err, out)
+		return "", fmt.Errorf("building smokeapp: %w: %s", err, out)
 	}
 	app, err := os.ReadFile(bin)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	var paths []string
-	for _, img := range []struct {
-		ref        string
-		entrypoint []string
-	}{
-		{pauseImage, []string{"/smokeapp", "pause"}},
-		{smokeImage, []string{"/smokeapp"}},
-	} {
-		data, err := ociLayout(img.ref, img.entrypoint, app)
-		if err != nil {
-			return nil, err
-		}
-		p := filepath.Join(dir, filepath.Base(img.ref)+".oci.tar")
-		if err := os.WriteFile(p, data, 0o600); err != nil {
-			return nil, err
-		}
-		paths = append(paths, p)
+	data, err := ociLayout(smokeImage, []string{"/smokeapp"}, app)
+	if err != nil {
+		return "", err
 	}
-	return paths, nil
+	p := filepath.Join(dir, "node-smoke.oci.tar")
+	return p, os.WriteFile(p, data, 0o600)
 }
 
 // ociLayout is an OCI image layout tar holding one image named ref: one
