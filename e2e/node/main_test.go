@@ -176,5 +176,6 @@ func setUp(ctx context.Context, cl *framework.Cleanups) (*Suite, error) {
 		}
 	}
 	step(fmt.Sprintf("%d images imported", len(images)), start)
+	fmt.Fprintf(os.Stderr, "e2e/node: memory of the idle node:\n%s\n", framework.Indent(framework.FormatMemory(s.Node.Memory())))
 	return s, nil
 }

@@ -85,18 +85,18 @@ func TestRealNode(t *testing.T) {
 		t.Fatalf("kubectl logs client: %v\n%s", err, out)
 	}
 
-	policy := mustCreate(t, "/apis/networking.k8s.io/v1/namespaces/"+ns+"/networkpolicies", obj{"metadata": obj{"name": "default-deny"},
+	mustCreate(t, "/apis/networking.k8s.io/v1/namespaces/"+ns+"/networkpolicies", obj{"metadata": obj{"name": "default-deny"},
 		"spec": obj{"podSelector": obj{}, "policyTypes": []string{"Ingress"}}})
 	start = time.Now()
 	waitLastAttempt(t, ns, short, "ERR", 30*time.Second)
 	t.Logf("default-deny NetworkPolicy: the client cut off after %s", time.Since(start).Round(100*time.Millisecond))
-	_ = policy
 	if err := k.Do(ctx, http.MethodDelete, "/apis/networking.k8s.io/v1/namespaces/"+ns+"/networkpolicies/default-deny", "", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	start = time.Now()
 	waitLastAttempt(t, ns, short, "OK", 30*time.Second)
 	t.Logf("NetworkPolicy deleted: the client through again after %s", time.Since(start).Round(100*time.Millisecond))
+	t.Logf("memory of the node with two pods:\n%s", framework.Indent(framework.FormatMemory(n.Memory())))
 }
 
 // smokePod runs image with args, as Pod Security restricted admits it; with
