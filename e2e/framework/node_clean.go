@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -112,9 +113,41 @@ func takeHostSnapshot() (hostSnapshot, error) {
 	return s, nil
 }
 
+// growOnly are the aspects in which only an addition can be the node's: its
+// processes cannot unmount, remove or delete the machine's own mounts,
+// cgroups, links or paths from inside their namespaces, while the other
+// programs of a shared machine come and go with theirs.
+var growOnly = map[string]bool{"mount": true, "cgroup": true, "link": true, "netns": true, "path": true}
+
+// nodeCgroupName matches the cgroups a node makes: its own root, what the
+// kubelet makes below it (kubepods, its QoS classes, pod<uid>) and runc's
+// container IDs. Another program's cgroup that appears meanwhile (a build's
+// buildah-…) is not the node's.
+var nodeCgroupName = regexp.MustCompile(`^(stackdome-node-\d+|runtime|kubepods.*|besteffort|burstable|guaranteed|pod[0-9a-f-]+|[0-9a-f]{64}|k8s\.io|containerd.*|system\.slice)$`)
+
+// nodeMount reports whether a mount point (a "mount" line) is one a node's
+// process could leave in the root mount namespace: under the node's
+// directory, /var, /run (its overlays and what they hold), /proc/sys (the
+// sysctl files) or /opt/containerd. Podman's and Buildah's storage
+// (/var/lib/containers) is another program's.
+func nodeMount(line, dir string) bool {
+	mp, _, _ := strings.Cut(line, " ")
+	if strings.HasPrefix(mp, "/var/lib/containers/") {
+		return false
+	}
+	for _, p := range []string{dir, "/var", "/run", "/proc/sys", "/opt/containerd"} {
+		if mp == p || strings.HasPrefix(mp, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // diff lists what is in after and not in before (+) and the reverse (-), per
-// aspect.
-func (before hostSnapshot) diff(after hostSnapshot) []string {
+// aspect; in a growOnly aspect only additions, of cgroups only those named
+// as a node names them and of mounts only those at a node's paths (dir is
+// the node's directory).
+func (before hostSnapshot) diff(after hostSnapshot, dir string) []string {
 	var out []string
 	aspects := map[string]bool{}
 	for a := range before {
@@ -131,12 +164,16 @@ func (before hostSnapshot) diff(after hostSnapshot) []string {
 	for _, a := range names {
 		b, c := set(before[a]), set(after[a])
 		for _, l := range after[a] {
-			if !b[l] {
+			switch {
+			case b[l]:
+			case a == "cgroup" && !nodeCgroupName.MatchString(filepath.Base(l)):
+			case a == "mount" && !nodeMount(l, dir):
+			default:
 				out = append(out, a+": + "+l)
 			}
 		}
 		for _, l := range before[a] {
-			if !c[l] {
+			if !c[l] && !growOnly[a] {
 				out = append(out, a+": - "+l)
 			}
 		}
@@ -157,20 +194,19 @@ func set(ls []string) map[string]bool {
 // hierarchy, network namespaces and links, the root namespace's nft,
 // iptables, ip6tables and ipset rules, the three sysctls the kubelet sets,
 // the default paths of containerd, the CNI plugins and the kubelet, and
-// processes naming the node's directory. It returns every difference.
+// processes naming the node's directory. It returns every difference the
+// node can have made: on a machine others share, a mount or cgroup another
+// program adds or removes meanwhile is not one (diff says which count).
 func (n *Node) CheckClean() error {
 	after, err := takeHostSnapshot()
 	if err != nil {
 		return fmt.Errorf("taking the machine's state after the node: %w", err)
 	}
-	var d []string
-	for _, l := range n.before.diff(after) {
-		// The test host's root side was there before StartNode, and Stop
-		// removes it with the namespace (Host.Close): its going is expected.
-		if l == "link: - "+n.cfg.Host.hostLink {
-			continue
-		}
-		d = append(d, l)
+	d := n.before.diff(after, n.paths.dir)
+	// Its going is not checked above (growOnly): the test host's root-side
+	// link was there before StartNode.
+	if n.cfg.Host != nil && exec.Command("ip", "link", "show", n.cfg.Host.hostLink).Run() == nil {
+		d = append(d, "link: still there: "+n.cfg.Host.hostLink)
 	}
 	for _, pid := range procsNaming(n.paths.dir) {
 		d = append(d, fmt.Sprintf("process: + %d %s", pid, cmdline(pid)))

@@ -21,7 +21,8 @@ type obj = framework.Obj
 // CIDR kube-controller-manager gave it; a pod from an image, placed by
 // kube-scheduler, turns Ready only when its readiness probe passes; its
 // ClusterIP Service answers the test (from the node's network) and another
-// pod, which finds it by `<svc>.<ns>` and the full name through CoreDNS; a
+// pod, which finds it by `<svc>.<ns>` and the full name through CoreDNS and
+// reaches the API server through the kubernetes Service; a
 // default-deny NetworkPolicy cuts that pod off within a bound and deleting it
 // lets it through again (kube-router); and `kubectl logs` reads the client's
 // log (the API server reaching the kubelet with its client certificate).
@@ -72,10 +73,13 @@ func TestRealNode(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	short, full := "http://web."+ns+"/", "http://web."+ns+".svc.cluster.local/"
-	mustCreate(t, "/api/v1/namespaces/"+ns+"/pods", smokePod("client", smokeImage, map[string]string{"app": "client"}, []string{"get", short, full}, false))
+	// The client also asks the API server through the kubernetes Service,
+	// verifying its certificate against the service account's CA: what
+	// Metacontroller in a pod does.
+	short, full, api := "http://web."+ns+"/", "http://web."+ns+".svc.cluster.local/", "https://kubernetes.default.svc/version"
+	mustCreate(t, "/api/v1/namespaces/"+ns+"/pods", smokePod("client", smokeImage, map[string]string{"app": "client"}, []string{"get", short, full, api}, false))
 	waitPodReady(t, ns, "client", 90*time.Second)
-	for _, u := range []string{short, full} {
+	for _, u := range []string{short, full, api} {
 		waitLastAttempt(t, ns, u, "OK", 30*time.Second)
 	}
 
@@ -154,7 +158,7 @@ func waitLastAttempt(t *testing.T, ns, url, result string, timeout time.Duration
 	t.Helper()
 	if err := framework.WaitUntil(timeout, 500*time.Millisecond, "client's last GET "+url+" "+result, func() (bool, error) {
 		var raw []byte
-		if err := suite.Cluster.Kube.Do(t.Context(), http.MethodGet, "/api/v1/namespaces/"+ns+"/pods/client/log?tailLines=6", "", nil, &raw); err != nil {
+		if err := suite.Cluster.Kube.Do(t.Context(), http.MethodGet, "/api/v1/namespaces/"+ns+"/pods/client/log?tailLines=30", "", nil, &raw); err != nil {
 			return false, err
 		}
 		last := ""
