@@ -90,7 +90,13 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 		dns = dns.Next()
 	}
 	n.dnsIP = dns // the tenth of the range, as kubeadm picks it
-	var err error
+	swept, err := sweepStaleNodes()
+	if err != nil {
+		return nil, fmt.Errorf("sweeping what a crashed run's node left: %w", err)
+	}
+	if len(swept) > 0 {
+		fmt.Fprintf(os.Stderr, "e2e: swept the node cgroups of crashed runs: %v\n", swept)
+	}
 	if n.before, err = takeHostSnapshot(); err != nil {
 		return nil, err
 	}

@@ -166,3 +166,39 @@ func (g *nodeCgroups) remove() error {
 	}
 	return errors.Join(errs...)
 }
+
+// sweepStaleNodes ends what a node of a test binary that died without
+// Stop (kill -9, a panic past the cleanups) left running: the pods'
+// containers and containerd's shims are not its children, so Pdeathsig
+// spares them, and they keep its mount namespace and cgroups alive. A node
+// cgroup whose test binary (the pid in its name) is gone is killed and
+// removed. It returns what it swept.
+func sweepStaleNodes() ([]string, error) {
+	mounts, err := cgroupMounts()
+	if err != nil {
+		return nil, err
+	}
+	stale := map[string]*nodeCgroups{}
+	var names []string
+	for _, m := range mounts {
+		dirs, _ := filepath.Glob(filepath.Join(m, "stackdome-node-*"))
+		for _, d := range dirs {
+			name := "/" + filepath.Base(d)
+			pid, err := strconv.Atoi(strings.TrimPrefix(name, "/stackdome-node-"))
+			if err != nil || !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+				continue // a running suite's node
+			}
+			if stale[name] == nil {
+				stale[name] = &nodeCgroups{name: name}
+				names = append(names, name)
+			}
+			stale[name].roots = append(stale[name].roots, d)
+		}
+	}
+	var errs []error
+	for _, name := range names {
+		g := stale[name]
+		errs = append(errs, g.kill(30*time.Second), g.remove())
+	}
+	return names, errors.Join(errs...)
+}

@@ -14,11 +14,13 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -106,6 +108,7 @@ func setUp(ctx context.Context, cl *framework.Cleanups) (*Suite, error) {
 	}
 	step("binaries ready ("+binDir+", "+nodeBin+")", start)
 
+	removeStaleScratch()
 	if s.Tmp, err = os.MkdirTemp("", "stackdome-e2e-node-"); err != nil {
 		return nil, err
 	}
@@ -178,4 +181,21 @@ func setUp(ctx context.Context, cl *framework.Cleanups) (*Suite, error) {
 	step(fmt.Sprintf("%d images imported", len(images)), start)
 	fmt.Fprintf(os.Stderr, "e2e/node: memory of the idle node:\n%s\n", framework.Indent(framework.FormatMemory(s.Node.Memory())))
 	return s, nil
+}
+
+// removeStaleScratch removes the scratch directories of earlier runs whose
+// test binary is gone (a kill -9 or a panic skips the cleanups; StartNode
+// sweeps what their nodes left running).
+func removeStaleScratch() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "stackdome-e2e-node-*"))
+	for _, dir := range dirs {
+		data, err := os.ReadFile(filepath.Join(dir, "pid"))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err == nil && pid > 0 && errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			os.RemoveAll(dir)
+		}
+	}
 }
