@@ -1,0 +1,69 @@
+//go:build e2e
+
+package framework
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// What a test reaches the node through: its name and address, a dialer
+// inside its network, its images.
+
+// Name is the node's name.
+func (n *Node) Name() string { return n.name }
+
+// IP is the node's address (InternalIP).
+func (n *Node) IP() netip.Addr { return n.nodeIP }
+
+// Procs are the node's processes, for their memory (/proc/<pid>/status).
+func (n *Node) Procs() []*Proc { return n.procs }
+
+// DialContext connects from inside the node's network namespace, as a
+// process on the node would: pod addresses, ClusterIPs and NodePorts answer
+// there (kube-proxy's rules are the node's).
+func (n *Node) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	var c net.Conn
+	err := inNetns(n.cfg.Host.netns, func() (err error) {
+		var d net.Dialer
+		c, err = d.DialContext(ctx, network, addr)
+		return err
+	})
+	return c, err
+}
+
+// HTTPClient is an HTTP client whose connections are made by DialContext.
+func (n *Node) HTTPClient() *http.Client {
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: n.DialContext, Proxy: nil, DisableKeepAlives: true}}
+}
+
+// Import loads an OCI image layout tar (or docker save archive) into the
+// node's containerd, where the kubelet finds it (namespace k8s.io), for this
+// machine's platform.
+func (n *Node) Import(ctx context.Context, archive string) error {
+	if _, err := n.ctr(ctx, "-n", "k8s.io", "images", "import", archive); err != nil {
+		return fmt.Errorf("importing %s: %w", archive, err)
+	}
+	return nil
+}
+
+// Images are the references of the images the node's containerd has.
+func (n *Node) Images(ctx context.Context) ([]string, error) {
+	out, err := n.ctr(ctx, "-n", "k8s.io", "images", "list", "-q")
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(out), nil
+}
+
+// ctr runs containerd's ctr against the node's containerd, in the node's
+// namespaces (an import unpacks layers into the node's snapshotter).
+func (n *Node) ctr(ctx context.Context, args ...string) (string, error) {
+	argv := append([]string{"nsenter", "--mount=" + mountNS(n.mountns), "--net=" + n.cfg.Host.netns, "--", "ctr", "--address", n.paths.containerdSock}, args...)
+	return output(ctx, argv...)
+}
