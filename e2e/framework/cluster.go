@@ -27,6 +27,9 @@ type Cluster struct {
 	token        string // the admin's bearer token
 	serviceRange string // --service-cluster-ip-range
 	Procs        []*Proc
+	opts         clusterOptions
+	pki          *pki
+	apiPort      int
 }
 
 const (
@@ -35,10 +38,14 @@ const (
 )
 
 // StartCluster starts the control plane from the binaries in binDir, with all
-// state under dir and ClusterIPs from serviceRange. On error everything
-// started so far is stopped.
-func StartCluster(ctx context.Context, binDir, dir, serviceRange string) (*Cluster, error) {
+// state under dir and ClusterIPs from serviceRange; without options, on
+// loopback for a kubelet stand-in (node_cluster.go has the options a real
+// node needs). On error everything started so far is stopped.
+func StartCluster(ctx context.Context, binDir, dir, serviceRange string, opts ...ClusterOption) (*Cluster, error) {
 	c := &Cluster{dir: dir, serviceRange: serviceRange}
+	for _, o := range opts {
+		o(&c.opts)
+	}
 	if err := c.start(ctx, binDir); err != nil {
 		c.Stop()
 		return nil, err
@@ -58,10 +65,15 @@ func (c *Cluster) start(ctx context.Context, binDir string) error {
 	if err != nil {
 		return fmt.Errorf("service range %q: %w", c.serviceRange, err)
 	}
-	p, err := newPKI(dir, net.IP(sr.Masked().Addr().Next().AsSlice()))
+	sans := []net.IP{net.IP(sr.Masked().Addr().Next().AsSlice())}
+	if c.opts.address.IsValid() {
+		sans = append(sans, net.IP(c.opts.address.AsSlice()))
+	}
+	p, err := newPKI(dir, sans...)
 	if err != nil {
 		return err
 	}
+	c.pki = p
 	token, err := randomToken()
 	if err != nil {
 		return err
@@ -79,6 +91,7 @@ func (c *Cluster) start(ctx context.Context, binDir string) error {
 		return err
 	}
 	etcdClient, etcdPeer, apiPort := ports[0], ports[1], ports[2]
+	c.apiPort = apiPort
 	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdClient)
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(etcdPeer)
 
@@ -98,16 +111,16 @@ func (c *Cluster) start(ctx context.Context, binDir string) error {
 	}
 	c.Procs = append(c.Procs, etcd)
 
-	apiURL := "https://127.0.0.1:" + strconv.Itoa(apiPort)
-	apiserver, err := startProc(dir, "kube-apiserver", filepath.Join(binDir, "kube-apiserver"),
-		"--etcd-servers="+etcdURL,
-		"--bind-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(apiPort),
-		// With no Endpoints reconciler the API server does not publish its
-		// advertise address in the kubernetes Service, which would refuse a
-		// loopback address.
-		"--advertise-address=127.0.0.1",
-		"--endpoint-reconciler-type=none",
+	apiURL := "https://" + net.JoinHostPort(c.opts.apiHost(), strconv.Itoa(apiPort))
+	addrArgs, err := c.opts.apiserverArgs(dir, p)
+	if err != nil {
+		return err
+	}
+	apiArgs := append([]string{
+		"--etcd-servers=" + etcdURL,
+		"--secure-port=" + strconv.Itoa(apiPort),
+	}, addrArgs...)
+	apiserver, err := startProc(dir, "kube-apiserver", filepath.Join(binDir, "kube-apiserver"), append(apiArgs,
 		"--tls-cert-file="+p.certFile,
 		"--tls-private-key-file="+p.keyFile,
 		"--client-ca-file="+p.caFile,
@@ -120,7 +133,7 @@ func (c *Cluster) start(ctx context.Context, binDir string) error {
 		"--allow-privileged=false",
 		"--profiling=false",
 		"--v=1",
-	)
+	)...)
 	if err != nil {
 		return err
 	}
@@ -148,14 +161,11 @@ func (c *Cluster) start(ctx context.Context, binDir string) error {
 		return err
 	}
 
-	kcm, err := startProc(dir, "kube-controller-manager", filepath.Join(binDir, "kube-controller-manager"),
+	kcm, err := startProc(dir, "kube-controller-manager", filepath.Join(binDir, "kube-controller-manager"), append(c.opts.controllerManagerArgs(),
 		"--kubeconfig="+c.Kubeconfig,
 		"--bind-address=127.0.0.1",
 		"--secure-port=0", // serve nothing: readiness is seen through the API instead
 		"--leader-elect=false",
-		// No kubelet heartbeats for the test node (kubelet.go): the node
-		// lifecycle controller would mark its pods not ready, then evict them.
-		"--controllers=*,-node-lifecycle-controller",
 		"--service-account-private-key-file="+p.saKeyFile,
 		"--root-ca-file="+p.caFile,
 		"--use-service-account-credentials=false",
@@ -164,7 +174,7 @@ func (c *Cluster) start(ctx context.Context, binDir string) error {
 		"--concurrent-deployment-syncs=5",
 		"--concurrent-statefulset-syncs=5",
 		"--v=1",
-	)
+	)...)
 	if err != nil {
 		return err
 	}

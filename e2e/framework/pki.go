@@ -25,6 +25,8 @@ type pki struct {
 	caFile, certFile, keyFile string // serving chain for kube-apiserver
 	saKeyFile, saPubFile      string // service-account signing key pair
 	caPEM                     []byte
+	ca                        *x509.Certificate // signs the real node's certificates (node_pki.go)
+	caKey                     *ecdsa.PrivateKey
 }
 
 // newPKI makes the CA, the API server's serving certificate (valid for
@@ -94,6 +96,8 @@ func newPKI(dir string, extraIPs ...net.IP) (*pki, error) {
 		saKeyFile: filepath.Join(dir, "sa.key"),
 		saPubFile: filepath.Join(dir, "sa.pub"),
 		caPEM:     pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		ca:        ca,
+		caKey:     caKey,
 	}
 	files := map[string][]byte{
 		p.caFile:    p.caPEM,

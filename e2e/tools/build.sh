@@ -5,6 +5,12 @@
 # bytes (go.mod, go.sum, etcd/main.go, this script). A fresh clone on the same
 # machine reuses the binaries; only a missing one is built.
 #
+# `build.sh node` builds the real node's binaries into the same directory
+# instead: kubelet, kube-proxy and kube-scheduler from this module (as the
+# control plane), CoreDNS and kube-router with `go install pkg@version` at the
+# versions pinned below (their own go.mod decides their dependencies; this
+# script is in the hash, so changing a version makes a new cache directory).
+#
 # Prints the cache directory on stdout; progress goes to stderr.
 # STACKDOME_E2E_CACHE overrides the cache root ($HOME/.cache/stackdome-e2e).
 # STACKDOME_E2E_BUILD_P sets `go build -p` (default: the number of CPUs). The
@@ -21,6 +27,22 @@ build() { # out ldflags name package
 	local start=$SECONDS
 	"$go" build -p "${STACKDOME_E2E_BUILD_P:-$(nproc)}" -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out/$name.tmp" "$pkg"
 	mv -f "$out/$name.tmp" "$out/$name"
+	echo "e2e/tools: built $name in $((SECONDS - start))s" >&2
+}
+
+install() { # out name package@version
+	local out="$1" name="$2" pkg="$3"
+	if [[ -x "$out/$name" ]]; then
+		return 0
+	fi
+	echo "e2e/tools: building $name ($pkg) into $out" >&2
+	local start=$SECONDS tmp="$out/.install-$name"
+	rm -rf "$tmp"
+	# Outside any module: pkg@version builds with its own go.mod, as its
+	# README says to install it.
+	GOBIN="$tmp" GOWORK=off "$go" install -p "${STACKDOME_E2E_BUILD_P:-$(nproc)}" -trimpath "$pkg"
+	mv -f "$tmp/$name" "$out/$name"
+	rm -rf "$tmp"
 	echo "e2e/tools: built $name in $((SECONDS - start))s" >&2
 }
 
@@ -56,9 +78,24 @@ main() {
 	exec 9>"$out/.lock"
 	flock 9
 
-	build "$out" "$ldflags" etcd ./etcd
-	build "$out" "$ldflags" kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
-	build "$out" "$ldflags" kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
+	case "${1:-}" in
+	"")
+		build "$out" "$ldflags" etcd ./etcd
+		build "$out" "$ldflags" kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+		build "$out" "$ldflags" kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
+		;;
+	node)
+		build "$out" "$ldflags" kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
+		build "$out" "$ldflags" kubelet k8s.io/kubernetes/cmd/kubelet
+		build "$out" "$ldflags" kube-proxy k8s.io/kubernetes/cmd/kube-proxy
+		install "$out" coredns github.com/coredns/coredns@v1.15.0
+		install "$out" kube-router github.com/cloudnativelabs/kube-router/v2/cmd/kube-router@v2.1.0
+		;;
+	*)
+		echo "usage: build.sh [node]" >&2
+		exit 2
+		;;
+	esac
 
 	echo "$out"
 }

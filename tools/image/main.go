@@ -48,17 +48,19 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("want a command: build, push or plainhttp")
+		return errors.New("want a command: build, pack, push or plainhttp")
 	}
 	switch args[0] {
 	case "build":
 		return runBuild(args[1:], stdout, stderr)
+	case "pack":
+		return runPack(args[1:], stdout, stderr)
 	case "push":
 		return runPush(ctx, args[1:], stdout, stderr)
 	case "plainhttp":
 		return runPlainHTTP(args[1:], stdout, stderr)
 	default:
-		return fmt.Errorf("unknown command %q: want build, push or plainhttp", args[0])
+		return fmt.Errorf("unknown command %q: want build, pack, push or plainhttp", args[0])
 	}
 }
 

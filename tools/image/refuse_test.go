@@ -88,7 +88,7 @@ func TestFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "want a command: build, push or plainhttp"},
+		{nil, "want a command: build, pack, push or plainhttp"},
 		{[]string{"pull"}, `unknown command "pull"`},
 		{[]string{"build", "-out", "x", "-version", "v", "-revision", "r", "-created", "1"}, "-binary is required"},
 		{[]string{"build", "-binary", "b", "-out", "x", "-version", "v", "-revision", "r", "-created", "yesterday"}, `-created "yesterday": want Unix seconds`},
