@@ -17,21 +17,32 @@ import (
 
 // What the proofs take from TestMain (main_test.go): the one place that
 // names its fields.
-func kube() *framework.Kube     { return suite.cluster.Kube }
-func kubeconfig() string        { return suite.cluster.Kubeconfig }
-func realNode() *framework.Node { return suite.node }
-func repoRoot() string          { return suite.root }
-func sharedDir() string         { return suite.shared }
-func kubectlBin() string        { return suite.kubectl }
-func scratchDir() string        { return suite.tmp }
+func kube() *framework.Kube     { return suite.Cluster.Kube }
+func kubeconfig() string        { return suite.Cluster.Kubeconfig }
+func realNode() *framework.Node { return suite.Node }
+func repoRoot() string          { return suite.Root }
+func kubectlBin() string        { return suite.Kubectl }
+func scratchDir() string        { return suite.Tmp }
 
-// mcManifests is the production kustomization of the pinned Metacontroller
-// source, as docs/install.md applies it.
-func mcManifests() string {
-	return filepath.Join(suite.mcDir, "src", "manifests", "production")
+// sharedDir is the session's shared directory (../shared beside the
+// repository, or STACKDOME_SHARED), which holds the pinned sources.
+func sharedDir() string {
+	if s := os.Getenv("STACKDOME_SHARED"); s != "" {
+		return s
+	}
+	return filepath.Join(filepath.Dir(repoRoot()), "shared")
 }
 
-type obj = map[string]any
+// mcManifests is the production kustomization of the pinned Metacontroller
+// source, as docs/install.md applies it: the tree e2e/metacontroller/build.sh
+// extracts (a cached build returns at once).
+func mcManifests() (string, error) {
+	dir, err := framework.BuildMetacontroller(repoRoot(), sharedDir())
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "src", "manifests", "production"), nil
+}
 
 // newNamespace creates a namespace for one test, with labels (Pod Security
 // levels, for one), and deletes it when the test ends.
@@ -118,9 +129,9 @@ func createApp(t *testing.T, ns, name string, spec obj) {
 	}
 }
 
-// condition is the status condition of type typ of a StackResource, or
+// srCondition is the status condition of type typ of a StackResource, or
 // nil.
-func condition(sr obj, typ string) obj {
+func srCondition(sr obj, typ string) obj {
 	cs, _ := framework.Dig(sr, "status", "conditions").([]any)
 	for _, c := range cs {
 		if m, ok := c.(obj); ok && m["type"] == typ {
@@ -140,7 +151,7 @@ func waitCondition(t *testing.T, timeout time.Duration, ns, name, typ, status, r
 		if sr, err = kube().Get(t.Context(), srPath(ns, name)); err != nil {
 			return false, err
 		}
-		c := condition(sr, typ)
+		c := srCondition(sr, typ)
 		if c == nil || c["status"] != status || c["reason"] != reason {
 			return false, fmt.Errorf("%s is %v", typ, c)
 		}

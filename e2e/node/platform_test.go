@@ -41,7 +41,12 @@ func requireMetacontroller(t *testing.T) {
 	platform.mcOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		if out, err := kubectl(ctx, "apply", "-k", mcManifests()); err != nil {
+		manifests, err := mcManifests()
+		if err != nil {
+			platform.mcErr = err
+			return
+		}
+		if out, err := kubectl(ctx, "apply", "-k", manifests); err != nil {
 			platform.mcErr = fmt.Errorf("kubectl apply -k manifests/production: %w\n%s", err, out)
 			return
 		}

@@ -83,7 +83,7 @@ func TestReadinessProbeKeepsSlowAppOut(t *testing.T) {
 				}
 			}
 		case "sr":
-			c := condition(e.Obj, "Available")
+			c := srCondition(e.Obj, "Available")
 			if c == nil {
 				continue
 			}
@@ -159,7 +159,7 @@ func TestGateNamesSilentPort(t *testing.T) {
 	})
 
 	sr := waitCondition(t, 4*time.Minute, ns, name, "Available", "False", "PortNotListening")
-	msg := fmt.Sprint(condition(sr, "Available")["message"])
+	msg := fmt.Sprint(srCondition(sr, "Available")["message"])
 	if !strings.Contains(msg, "port 9090 (admin)") || strings.Contains(msg, "8080") {
 		t.Errorf("Available message %q: want port 9090 (admin) named, and not 8080", msg)
 	}
@@ -184,7 +184,7 @@ func TestGateNamesSilentPort(t *testing.T) {
 		t.Errorf("pod %s not Ready at the verdict: the case is not the gate's", podName)
 	}
 	for _, e := range srs.Events() {
-		if c := condition(e.Obj, "Available"); c != nil && c["reason"] == "Serving" {
+		if c := srCondition(e.Obj, "Available"); c != nil && c["reason"] == "Serving" {
 			t.Errorf("rv %d: status said Serving with port 9090 silent", e.RV)
 		}
 	}
