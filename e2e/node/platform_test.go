@@ -85,18 +85,22 @@ func requireTraefik(t *testing.T) string {
 			platform.traefikErr = err
 			return
 		}
+		// No --wait: helm would wait for the LoadBalancer Service's
+		// address, which no controller here gives; the pod is waited for.
 		args := []string{"install", "traefik", chart, "--namespace", traefikNS, "--create-namespace",
-			"--wait", "--timeout", "3m", "--set", "global.checkNewVersion=false"}
+			"--set", "global.checkNewVersion=false"}
 		if out, err := helm(ctx, args...); err != nil {
 			platform.traefikErr = fmt.Errorf("helm %s: %w\n%s", strings.Join(args, " "), err, out)
 			return
 		}
-		pods, err := kube().List(ctx, "/api/v1/namespaces/"+traefikNS+"/pods", "app.kubernetes.io/name=traefik")
-		if err != nil || len(pods) != 1 || !podReady(pods[0]) {
-			platform.traefikErr = fmt.Errorf("the Traefik chart's pod: want one Ready, have %d (%v)", len(pods), err)
-			return
-		}
-		platform.traefikIP, _ = framework.Dig(pods[0], "status", "podIP").(string)
+		platform.traefikErr = framework.WaitUntil(3*time.Minute, 500*time.Millisecond, "the Traefik chart's pod Ready", func() (bool, error) {
+			pods, err := kube().List(ctx, "/api/v1/namespaces/"+traefikNS+"/pods", "app.kubernetes.io/name=traefik")
+			if err != nil || len(pods) != 1 {
+				return false, fmt.Errorf("%d pods (%v)", len(pods), err)
+			}
+			platform.traefikIP, _ = framework.Dig(pods[0], "status", "podIP").(string)
+			return podReady(pods[0]), fmt.Errorf("pod %s not Ready", podName(pods[0]))
+		})
 	})
 	if platform.traefikErr != nil {
 		t.Fatal(platform.traefikErr)
