@@ -1,0 +1,204 @@
+//go:build e2e
+
+package node
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
+)
+
+type obj = framework.Obj
+
+// TestRealNode is the real node's smoke test: the node is Ready with the pod
+// CIDR kube-controller-manager gave it; a pod from an image, placed by
+// kube-scheduler, turns Ready only when its readiness probe passes; its
+// ClusterIP Service answers the test (from the node's network) and another
+// pod, which finds it by `<svc>.<ns>` and the full name through CoreDNS; a
+// default-deny NetworkPolicy cuts that pod off within a bound and deleting it
+// lets it through again (kube-router); and `kubectl logs` reads the client's
+// log (the API server reaching the kubelet with its client certificate).
+func TestRealNode(t *testing.T) {
+	ctx := t.Context()
+	k, n := suite.Cluster.Kube, suite.Node
+	const ns = "smoke"
+
+	node, err := k.Get(ctx, "/api/v1/nodes/"+n.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cidr := framework.Dig(node, "spec", "podCIDR"); cidr == nil || cidr == "" {
+		t.Fatalf("node %s has no spec.podCIDR: kube-router's policy controller needs it", n.Name())
+	}
+
+	if _, err := k.Create(ctx, "/api/v1/namespaces", obj{"metadata": obj{"name": ns}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = k.Do(context.Background(), http.MethodDelete, "/api/v1/namespaces/"+ns, "", nil, nil)
+	})
+
+	start := time.Now()
+	mustCreate(t, "/api/v1/namespaces/"+ns+"/pods", smokePod("web", map[string]string{"app": "web"}, []string{"serve", ":8080", "2s"}, true))
+	web := waitPodReady(t, ns, "web", 90*time.Second)
+	t.Logf("pod web Running and Ready %s after it was created, on %v at %v", time.Since(start).Round(100*time.Millisecond),
+		framework.Dig(web, "spec", "nodeName"), framework.Dig(web, "status", "podIP"))
+	if got := framework.Dig(web, "spec", "nodeName"); got != n.Name() {
+		t.Fatalf("pod web is on node %v, want %s (kube-scheduler binds it)", got, n.Name())
+	}
+	// The probe, not the start, made it Ready: the app answers /ready 2 s
+	// after it started.
+	startedAt := parseTime(t, framework.Dig(web, "status", "containerStatuses").([]any)[0].(map[string]any)["state"].(map[string]any)["running"].(map[string]any)["startedAt"])
+	readyAt := parseTime(t, condition(web, "Ready")["lastTransitionTime"])
+	if readyAt.Sub(startedAt) < time.Second {
+		t.Fatalf("pod web Ready at %s, started at %s: Ready before its probe could pass", readyAt, startedAt)
+	}
+
+	svc := mustCreate(t, "/api/v1/namespaces/"+ns+"/services", obj{"metadata": obj{"name": "web"},
+		"spec": obj{"selector": obj{"app": "web"}, "ports": []obj{{"port": 80, "targetPort": 8080}}}})
+	clusterIP := framework.Dig(svc, "spec", "clusterIP").(string)
+	hc := n.HTTPClient()
+	if err := framework.WaitUntil(30*time.Second, 200*time.Millisecond, "the Service web at "+clusterIP+" from the node", func() (bool, error) {
+		body, err := get(hc, "http://"+clusterIP+"/")
+		return err == nil && body == "hello from web", err
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	short, full := "http://web."+ns+"/", "http://web."+ns+".svc.cluster.local/"
+	mustCreate(t, "/api/v1/namespaces/"+ns+"/pods", smokePod("client", map[string]string{"app": "client"}, []string{"get", short, full}, false))
+	waitPodReady(t, ns, "client", 90*time.Second)
+	for _, u := range []string{short, full} {
+		waitLastAttempt(t, ns, u, "OK", 30*time.Second)
+	}
+
+	// kubectl logs: the API server fetches the log from the kubelet.
+	out, err := exec.CommandContext(ctx, suite.Kubectl, "--kubeconfig", suite.Cluster.Kubeconfig, "-n", ns, "logs", "client", "--tail=20").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "OK "+short+" 200 hello from web") {
+		t.Fatalf("kubectl logs client: %v\n%s", err, out)
+	}
+
+	policy := mustCreate(t, "/apis/networking.k8s.io/v1/namespaces/"+ns+"/networkpolicies", obj{"metadata": obj{"name": "default-deny"},
+		"spec": obj{"podSelector": obj{}, "policyTypes": []string{"Ingress"}}})
+	start = time.Now()
+	waitLastAttempt(t, ns, short, "ERR", 30*time.Second)
+	t.Logf("default-deny NetworkPolicy: the client cut off after %s", time.Since(start).Round(100*time.Millisecond))
+	_ = policy
+	if err := k.Do(ctx, http.MethodDelete, "/apis/networking.k8s.io/v1/namespaces/"+ns+"/networkpolicies/default-deny", "", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	waitLastAttempt(t, ns, short, "OK", 30*time.Second)
+	t.Logf("NetworkPolicy deleted: the client through again after %s", time.Since(start).Round(100*time.Millisecond))
+}
+
+// smokePod runs the smoke image with args, as Pod Security restricted
+// admits it; with probe, Ready only once GET :8080/ready answers 200.
+func smokePod(name string, labels map[string]string, args []string, probe bool) obj {
+	c := obj{
+		"name": "app", "image": smokeImage, "imagePullPolicy": "Never", "args": args,
+		"env": []obj{{"name": "POD_NAME", "valueFrom": obj{"fieldRef": obj{"fieldPath": "metadata.name"}}}},
+		"securityContext": obj{"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true,
+			"capabilities": obj{"drop": []string{"ALL"}}},
+		"resources": obj{"limits": obj{"memory": "32Mi"}, "requests": obj{"cpu": "10m", "memory": "16Mi"}},
+	}
+	if probe {
+		c["ports"] = []obj{{"containerPort": 8080}}
+		c["readinessProbe"] = obj{"httpGet": obj{"path": "/ready", "port": 8080}, "periodSeconds": 1}
+	}
+	return obj{"metadata": obj{"name": name, "labels": labels},
+		"spec": obj{"containers": []obj{c}, "terminationGracePeriodSeconds": 2,
+			"securityContext": obj{"runAsNonRoot": true, "seccompProfile": obj{"type": "RuntimeDefault"}}}}
+}
+
+func mustCreate(t *testing.T, path string, o obj) obj {
+	t.Helper()
+	got, err := suite.Cluster.Kube.Create(t.Context(), path, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// waitPodReady waits for the pod to be Running and Ready and returns it.
+func waitPodReady(t *testing.T, ns, name string, timeout time.Duration) obj {
+	t.Helper()
+	var pod obj
+	if err := framework.WaitUntil(timeout, 200*time.Millisecond, "pod "+ns+"/"+name+" Ready", func() (bool, error) {
+		var err error
+		if pod, err = suite.Cluster.Kube.Get(t.Context(), "/api/v1/namespaces/"+ns+"/pods/"+name); err != nil {
+			return false, err
+		}
+		if err := suite.Node.Healthy(); err != nil {
+			return false, err
+		}
+		ready := condition(pod, "Ready")
+		return framework.Dig(pod, "status", "phase") == "Running" && ready["status"] == "True",
+			fmt.Errorf("phase %v, Ready %v, containers %v", framework.Dig(pod, "status", "phase"), ready["status"], framework.Dig(pod, "status", "containerStatuses"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+// waitLastAttempt waits until the client pod's last attempt at url, read
+// from its log, has result ("OK" or "ERR").
+func waitLastAttempt(t *testing.T, ns, url, result string, timeout time.Duration) {
+	t.Helper()
+	if err := framework.WaitUntil(timeout, 500*time.Millisecond, "client's last GET "+url+" "+result, func() (bool, error) {
+		var raw []byte
+		if err := suite.Cluster.Kube.Do(t.Context(), http.MethodGet, "/api/v1/namespaces/"+ns+"/pods/client/log?tailLines=6", "", nil, &raw); err != nil {
+			return false, err
+		}
+		last := ""
+		for _, l := range strings.Split(string(raw), "\n") {
+			if f := strings.Fields(l); len(f) >= 3 && f[2] == url {
+				last = l
+			}
+		}
+		f := strings.Fields(last)
+		return len(f) >= 2 && f[1] == result, fmt.Errorf("last attempt: %q", last)
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func condition(pod obj, typ string) map[string]any {
+	conds, _ := framework.Dig(pod, "status", "conditions").([]any)
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); m["type"] == typ {
+			return m
+		}
+	}
+	return map[string]any{}
+}
+
+func parseTime(t *testing.T, v any) time.Time {
+	t.Helper()
+	s, _ := v.(string)
+	tm, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatalf("time %v: %v", v, err)
+	}
+	return tm
+}
+
+func get(c *http.Client, url string) (string, error) {
+	resp, err := c.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return strings.TrimSpace(string(b)), err
+}
