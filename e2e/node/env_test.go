@@ -201,4 +201,10 @@ func describePods(t *testing.T, ns string) {
 	}
 	out, _ := kubectl(context.Background(), "describe", "pods", "-n", ns)
 	t.Logf("kubectl describe pods -n %s:\n%s", ns, framework.Indent(strings.TrimSpace(string(out))))
+	// The containers' own words, the crashed ones' last run too.
+	for _, prev := range []string{"false", "true"} {
+		out, _ = kubectl(context.Background(), "logs", "-n", ns, "--all-containers", "--prefix", "--tail=15",
+			"--selector=app.kubernetes.io/instance", "--previous="+prev)
+		t.Logf("kubectl logs -n %s --previous=%s:\n%s", ns, prev, framework.Indent(strings.TrimSpace(string(out))))
+	}
 }
