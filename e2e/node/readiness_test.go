@@ -157,7 +157,18 @@ func TestGateNamesSilentPort(t *testing.T) {
 		return false, nil
 	})
 
-	sr := waitCondition(t, 4*time.Minute, ns, name, "Available", "False", "PortNotListening")
+	var sr obj
+	waitFor(t, 4*time.Minute, "Available=False PortNotListening", func() (bool, error) {
+		var err error
+		if sr, err = kube().Get(t.Context(), srPath(ns, name)); err != nil {
+			return false, err
+		}
+		c := srCondition(sr, "Available")
+		if c != nil && c["reason"] == "Serving" {
+			t.Fatalf("status says Serving with port 9090 silent: %v", c["message"])
+		}
+		return c != nil && c["status"] == "False" && c["reason"] == "PortNotListening", fmt.Errorf("Available is %v", c)
+	})
 	msg := fmt.Sprint(srCondition(sr, "Available")["message"])
 	if !strings.Contains(msg, "port 9090 (admin)") || strings.Contains(msg, "8080") {
 		t.Errorf("Available message %q: want port 9090 (admin) named, and not 8080", msg)
