@@ -127,7 +127,7 @@ func preStopSleep(pod obj) int {
 }
 
 // terminated finds, among the pod events, the app container's terminated
-// state of pod and the pod's deletionTimestamp.
+// state of pod and when the pod was deleted.
 func terminated(events []event, pod string) (obj, time.Time) {
 	var term obj
 	var deleted time.Time
@@ -135,8 +135,13 @@ func terminated(events []event, pod string) (obj, time.Time) {
 		if framework.Dig(e.Obj, "metadata", "name") != pod {
 			continue
 		}
+		// deletionTimestamp is when the grace period ends: the deletion
+		// was deletionGracePeriodSeconds before it.
 		if s, ok := framework.Dig(e.Obj, "metadata", "deletionTimestamp").(string); ok && deleted.IsZero() {
-			deleted, _ = time.Parse(time.RFC3339, s)
+			var grace int
+			fmt.Sscan(fmt.Sprint(framework.Dig(e.Obj, "metadata", "deletionGracePeriodSeconds")), &grace)
+			end, _ := time.Parse(time.RFC3339, s)
+			deleted = end.Add(-time.Duration(grace) * time.Second)
 		}
 		for _, cs := range toSlice(framework.Dig(e.Obj, "status", "containerStatuses")) {
 			if framework.Dig(cs, "name") != "app" {
