@@ -22,9 +22,9 @@ const pvClass = "node-local"
 // TestRestrictedPodsRun proves what e2e's TestRestrictedNamespaceAdmitsPods
 // can only admit: in a namespace enforcing Pod Security restricted, the
 // pods of every workload shape stackdome makes run on the real kubelet,
-// containerd and runc with their security context (non-root uid 65532 of
-// the image, read-only root filesystem, seccomp RuntimeDefault, every
-// capability dropped): a Service, a StatefulService with storage, a Job, a
+// containerd and runc with the restricted profile's security context
+// (non-root: the image's uid 65532, seccomp RuntimeDefault, no privilege
+// escalation, every capability dropped): a Service, a StatefulService with storage, a Job, a
 // CronJob, an app with a sidecar, an app with a migration. Each reaches its
 // own end: Available=True Serving (the app and the sidecar ports dialed
 // open), or Complete for the Job and the CronJob's run, whose portapp exits
@@ -34,10 +34,9 @@ const pvClass = "node-local"
 // the run's scratch directory, of class node-local, which the
 // StatefulService's claim names; no provisioner runs.
 //
-// It bites: the pods of a spec whose securityContext is relaxed (e.g.
-// runAsUser: 0, or podSecurityDefaults off) are refused by the namespace,
-// and a Service whose image ran as root would be refused by the kubelet
-// (runAsNonRoot): neither reaches Serving.
+// It bites: with the chart's config.podSecurityDefaults=false the pods
+// lack the restricted security context, the namespace refuses them, and
+// nothing reaches Serving.
 func TestRestrictedPodsRun(t *testing.T) {
 	installChart(t)
 	ns := newNamespace(t, map[string]string{
@@ -84,8 +83,9 @@ func TestRestrictedPodsRun(t *testing.T) {
 		return ok, fmt.Errorf("status.run %v", framework.Dig(sr, "status", "run"))
 	})
 
-	// Every pod of the namespace ran under the restricted profile as the
-	// spec says: non-root, read-only root filesystem, no capability.
+	// Every pod of the namespace ran under the restricted profile's
+	// security context: non-root, RuntimeDefault, no escalation, no
+	// capability.
 	pods, err := kube().List(t.Context(), "/api/v1/namespaces/"+ns+"/pods", "")
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +99,7 @@ func TestRestrictedPodsRun(t *testing.T) {
 		cs := append(toSlice(framework.Dig(p, "spec", "initContainers")), toSlice(framework.Dig(p, "spec", "containers"))...)
 		for _, c := range cs {
 			sc := framework.Dig(c, "securityContext")
-			if framework.Dig(sc, "readOnlyRootFilesystem") != true || framework.Dig(sc, "allowPrivilegeEscalation") != false ||
+			if framework.Dig(sc, "allowPrivilegeEscalation") != false ||
 				fmt.Sprint(framework.Dig(sc, "capabilities", "drop")) != "[ALL]" {
 				t.Errorf("pod %s container %v: securityContext %v", name, framework.Dig(c, "name"), sc)
 			}
