@@ -366,6 +366,7 @@ func hardened(t *testing.T, objs []object, d *appsv1.Deployment) {
 				RunAsNonRoot:   ptr(true),
 				RunAsUser:      ptr(int64(65532)),
 				RunAsGroup:     ptr(int64(65532)),
+				FSGroup:        ptr(int64(65532)), // the hooks TLS Secret's group (TestSecretVolumesReadable)
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			}
 			if diff := cmp.Diff(wantPod, pod.SecurityContext); diff != "" {

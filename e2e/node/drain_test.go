@@ -1,0 +1,233 @@
+//go:build e2e
+
+package node
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
+)
+
+// TestDrainOnRealNode proves graceful termination with the real kubelet,
+// kube-proxy-free Traefik routing (Traefik sends to the EndpointSlice's
+// addresses) and real signals: an app of two pods behind the pinned
+// Traefik, 100 requests a second through Traefik, and one pod deleted
+// (`kubectl delete pod`, the pod's own grace period). portapp exits at
+// SIGTERM (--on-term exit): listeners and connections gone at once, an app
+// without a graceful shutdown of its own.
+//
+//   - With the default drain (the preStop sleep stackdome gives every app
+//     with ports) not one request fails, and the kubelet ran the sleep: the
+//     container ended (exit 0: SIGTERM, not SIGKILL) no earlier than the
+//     sleep after the deletion.
+//   - With drainSeconds: 0 the same deletion fails requests (the subtest
+//     fails if none do: the proof bites), and the container ends within a
+//     second or two of the deletion.
+//
+// The chart sets config.entryPoints={web}: the requests are plain HTTP on
+// Traefik's web entry point; TLS is not what is proved.
+func TestDrainOnRealNode(t *testing.T) {
+	installChart(t, "config.entryPoints={web}")
+	tests := []struct {
+		name  string
+		drain any // spec.drainSeconds; nil: the default
+		fails bool
+	}{
+		{name: "default drain", fails: false},
+		{name: "drainSeconds 0", drain: 0, fails: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := newNamespace(t, nil)
+			t.Cleanup(func() { describePods(t, ns) })
+			const name, host = "checkout", "checkout.node.test"
+			spec := portapp(append(portArgs("8080"), "--on-term", "exit"), obj{"name": "http", "port": 8080, "public": true})
+			spec["host"], spec["replicas"] = host, 2
+			if tc.drain != nil {
+				spec["drainSeconds"] = tc.drain
+			}
+			podWatch := watchPath(t, "pod", "/api/v1/namespaces/"+ns+"/pods")
+			createApp(t, ns, name, spec)
+			waitCondition(t, 3*time.Minute, ns, name, "Available", "True", "Serving")
+			pods := appPods(t, ns, name, 2, time.Minute)
+			victim, _ := framework.Dig(pods[0], "metadata", "name").(string)
+			other, _ := framework.Dig(pods[1], "metadata", "name").(string)
+			sleep := preStopSleep(pods[0])
+			if want := map[bool]int{true: 0, false: 5}[tc.drain != nil]; sleep != want {
+				t.Fatalf("pod %s: preStop sleep %ds, want %d", victim, sleep, want)
+			}
+
+			l := startLoad(host, 100)
+			waitFor(t, time.Minute, "Traefik sending to both pods", func() (bool, error) {
+				s := l.servers()
+				return s[victim] > 0 && s[other] > 0, fmt.Errorf("answers by pod: %v", s)
+			})
+			l.reset() // counted from here: Traefik routes to both pods
+			waitFor(t, time.Minute, "100 requests to both pods", func() (bool, error) { return l.total.Load() >= 100, nil })
+			deleted := time.Now()
+			if out, err := kubectl(t.Context(), "delete", "pod", "-n", ns, victim, "--wait=true"); err != nil {
+				l.stop()
+				t.Fatalf("kubectl delete pod: %v\n%s", err, out)
+			}
+			gone := time.Since(deleted)
+			before := l.total.Load()
+			// Two seconds more under load once the pod is gone.
+			waitFor(t, time.Minute, "200 more requests", func() (bool, error) { return l.total.Load() >= before+200, nil })
+			total, failed := l.stop()
+			t.Logf("%s: preStop sleep %ds; the pod was gone %s after the deletion; %d requests through Traefik, %d failed",
+				tc.name, sleep, gone.Round(100*time.Millisecond), total, len(failed))
+			if total < 400 {
+				t.Errorf("the load made only %d requests", total)
+			}
+			switch {
+			case !tc.fails && len(failed) > 0:
+				t.Errorf("%d of %d requests failed, first: %v", len(failed), total, failed[:min(len(failed), 5)])
+			case tc.fails && len(failed) == 0:
+				t.Errorf("no request failed without a drain: the test does not prove the drain")
+			}
+
+			// What the kubelet did: the container's end, from the watch.
+			term, deletedAt := terminated(podWatch.Events(), victim)
+			if term == nil || deletedAt.IsZero() {
+				t.Fatalf("the watch saw no terminated app container of %s with a deletionTimestamp", victim)
+			}
+			fin, _ := time.Parse(time.RFC3339, fmt.Sprint(term["finishedAt"]))
+			took := fin.Sub(deletedAt) // both to the second
+			t.Logf("%s: container exited %v (%v) %s after the deletion", tc.name, term["exitCode"], term["reason"], took)
+			if fmt.Sprint(term["exitCode"]) != "0" {
+				t.Errorf("the app container exited %v (%v), want 0: portapp exits at SIGTERM; anything else is SIGKILL", term["exitCode"], term["reason"])
+			}
+			if sleep > 0 && took < time.Duration(sleep-1)*time.Second {
+				t.Errorf("the container ended %s after the deletion, before the %ds preStop sleep could end: the kubelet did not run it", took, sleep)
+			}
+			if sleep == 0 && took > 3*time.Second {
+				t.Errorf("the container ended %s after the deletion without a preStop: SIGTERM came late", took)
+			}
+		})
+	}
+}
+
+// preStopSleep is the app container's preStop sleep in seconds, 0 if none.
+func preStopSleep(pod obj) int {
+	for _, c := range toSlice(framework.Dig(pod, "spec", "containers")) {
+		if framework.Dig(c, "name") == "app" {
+			var n int
+			fmt.Sscan(fmt.Sprint(framework.Dig(c, "lifecycle", "preStop", "sleep", "seconds")), &n)
+			return n
+		}
+	}
+	return 0
+}
+
+// terminated finds, among the pod events, the app container's terminated
+// state of pod and when the pod was deleted.
+func terminated(events []event, pod string) (obj, time.Time) {
+	var term obj
+	var deleted time.Time
+	for _, e := range events {
+		if framework.Dig(e.Obj, "metadata", "name") != pod {
+			continue
+		}
+		// deletionTimestamp is when the grace period ends: the deletion
+		// was deletionGracePeriodSeconds before it.
+		if s, ok := framework.Dig(e.Obj, "metadata", "deletionTimestamp").(string); ok && deleted.IsZero() {
+			var grace int
+			fmt.Sscan(fmt.Sprint(framework.Dig(e.Obj, "metadata", "deletionGracePeriodSeconds")), &grace)
+			end, _ := time.Parse(time.RFC3339, s)
+			deleted = end.Add(-time.Duration(grace) * time.Second)
+		}
+		for _, cs := range toSlice(framework.Dig(e.Obj, "status", "containerStatuses")) {
+			if framework.Dig(cs, "name") != "app" {
+				continue
+			}
+			if tm, ok := framework.Dig(cs, "state", "terminated").(obj); ok {
+				term = tm
+			}
+		}
+	}
+	return term, deleted
+}
+
+// load sends GET / with a Host at a steady rate through Traefik, from the
+// node, on kept-alive connections, and counts the answers by the pod that
+// gave them (portapp answers "<pod> port <n>").
+type load struct {
+	total  atomic.Int64
+	mu     sync.Mutex
+	failed []string
+	by     map[string]int
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// startLoad starts perSecond requests a second to host.
+func startLoad(host string, perSecond int) *load {
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &load{by: map[string]int{}, cancel: cancel}
+	tick := time.NewTicker(time.Second / time.Duration(perSecond))
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			l.wg.Add(1)
+			go func() {
+				defer l.wg.Done()
+				// Not the test's context: a request in flight at the end
+				// still counts.
+				code, body, err := throughTraefik(context.Background(), host, "/")
+				l.total.Add(1)
+				l.mu.Lock()
+				defer l.mu.Unlock()
+				if err != nil || code != http.StatusOK {
+					l.failed = append(l.failed, fmt.Sprintf("%d %q %v", code, strings.TrimSpace(body), err))
+					return
+				}
+				pod, _, _ := strings.Cut(body, " ")
+				l.by[pod]++
+			}()
+		}
+	}()
+	return l
+}
+
+// reset forgets the requests made so far.
+func (l *load) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.total.Store(0)
+	l.failed = nil
+}
+
+// servers are the answers so far by pod.
+func (l *load) servers() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range l.by {
+		out[k] = v
+	}
+	return out
+}
+
+// stop ends the load, waits for the requests in flight, and returns the
+// requests made and the failed ones.
+func (l *load) stop() (int64, []string) {
+	l.cancel()
+	l.wg.Wait()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.total.Load(), l.failed
+}

@@ -1,0 +1,254 @@
+//go:build e2e
+
+package node
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
+)
+
+// opensAfter is how long the slow app's primary port stays closed after
+// its container starts.
+const opensAfter = 20 * time.Second
+
+// TestReadinessProbeKeepsSlowAppOut proves the synthesized TCP readiness
+// probe on a real kubelet: an app whose only (so primary) port opens 20 s
+// after its container starts is kept out of its Service's EndpointSlice
+// until it listens, and its status agrees at every step. Every write of the
+// StackResource, its EndpointSlices and its pods is read from watches and
+// replayed in the order etcd stored them (resourceVersion):
+//
+//   - no slice names the pod's endpoint ready, and no status says
+//     Available=True, before the port opens (received earlier than the
+//     container's startedAt + 20 s: the write was earlier still);
+//   - at no write does the status say Available=True while the slices hold
+//     no ready endpoint;
+//   - before it listens the pod is in the slice not ready, and the status
+//     standing when the slice first names it ready says Available=False;
+//     at the end, the slice's endpoint is ready and the
+//     status Available=True Serving with the port Open.
+//
+// It bites: with the probe synthesis removed (hooks/internal/children
+// pod.go), the kubelet calls the pod Ready at once and the slice's ready
+// endpoint arrives seconds after the start, long before the port opens.
+func TestReadinessProbeKeepsSlowAppOut(t *testing.T) {
+	installChart(t)
+	ns := newNamespace(t, nil)
+	const name = "slow"
+	srs := watchPath(t, "sr", srPath(ns, ""))
+	slices := watchPath(t, "slice", "/apis/discovery.k8s.io/v1/namespaces/"+ns+"/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3D"+name)
+	pods := watchPath(t, "pod", "/api/v1/namespaces/"+ns+"/pods")
+	t.Cleanup(func() { describePods(t, ns) })
+
+	createApp(t, ns, name, portapp(portArgs("8080=after:"+opensAfter.String()), obj{"name": "http", "port": 8080}))
+	sr := waitCondition(t, 3*time.Minute, ns, name, "Available", "True", "Serving")
+	if ps := portStates(sr); ps["http"] != "Open" {
+		t.Errorf("status.ports: %v, want http Open", ps)
+	}
+	pod := appPods(t, ns, name, 1, 30*time.Second)[0]
+	started := containerStarted(t, pod, "app")
+	opened := started.Add(opensAfter)
+	t.Logf("container started %s; port opens at %s at the earliest", started.Format(time.RFC3339), opened.Format(time.RFC3339))
+
+	var (
+		sliceReady     = map[string]bool{} // slice name → has a ready endpoint
+		seenNotReady   bool                // the pod's endpoint in a slice, not ready
+		availNow       string              // Available's status in the latest write of the StackResource
+		availAtReady   = "none"            // availNow when a slice first named the endpoint ready
+		firstReadyAt   time.Time
+		lastAvailable  string
+		reasons        []string
+		anyReady       = func() bool { return mapAny(sliceReady) }
+		podName, _     = framework.Dig(pod, "metadata", "name").(string)
+		firstAvailable time.Time
+	)
+	for _, e := range merged(srs, slices, pods) {
+		switch e.Kind {
+		case "slice":
+			sn, _ := framework.Dig(e.Obj, "metadata", "name").(string)
+			ready, listed := endpointReady(e.Obj, podName)
+			if e.Type == "DELETED" {
+				ready = false
+			}
+			sliceReady[sn] = ready
+			if listed && !ready {
+				seenNotReady = true
+			}
+			if ready && firstReadyAt.IsZero() {
+				firstReadyAt, availAtReady = e.At, availNow
+				if e.At.Before(opened) {
+					t.Errorf("slice %s named the pod's endpoint ready at %s, before its port opened (%s): the kubelet did not hold it out", sn, e.At.Format(time.RFC3339Nano), opened.Format(time.RFC3339))
+				}
+			}
+		case "sr":
+			c := srCondition(e.Obj, "Available")
+			if c == nil {
+				continue
+			}
+			availNow = fmt.Sprint(c["status"])
+			label := fmt.Sprint(c["status"], " ", c["reason"])
+			if label != lastAvailable {
+				reasons = append(reasons, label)
+				lastAvailable = label
+			}
+			switch c["status"] {
+			case "True":
+				if firstAvailable.IsZero() {
+					firstAvailable = e.At
+				}
+				if !anyReady() {
+					t.Errorf("rv %d: status Available=True %v while no EndpointSlice has a ready endpoint", e.RV, c["reason"])
+				}
+				if e.At.Before(opened) {
+					t.Errorf("rv %d: status Available=True %v at %s, before the port opened (%s)", e.RV, c["reason"], e.At.Format(time.RFC3339Nano), opened.Format(time.RFC3339))
+				}
+			}
+		}
+	}
+	t.Logf("Available over the run: %s", strings.Join(reasons, " → "))
+	t.Logf("slice ready %s after the earliest opening; status Available %s after it",
+		firstReadyAt.Sub(opened).Round(time.Millisecond), firstAvailable.Sub(opened).Round(time.Millisecond))
+	if !seenNotReady {
+		t.Errorf("no EndpointSlice ever listed the pod's endpoint not ready: the wait proves nothing")
+	}
+	if availAtReady != "False" {
+		t.Errorf("while the pod was held out the status said Available %q, want False", availAtReady)
+	}
+	if !anyReady() {
+		t.Errorf("at the end no EndpointSlice has a ready endpoint")
+	}
+}
+
+// TestGateNamesSilentPort is the gate's own case on a real kubelet: the
+// primary port listens, a second declared port never does. The kubelet's
+// probe (on the primary port) calls the pod Ready and the EndpointSlice
+// lists it ready; stackdome says Available=False PortNotListening naming
+// the silent port, with the port table saying which is which, and never
+// said Serving. config.portCheckGrace=30s, not the chart's 3m: the proof is
+// the verdict past the grace, not the grace's length.
+//
+// It bites: with the port gate dialing the primary port only (or the
+// secondary port opened, portArgs "9090"), the status turns Serving.
+func TestGateNamesSilentPort(t *testing.T) {
+	installChart(t, "config.portCheckGrace=30s")
+	ns := newNamespace(t, nil)
+	const name = "half"
+	srs := watchPath(t, "sr", srPath(ns, ""))
+	t.Cleanup(func() { describePods(t, ns) })
+
+	createApp(t, ns, name, portapp(portArgs("8080", "9090=never"),
+		obj{"name": "http", "port": 8080}, obj{"name": "admin", "port": 9090}))
+	pod := appPods(t, ns, name, 1, 2*time.Minute)[0]
+	podName, _ := framework.Dig(pod, "metadata", "name").(string)
+	waitFor(t, time.Minute, "the pod's endpoint ready in its EndpointSlice", func() (bool, error) {
+		l, err := kube().List(t.Context(), "/apis/discovery.k8s.io/v1/namespaces/"+ns+"/endpointslices", "kubernetes.io/service-name="+name)
+		if err != nil {
+			return false, err
+		}
+		for _, s := range l {
+			if ready, _ := endpointReady(s, podName); ready {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+
+	var sr obj
+	waitFor(t, 4*time.Minute, "Available=False PortNotListening", func() (bool, error) {
+		var err error
+		if sr, err = kube().Get(t.Context(), srPath(ns, name)); err != nil {
+			return false, err
+		}
+		c := srCondition(sr, "Available")
+		if c != nil && c["reason"] == "Serving" {
+			t.Fatalf("status says Serving with port 9090 silent: %v", c["message"])
+		}
+		return c != nil && c["status"] == "False" && c["reason"] == "PortNotListening", fmt.Errorf("Available is %v", c)
+	})
+	msg := fmt.Sprint(srCondition(sr, "Available")["message"])
+	if !strings.Contains(msg, "port 9090 (admin)") || strings.Contains(msg, "8080") {
+		t.Errorf("Available message %q: want port 9090 (admin) named, and not 8080", msg)
+	}
+	if got := portStates(sr); got["http"] != "Open" || got["admin"] != "Closed" {
+		t.Errorf("status.ports: %v, want http Open, admin Closed", got)
+	}
+	var named bool
+	for _, d := range toSlice(framework.Dig(sr, "status", "lastFailureDetails")) {
+		if fmt.Sprint(framework.Dig(d, "port")) == "9090" && framework.Dig(d, "reason") == "PortNotListening" {
+			named = true
+		}
+	}
+	if !named {
+		t.Errorf("lastFailureDetails %v: no PortNotListening for port 9090", framework.Dig(sr, "status", "lastFailureDetails"))
+	}
+	// The kubelet still calls the pod Ready: the gate, not the probe, saw the silent port.
+	p, err := kube().Get(t.Context(), "/api/v1/namespaces/"+ns+"/pods/"+podName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !podReady(p) {
+		t.Errorf("pod %s not Ready at the verdict: the case is not the gate's", podName)
+	}
+	for _, e := range srs.Events() {
+		if c := srCondition(e.Obj, "Available"); c != nil && c["reason"] == "Serving" {
+			t.Errorf("rv %d: status said Serving with port 9090 silent", e.RV)
+		}
+	}
+}
+
+// endpointReady says whether the EndpointSlice lists pod's endpoint, and
+// whether it is ready (conditions.ready, as kube-proxy and Traefik read it).
+func endpointReady(slice obj, pod string) (ready, listed bool) {
+	for _, ep := range toSlice(slice["endpoints"]) {
+		if framework.Dig(ep, "targetRef", "name") != pod {
+			continue
+		}
+		listed = true
+		if framework.Dig(ep, "conditions", "ready") == true {
+			ready = true
+		}
+	}
+	return ready, listed
+}
+
+// portStates is status.ports as name → state.
+func portStates(sr obj) map[string]string {
+	out := map[string]string{}
+	for _, p := range toSlice(framework.Dig(sr, "status", "ports")) {
+		out[fmt.Sprint(framework.Dig(p, "name"))] = fmt.Sprint(framework.Dig(p, "state"))
+	}
+	return out
+}
+
+// containerStarted is when the kubelet started the pod's container.
+func containerStarted(t *testing.T, pod obj, container string) time.Time {
+	t.Helper()
+	for _, cs := range toSlice(framework.Dig(pod, "status", "containerStatuses")) {
+		if framework.Dig(cs, "name") != container {
+			continue
+		}
+		s, _ := framework.Dig(cs, "state", "running", "startedAt").(string)
+		at, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatalf("container %s: startedAt %q: %v", container, s, err)
+		}
+		return at
+	}
+	t.Fatalf("pod has no running container %s", container)
+	return time.Time{}
+}
+
+func toSlice(v any) []any { s, _ := v.([]any); return s }
+
+func mapAny(m map[string]bool) bool {
+	for _, v := range m {
+		if v {
+			return true
+		}
+	}
+	return false
+}

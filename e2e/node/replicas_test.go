@@ -1,0 +1,160 @@
+//go:build e2e
+
+package node
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
+)
+
+// TestReplicasBehindKubeProxy runs the chart's two replicas (its default
+// replicaCount) behind its real hooks Service, reached by the real
+// Metacontroller through cluster DNS and kube-proxy, which picks a replica
+// per connection, and Metacontroller keeps its connections alive. Over a
+// settled run of six apps:
+//
+//   - both replicas answer syncs: each pod's own
+//     stackdome_hook_requests_total{hook="sync",code="200"} (read from its
+//     /metrics) grows;
+//   - the syncs through both write nothing: no event of the apps'
+//     StackResources, Deployments or Services after the settle (a watch of
+//     the namespace, every event after the resourceVersion the run starts
+//     at).
+//
+// compositeController.resyncPeriodSeconds=2, not the chart's 60: once
+// settled, every sync is a resync, and at one a minute the run would need
+// many minutes to send each replica some.
+//
+// It bites: with replicaCount=1 the second pod's counter does not exist;
+// a replica whose answers differed from the other's status would write on
+// every resync (TestReplicasAnswerAlike in e2e/ breaks the verdict reading
+// to show the writes).
+func TestReplicasBehindKubeProxy(t *testing.T) {
+	rel := installChart(t, "compositeController.resyncPeriodSeconds=2")
+	ns := newNamespace(t, nil)
+	t.Cleanup(func() { describePods(t, ns) })
+	const apps = 6
+	for i := range apps {
+		createApp(t, ns, fmt.Sprint("app-", i), portapp(portArgs("8080", "9090"),
+			obj{"name": "http", "port": 8080}, obj{"name": "admin", "port": 9090}))
+	}
+	for i := range apps {
+		waitCondition(t, 3*time.Minute, ns, fmt.Sprint("app-", i), "Available", "True", "Serving")
+	}
+	controllers := rel.pods(t, "controller")
+	if len(controllers) != 2 {
+		t.Fatalf("%d hooks pods, want the chart's 2", len(controllers))
+	}
+
+	// Settled: start counting.
+	list, err := kube().Get(t.Context(), srPath(ns, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	startRV, _ := strconv.ParseUint(fmt.Sprint(framework.Dig(list, "metadata", "resourceVersion")), 10, 64)
+	ws := []*watcher{
+		watchPath(t, "sr", srPath(ns, "")),
+		watchPath(t, "deployment", "/apis/apps/v1/namespaces/"+ns+"/deployments"),
+		watchPath(t, "service", "/api/v1/namespaces/"+ns+"/services"),
+	}
+	before := map[string]float64{}
+	for _, p := range controllers {
+		before[podName(p)] = syncsAnswered(t, p)
+	}
+	const run = 40 * time.Second
+	time.Sleep(run)
+	for _, p := range controllers {
+		n := syncsAnswered(t, p) - before[podName(p)]
+		t.Logf("replica %s answered %.0f syncs in %s", podName(p), n, run)
+		if n == 0 {
+			t.Errorf("replica %s answered no sync over the run: kube-proxy sent Metacontroller's connections to one replica", podName(p))
+		}
+	}
+	var writes []string
+	for _, e := range merged(ws...) {
+		if e.RV > startRV {
+			writes = append(writes, fmt.Sprintf("%s %s %v rv %d", e.Type, e.Kind, framework.Dig(e.Obj, "metadata", "name"), e.RV))
+		}
+	}
+	if len(writes) > 0 {
+		t.Errorf("%d writes after the settle, want none:\n%s", len(writes), strings.Join(writes, "\n"))
+	}
+}
+
+func podName(p obj) string { s, _ := framework.Dig(p, "metadata", "name").(string); return s }
+
+// syncsAnswered is the hooks pod's stackdome_hook_requests_total of
+// successful syncs, read from its metrics port (the chart's 8081) from
+// the node.
+func syncsAnswered(t *testing.T, pod obj) float64 {
+	t.Helper()
+	ip, _ := framework.Dig(pod, "status", "podIP").(string)
+	body, err := getFromNode(t.Context(), "http://"+net.JoinHostPort(ip, "8081")+"/metrics", "")
+	if err != nil {
+		t.Fatalf("metrics of %s: %v", podName(pod), err)
+	}
+	var sum float64
+	sc := bufio.NewScanner(strings.NewReader(body))
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "stackdome_hook_requests_total{") ||
+			!strings.Contains(line, `hook="sync"`) || !strings.Contains(line, `code="200"`) {
+			continue
+		}
+		f := strings.Fields(line)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			t.Fatalf("metrics of %s: %q: %v", podName(pod), line, err)
+		}
+		sum += v
+	}
+	return sum
+}
+
+// TestKubectlLogsAndDescribe proves a user's first debugging step works
+// in the suite: `kubectl logs` of each of the chart's pods (the API server
+// reaching the kubelet's /containerLogs with its client certificate)
+// shows stackdome's own JSON log, its "serving" line; `kubectl describe`
+// shows the pod Running and Ready with the scheduler's and the kubelet's
+// events (Scheduled, Started).
+//
+// It bites: without the API server's kubelet client certificate
+// (ForRealNode's --kubelet-client-certificate) kubectl logs is refused.
+func TestKubectlLogsAndDescribe(t *testing.T) {
+	rel := installChart(t)
+	pods := append(rel.pods(t, "controller"), rel.pods(t, "error-pages")...)
+	if len(pods) == 0 {
+		t.Fatal("the release has no pods")
+	}
+	for _, p := range pods {
+		name := podName(p)
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			out, err := kubectl(ctx, "logs", "-n", rel.ns, name)
+			if err != nil {
+				t.Fatalf("kubectl logs: %v\n%s", err, out)
+			}
+			if !strings.Contains(string(out), `"msg":"serving"`) {
+				t.Errorf("kubectl logs %s: no \"serving\" line in:\n%s", name, out)
+			}
+			out, err = kubectl(ctx, "describe", "pod", "-n", rel.ns, name)
+			if err != nil {
+				t.Fatalf("kubectl describe: %v\n%s", err, out)
+			}
+			for _, want := range []string{"Status:", "Running", "Ready", "Scheduled", "Started", "ghcr.io/stackdome/stackdome:"} {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("kubectl describe pod %s: no %q in:\n%s", name, want, out)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,169 @@
+//go:build e2e
+
+package node
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
+)
+
+// pvClass is the storage class of the PersistentVolumes the test makes
+// beforehand (no provisioner: the claims bind to them by class).
+const pvClass = "node-local"
+
+// TestRestrictedPodsRun proves what e2e's TestRestrictedNamespaceAdmitsPods
+// can only admit: in a namespace enforcing Pod Security restricted, the
+// pods of every workload shape stackdome makes run on the real kubelet,
+// containerd and runc with the restricted profile's security context
+// (non-root: the image's uid 65532, seccomp RuntimeDefault, no privilege
+// escalation, every capability dropped): a Service, a StatefulService with storage, a Job, a
+// CronJob, an app with a sidecar, an app with a migration. Each reaches its
+// own end: Available=True Serving (the app and the sidecar ports dialed
+// open), or Complete for the Job and the CronJob's run, whose portapp exits
+// 0 when the test asks it to (POST /exit on its control port): it ran.
+//
+// Storage: a PersistentVolume made by the test beforehand, hostPath under
+// the run's scratch directory, of class node-local, which the
+// StatefulService's claim names; no provisioner runs.
+//
+// It bites: with the chart's config.podSecurityDefaults=false the pods
+// lack the restricted security context, the namespace refuses them, and
+// nothing reaches Serving.
+func TestRestrictedPodsRun(t *testing.T) {
+	installChart(t)
+	ns := newNamespace(t, map[string]string{
+		"pod-security.kubernetes.io/enforce":         "restricted",
+		"pod-security.kubernetes.io/enforce-version": "latest",
+	})
+	t.Cleanup(func() { describePods(t, ns) })
+	makePV(t, "restricted-"+ns, "1Gi")
+
+	control := []string{"--control", "8079"}
+	http8080 := obj{"name": "http", "port": 8080}
+	service := portapp(portArgs("8080"), http8080)
+	stateful := portapp(portArgs("8080"), http8080)
+	stateful["type"] = "StatefulService"
+	stateful["storage"] = obj{"size": "1Gi", "mountPath": "/data", "storageClassName": pvClass}
+	job := obj{"type": "Job", "image": framework.ImagePortApp, "args": toAny(control), "job": obj{"backoffLimit": 0}}
+	cron := obj{"type": "CronJob", "image": framework.ImagePortApp, "args": toAny(control),
+		"cronJob": obj{"schedule": "* * * * *", "concurrencyPolicy": "Forbid"}, "job": obj{"backoffLimit": 0}}
+	sidecar := portapp(portArgs("8080"), http8080, obj{"name": "proxy", "port": 9000, "container": "proxy"})
+	sidecar["sidecars"] = []any{obj{"name": "proxy", "image": framework.ImagePortApp, "args": toAny(portArgs("9000"))}}
+	migration := portapp(portArgs("8080"), http8080)
+	migration["migration"] = obj{"args": toAny(control)}
+
+	for name, spec := range map[string]obj{"web": service, "db": stateful, "once": job, "nightly": cron, "proxied": sidecar, "migrated": migration} {
+		createApp(t, ns, name, spec)
+	}
+	// The migration's init container waits for its exit; the app's
+	// container starts after it.
+	exitPod(t, ns, "migrated", 2*time.Minute)
+	exitPod(t, ns, "once", 2*time.Minute)
+	for _, name := range []string{"web", "db", "proxied", "migrated"} {
+		waitCondition(t, 3*time.Minute, ns, name, "Available", "True", "Serving")
+	}
+	waitCondition(t, time.Minute, ns, "once", "Available", "True", "Complete")
+
+	// The CronJob's first run starts within a minute of its creation.
+	exitPod(t, ns, "nightly", 3*time.Minute)
+	waitFor(t, 2*time.Minute, "the CronJob's run succeeded", func() (bool, error) {
+		sr, err := kube().Get(t.Context(), srPath(ns, "nightly"))
+		if err != nil {
+			return false, err
+		}
+		ok := framework.Dig(sr, "status", "run", "lastSucceeded") != nil
+		return ok, fmt.Errorf("status.run %v", framework.Dig(sr, "status", "run"))
+	})
+
+	// Every pod of the namespace ran under the restricted profile's
+	// security context: non-root, RuntimeDefault, no escalation, no
+	// capability.
+	pods, err := kube().List(t.Context(), "/api/v1/namespaces/"+ns+"/pods", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods {
+		name := framework.Dig(p, "metadata", "name")
+		if framework.Dig(p, "spec", "securityContext", "runAsNonRoot") != true ||
+			framework.Dig(p, "spec", "securityContext", "seccompProfile", "type") != "RuntimeDefault" {
+			t.Errorf("pod %s: securityContext %v", name, framework.Dig(p, "spec", "securityContext"))
+		}
+		cs := append(toSlice(framework.Dig(p, "spec", "initContainers")), toSlice(framework.Dig(p, "spec", "containers"))...)
+		for _, c := range cs {
+			sc := framework.Dig(c, "securityContext")
+			if framework.Dig(sc, "allowPrivilegeEscalation") != false ||
+				fmt.Sprint(framework.Dig(sc, "capabilities", "drop")) != "[ALL]" {
+				t.Errorf("pod %s container %v: securityContext %v", name, framework.Dig(c, "name"), sc)
+			}
+		}
+		switch phase := framework.Dig(p, "status", "phase"); phase {
+		case "Running", "Succeeded":
+		default:
+			t.Errorf("pod %s is %v", name, phase)
+		}
+	}
+}
+
+// makePV makes a hostPath PersistentVolume of class pvClass under the
+// run's scratch directory, deleted when the test ends.
+func makePV(t *testing.T, name, size string) {
+	t.Helper()
+	dir := filepath.Join(scratchDir(), "pv", name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube().Create(t.Context(), "/api/v1/persistentvolumes", obj{
+		"apiVersion": "v1", "kind": "PersistentVolume", "metadata": obj{"name": name},
+		"spec": obj{
+			"capacity": obj{"storage": size}, "accessModes": []any{"ReadWriteOnce"},
+			"persistentVolumeReclaimPolicy": "Retain", "storageClassName": pvClass,
+			"hostPath": obj{"path": dir, "type": "Directory"},
+		},
+	}); err != nil {
+		t.Fatalf("creating PersistentVolume %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = kube().Do(ctx, "DELETE", "/api/v1/persistentvolumes/"+name, "", nil, nil)
+	})
+}
+
+// exitPod waits for a pod of app in ns with an address and POSTs /exit to
+// its portapp's control port (8079) from the node: portapp exits 0.
+func exitPod(t *testing.T, ns, app string, timeout time.Duration) {
+	t.Helper()
+	waitFor(t, timeout, "portapp of "+app+" told to exit", func() (bool, error) {
+		pods, err := kube().List(t.Context(), "/api/v1/namespaces/"+ns+"/pods", "app.kubernetes.io/instance="+app)
+		if err != nil {
+			return false, err
+		}
+		for _, p := range pods {
+			ip, _ := framework.Dig(p, "status", "podIP").(string)
+			if ip == "" {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+net.JoinHostPort(ip, "8079")+"/exit", nil)
+			resp, err := realNode().HTTPClient().Do(req)
+			cancel()
+			if err != nil {
+				return false, err
+			}
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusNoContent {
+				return true, nil
+			}
+			return false, fmt.Errorf("POST /exit: %s", resp.Status)
+		}
+		return false, fmt.Errorf("no pod of %s with an address yet (%d pods)", app, len(pods))
+	})
+}
