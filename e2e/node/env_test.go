@@ -24,8 +24,9 @@ func repoRoot() string          { return suite.Root }
 func kubectlBin() string        { return suite.Kubectl }
 func scratchDir() string        { return suite.Tmp }
 
-// sharedDir is the session's shared directory (../shared beside the
-// repository, or STACKDOME_SHARED), which holds the pinned sources.
+// sharedDir is the directory beside the clone that holds the pinned
+// sources (Metacontroller v4.17.2, Traefik's chart 41.3.0); STACKDOME_SHARED
+// names another.
 func sharedDir() string {
 	if s := os.Getenv("STACKDOME_SHARED"); s != "" {
 		return s
