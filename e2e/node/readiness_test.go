@@ -157,8 +157,11 @@ func TestGateNamesSilentPort(t *testing.T) {
 		return false, nil
 	})
 
+	// The verdict past the grace, not the provisional PortNotListening a
+	// dial may have given before the kubelet called the pod Ready: the
+	// condemned row is the only PortNotListening that is Stalled.
 	var sr obj
-	waitFor(t, 4*time.Minute, "Available=False PortNotListening", func() (bool, error) {
+	waitFor(t, 4*time.Minute, "Available=False PortNotListening, Stalled", func() (bool, error) {
 		var err error
 		if sr, err = kube().Get(t.Context(), srPath(ns, name)); err != nil {
 			return false, err
@@ -167,7 +170,9 @@ func TestGateNamesSilentPort(t *testing.T) {
 		if c != nil && c["reason"] == "Serving" {
 			t.Fatalf("status says Serving with port 9090 silent: %v", c["message"])
 		}
-		return c != nil && c["status"] == "False" && c["reason"] == "PortNotListening", fmt.Errorf("Available is %v", c)
+		s := srCondition(sr, "Stalled")
+		return c != nil && c["status"] == "False" && c["reason"] == "PortNotListening" && s != nil && s["status"] == "True",
+			fmt.Errorf("Available is %v, Stalled %v", c, s)
 	})
 	msg := fmt.Sprint(srCondition(sr, "Available")["message"])
 	if !strings.Contains(msg, "port 9090 (admin)") || strings.Contains(msg, "8080") {
