@@ -26,6 +26,11 @@ const (
 	// (docker.io + traefik + its appVersion); containerd holds it as
 	// docker.io/library/traefik:v3.7.11, the name the kubelet looks up.
 	ImageTraefik = "docker.io/traefik:v3.7.11"
+	// ImageHTTPBin is docs/install.md's first app, as the page names it:
+	// go-httpbin v2.22.1 built from the Go module proxy, laid out as its
+	// Dockerfile lays it out. containerd holds it as
+	// docker.io/mccutchen/go-httpbin:2.22.1.
+	ImageHTTPBin = "mccutchen/go-httpbin:2.22.1"
 	// ImagePortApp is the suite's test workload (e2e/images/portapp).
 	ImagePortApp = "stackdome.test/portapp:e2e"
 	// ImagePause is the sandbox image: the node's containerd config must
@@ -52,7 +57,7 @@ type ImageArchive struct {
 }
 
 // BuildImages builds every image the real-node suite runs (stackdome,
-// Metacontroller, Traefik, CoreDNS, pause, portapp) and returns their
+// Metacontroller, Traefik, CoreDNS, pause, portapp, go-httpbin) and returns their
 // archives, in that order. Each third-party image holds its binary where
 // the real image has it, with its user and entrypoint (images_layout.go).
 // It pulls nothing from a registry and reaches no network but the Go module

@@ -24,6 +24,10 @@ import (
 // replace directives, so `go install module@version` builds it as released.
 const corednsVersion = "v1.15.0"
 
+// httpbinVersion is the go-httpbin of ImageHTTPBin: its module has no
+// dependencies.
+const httpbinVersion = "v2.22.1"
+
 // imagesCache is where BuildImages keeps binaries and archives:
 // STACKDOME_E2E_CACHE (else ~/.cache/stackdome-e2e), images/.
 func imagesCache() (string, error) {
@@ -80,33 +84,46 @@ func buildImageProgram(ctx context.Context, repoRoot, name string) (string, erro
 	return out, nil
 }
 
-// buildCoreDNS returns CoreDNS's binary, installing it from the Go module
-// proxy the first time (with the flags the node's binaries are built with,
-// so the Go build cache serves a second build).
+// buildCoreDNS returns CoreDNS's binary, installed from the Go module proxy
+// the first time.
 func buildCoreDNS(ctx context.Context) (string, error) {
+	return goInstall(ctx, "coredns", "github.com/coredns/coredns", corednsVersion)
+}
+
+// buildHTTPBin returns go-httpbin's binary, built from the Go module proxy
+// the first time as its Makefile builds it (`-ldflags="-s -w"`).
+func buildHTTPBin(ctx context.Context) (string, error) {
+	return goInstall(ctx, "go-httpbin", "github.com/mccutchen/go-httpbin/v2/cmd/go-httpbin", httpbinVersion, "-ldflags=-s -w")
+}
+
+// goInstall returns the binary name of `go install pkg@version` (its own
+// go.mod decides its dependencies), built into the images cache the first
+// time with the flags the node's binaries are built with, so the Go build
+// cache serves a second build.
+func goInstall(ctx context.Context, name, pkg, version string, flags ...string) (string, error) {
 	dir, err := imagesCache()
 	if err != nil {
 		return "", err
 	}
-	out := filepath.Join(dir, "bin", "coredns-"+corednsVersion)
+	out := filepath.Join(dir, "bin", name+"-"+version)
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
-	gobin, err := os.MkdirTemp(dir, ".coredns-")
+	gobin, err := os.MkdirTemp(dir, "."+name+"-")
 	if err != nil {
 		return "", err
 	}
 	defer os.RemoveAll(gobin)
-	fmt.Fprintf(os.Stderr, "e2e/images: go install github.com/coredns/coredns@%s\n", corednsVersion)
+	fmt.Fprintf(os.Stderr, "e2e/images: go install %s@%s\n", pkg, version)
 	start := time.Now()
-	cmd := goCommand(ctx, os.TempDir(), []string{"GOBIN=" + gobin, "GOFLAGS="}, "install", "-trimpath", "github.com/coredns/coredns@"+corednsVersion)
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go install github.com/coredns/coredns@%s: %w", corednsVersion, err)
+	args := append(append([]string{"install", "-trimpath"}, flags...), pkg+"@"+version)
+	if err := goCommand(ctx, os.TempDir(), []string{"GOBIN=" + gobin, "GOFLAGS="}, args...).Run(); err != nil {
+		return "", fmt.Errorf("go install %s@%s: %w", pkg, version, err)
 	}
-	if err := os.Rename(filepath.Join(gobin, "coredns"), out); err != nil {
+	if err := os.Rename(filepath.Join(gobin, name), out); err != nil {
 		return "", err
 	}
-	fmt.Fprintf(os.Stderr, "e2e/images: built coredns in %s\n", time.Since(start).Round(time.Second))
+	fmt.Fprintf(os.Stderr, "e2e/images: built %s in %s\n", name, time.Since(start).Round(time.Second))
 	return out, nil
 }
 

@@ -89,6 +89,10 @@ func imageLayouts(ctx context.Context, repoRoot string) ([]imageLayout, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building image %s: %w", ImagePortApp, err)
 	}
+	httpbin, err := buildHTTPBin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("building image %s: %w", ImageHTTPBin, err)
+	}
 	arch := runtime.GOARCH
 	return []imageLayout{
 		{
@@ -152,6 +156,21 @@ func imageLayouts(ctx context.Context, repoRoot string) ([]imageLayout, error) {
 			Config:    imageConfig{User: "65532:65532", Entrypoint: []string{"/portapp"}, WorkingDir: "/"},
 			Files:     []imageFile{{Path: "/portapp", Source: portapp, Mode: 0o755}},
 			CreatedBy: "e2e/images/portapp",
+		},
+		{
+			// go-httpbin's Dockerfile (v2.22.1): distroless static
+			// nonroot (USER 65532, WORKDIR /home/nonroot, its passwd
+			// and group), the binary at /bin/go-httpbin, EXPOSE 8080,
+			// CMD ["/bin/go-httpbin"].
+			Name: NormalizeImage(ImageHTTPBin), Architecture: arch,
+			Config: imageConfig{User: "65532", Cmd: []string{"/bin/go-httpbin"}, Env: defaultPath, WorkingDir: "/home/nonroot",
+				ExposedPorts: map[string]struct{}{"8080/tcp": {}}},
+			Files: []imageFile{
+				{Path: "/bin/go-httpbin", Source: httpbin, Mode: 0o755},
+				nonrootPasswd, nonrootGroup, tmpDir,
+				{Path: "/home/nonroot/", Mode: 0o700, UID: 65532, GID: 65532},
+			},
+			CreatedBy: "go install github.com/mccutchen/go-httpbin/v2/cmd/go-httpbin@" + httpbinVersion,
 		},
 	}, nil
 }

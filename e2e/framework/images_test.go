@@ -70,6 +70,8 @@ func TestImages(t *testing.T) {
 			Platforms: []string{here}},
 		"stackdome.test/portapp:e2e": {User: "65532:65532", Entrypoint: []string{"/portapp"}, WorkingDir: "/", Binary: "/portapp",
 			Platforms: []string{here}},
+		"docker.io/mccutchen/go-httpbin:2.22.1": {User: "65532", Cmd: []string{"/bin/go-httpbin"}, WorkingDir: "/home/nonroot", Binary: "/bin/go-httpbin",
+			Platforms: []string{here}},
 	}
 	got := map[string]bool{}
 	for _, a := range archives {
