@@ -98,7 +98,7 @@ func wire(c config, log *slog.Logger) (*app, error) {
 		// No metrics handler: the hook port serves no /metrics (404).
 		verifier, front = v, hooks.Router(h, ready, nil)
 		if hooksTLS != nil {
-			front = requireClientCert(front)
+			front = requireClientCert(front, c.maxBody)
 		}
 	}
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -244,10 +245,14 @@ func (r *certReloader) parse(b [3][]byte, sum [sha256.Size]byte) (*tlsState, err
 
 // requireClientCert answers 403 to any request but GET /healthz and
 // /readyz whose connection carries no client certificate verified against
-// the client CA.
-func requireClientCert(next http.Handler) http.Handler {
+// the client CA, and closes the connection. It reads and drops the body
+// first, up to maxBody (the hooks' own limit), so that a caller still
+// writing a sync reads why instead of a reset connection.
+func requireClientCert(next http.Handler, maxBody int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/healthz" && r.URL.Path != "/readyz" && (r.TLS == nil || len(r.TLS.VerifiedChains) == 0) {
+			_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, maxBody))
+			w.Header().Set("Connection", "close")
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			w.Header().Set("X-Content-Type-Options", "nosniff")
 			w.WriteHeader(http.StatusForbidden)
