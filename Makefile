@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
-.PHONY: build run test test-monitoring test-image test-dockerfile vet lint fmt-check mod-check generate fixtures bench bench-pages bench-traefik bench-fleet browser-test e2e tools clean
+.PHONY: build run test test-monitoring test-image test-dockerfile vet lint fmt-check mod-check generate fixtures bench bench-pages bench-traefik bench-fleet browser-test e2e e2e-build tools clean
 .PHONY: image image-push chart-push kind-load version promtool chart-readme FORCE
 
 # -buildvcs=false whatever GOFLAGS says: the binary depends on the source
@@ -324,6 +324,19 @@ browser-test:
 ## after the first (never beside it) and even when the first failed: the
 ## target fails if either does.
 MC_ARCHIVE = $(or $(STACKDOME_SHARED),$(CURDIR)/../shared)/vendor/metacontroller-4.17.2.tar.gz
+
+## e2e-build: the binaries make e2e needs, built now, or found cached: the
+## control plane, the node's, Traefik, Metacontroller and kubectl (each
+## build.sh keeps its cache and its lock, so make e2e finds them, or waits
+## for a build under way). CI starts it in the background, niced, as it
+## begins: the cold builds then use the CPU the other targets leave idle.
+e2e-build:
+	GOWORK=off bash e2e/tools/build.sh >/dev/null
+	GOWORK=off bash e2e/tools/build.sh node >/dev/null
+	GOWORK=off bash e2e/traefik/build.sh >/dev/null
+	GOWORK=off STACKDOME_SHARED="$(or $(STACKDOME_SHARED),$(CURDIR)/../shared)" bash e2e/metacontroller/build.sh >/dev/null
+	GOWORK=off bash e2e/kubectl/build.sh >/dev/null
+
 e2e:
 	@if [ -z "$(METACONTROLLER_SRC)" ] && [ ! -f "$(MC_ARCHIVE)" ]; then \
 		echo "make e2e: no Metacontroller v4.17.2 source: set METACONTROLLER_SRC to a checkout or tar.gz archive of github.com/metacontroller/metacontroller at v4.17.2 (or provide $(MC_ARCHIVE))" >&2; exit 2; \
