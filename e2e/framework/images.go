@@ -36,7 +36,7 @@ const (
 	// ImagePause is the sandbox image: the node's containerd config must
 	// name it as sandbox_image, or containerd tries to pull its own default.
 	ImagePause = "registry.k8s.io/pause:3.10"
-	// ImageCoreDNS is CoreDNS v1.15.0 built from the Go module proxy, laid
+	// ImageCoreDNS is the node's CoreDNS v1.15.0 (e2e/tools/coredns), laid
 	// out as registry.k8s.io's image is.
 	ImageCoreDNS = "registry.k8s.io/coredns/coredns:v1.15.0"
 )

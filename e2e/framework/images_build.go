@@ -20,10 +20,6 @@ import (
 	"time"
 )
 
-// corednsVersion is the CoreDNS BuildImages builds: the module has no
-// replace directives, so `go install module@version` builds it as released.
-const corednsVersion = "v1.15.0"
-
 // httpbinVersion is the go-httpbin of ImageHTTPBin: its module has no
 // dependencies.
 const httpbinVersion = "v2.22.1"
@@ -84,10 +80,15 @@ func buildImageProgram(ctx context.Context, repoRoot, name string) (string, erro
 	return out, nil
 }
 
-// buildCoreDNS returns CoreDNS's binary, installed from the Go module proxy
-// the first time.
+// buildCoreDNS returns CoreDNS's binary: the node's (NodeBinaries:
+// e2e/tools/coredns, CoreDNS v1.15.0 with the plugins the node's Corefile
+// uses), so that it is built once.
 func buildCoreDNS(ctx context.Context) (string, error) {
-	return goInstall(ctx, "coredns", "github.com/coredns/coredns", corednsVersion)
+	dir, err := NodeBinaries(ctx)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "coredns"), nil
 }
 
 // buildHTTPBin returns go-httpbin's binary, built from the Go module proxy

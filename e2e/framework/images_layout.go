@@ -140,7 +140,7 @@ func imageLayouts(ctx context.Context, repoRoot string) ([]imageLayout, error) {
 				nonrootPasswd, nonrootGroup, tmpDir,
 				{Path: "/home/nonroot/", Mode: 0o700, UID: 65532, GID: 65532},
 			},
-			CreatedBy: "go install github.com/coredns/coredns@v1.15.0",
+			CreatedBy: "e2e/tools/coredns: CoreDNS v1.15.0 with the node's plugins",
 		},
 		{
 			// registry.k8s.io/pause: /pause as 65535:65535.

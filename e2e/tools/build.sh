@@ -2,14 +2,16 @@
 # build.sh builds the e2e control plane — etcd, kube-apiserver and
 # kube-controller-manager — from this module's pinned sources, into a cache
 # outside the repository keyed by the hash of everything that decides the
-# bytes (go.mod, go.sum, etcd/main.go, this script). A fresh clone on the same
+# bytes (go.mod, go.sum, etcd/main.go, coredns/, this script). A fresh clone on the same
 # machine reuses the binaries; only a missing one is built.
 #
 # `build.sh node` builds the real node's binaries into the same directory
 # instead: kubelet, kube-proxy and kube-scheduler from this module (as the
-# control plane), CoreDNS and kube-router with `go install pkg@version` at the
-# versions pinned below (their own go.mod decides their dependencies; this
-# script is in the hash, so changing a version makes a new cache directory).
+# control plane), CoreDNS v1.15.0 with the node's plugins only from the module
+# in coredns/ (its main.go says why), and kube-router with `go install
+# pkg@version` at the version pinned below (its own go.mod decides its
+# dependencies; this script is in the hash, so changing a version makes a new
+# cache directory).
 #
 # Prints the cache directory on stdout; progress goes to stderr.
 # STACKDOME_E2E_CACHE overrides the cache root ($HOME/.cache/stackdome-e2e).
@@ -26,6 +28,18 @@ build() { # out ldflags name package
 	echo "e2e/tools: building $name ($pkg) into $out" >&2
 	local start=$SECONDS
 	"$go" build -p "${STACKDOME_E2E_BUILD_P:-$(nproc)}" -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out/$name.tmp" "$pkg"
+	mv -f "$out/$name.tmp" "$out/$name"
+	echo "e2e/tools: built $name in $((SECONDS - start))s" >&2
+}
+
+build_module() { # out ldflags name dir: the main package of the module in dir
+	local out="$1" ldflags="$2" name="$3" dir="$4"
+	if [[ -x "$out/$name" ]]; then
+		return 0
+	fi
+	echo "e2e/tools: building $name ($dir) into $out" >&2
+	local start=$SECONDS
+	(cd "$dir" && "$go" build -p "${STACKDOME_E2E_BUILD_P:-$(nproc)}" -trimpath -buildvcs=false -ldflags "$ldflags" -o "$out/$name.tmp" .)
 	mv -f "$out/$name.tmp" "$out/$name"
 	echo "e2e/tools: built $name in $((SECONDS - start))s" >&2
 }
@@ -54,7 +68,7 @@ main() {
 
 	go="${GO:-go}"
 	root="${STACKDOME_E2E_CACHE:-${HOME:?}/.cache/stackdome-e2e}"
-	hash="$(cat go.mod go.sum etcd/main.go build.sh | sha256sum | cut -c1-16)"
+	hash="$(cat go.mod go.sum etcd/main.go coredns/go.mod coredns/go.sum coredns/main.go build.sh | sha256sum | cut -c1-16)"
 	out="$root/$hash"
 	mkdir -p "$out"
 
@@ -88,7 +102,7 @@ main() {
 		build "$out" "$ldflags" kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
 		build "$out" "$ldflags" kubelet k8s.io/kubernetes/cmd/kubelet
 		build "$out" "$ldflags" kube-proxy k8s.io/kubernetes/cmd/kube-proxy
-		install "$out" coredns github.com/coredns/coredns@v1.15.0
+		build_module "$out" "-s -w" coredns ./coredns
 		install "$out" kube-router github.com/cloudnativelabs/kube-router/v2/cmd/kube-router@v2.1.0
 		;;
 	*)
