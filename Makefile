@@ -342,7 +342,7 @@ e2e:
 		echo "make e2e: no Metacontroller v4.17.2 source: set METACONTROLLER_SRC to a checkout or tar.gz archive of github.com/metacontroller/metacontroller at v4.17.2 (or provide $(MC_ARCHIVE))" >&2; exit 2; \
 	fi
 	@$(MAKE) --no-print-directory tools
-	@$(MAKE) --no-print-directory mod-check MOD_CHECK="e2e/tools e2e/tools/coredns e2e/kubectl"
+	@$(MAKE) --no-print-directory mod-check MOD_CHECK="e2e/tools e2e/tools/coredns e2e/tools/kuberouter e2e/kubectl"
 	st=0; \
 	$(GO) test -tags e2e -count=1 -timeout 60m -v ./e2e/ || st=1; \
 	$(GO) test -tags e2e -count=1 -timeout 60m -v ./e2e/node/ || st=1; \

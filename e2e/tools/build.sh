@@ -2,16 +2,16 @@
 # build.sh builds the e2e control plane — etcd, kube-apiserver and
 # kube-controller-manager — from this module's pinned sources, into a cache
 # outside the repository keyed by the hash of everything that decides the
-# bytes (go.mod, go.sum, etcd/main.go, coredns/, this script). A fresh clone on the same
-# machine reuses the binaries; only a missing one is built.
+# bytes (go.mod, go.sum, etcd/main.go, coredns/, kuberouter/, this script). A
+# fresh clone on the same machine reuses the binaries; only a missing one is
+# built.
 #
 # `build.sh node` builds the real node's binaries into the same directory
 # instead: kubelet, kube-proxy and kube-scheduler from this module (as the
 # control plane), CoreDNS v1.15.0 with the node's plugins only from the module
-# in coredns/ (its main.go says why), and kube-router with `go install
-# pkg@version` at the version pinned below (its own go.mod decides its
-# dependencies; this script is in the hash, so changing a version makes a new
-# cache directory).
+# in coredns/, and kube-router v2.1.0's network policy controller only from
+# the module in kuberouter/ (each main.go says why; each go.mod pins its
+# version and decides its dependencies).
 #
 # Prints the cache directory on stdout; progress goes to stderr.
 # STACKDOME_E2E_CACHE overrides the cache root ($HOME/.cache/stackdome-e2e).
@@ -44,22 +44,6 @@ build_module() { # out ldflags name dir: the main package of the module in dir
 	echo "e2e/tools: built $name in $((SECONDS - start))s" >&2
 }
 
-install() { # out name package@version
-	local out="$1" name="$2" pkg="$3"
-	if [[ -x "$out/$name" ]]; then
-		return 0
-	fi
-	echo "e2e/tools: building $name ($pkg) into $out" >&2
-	local start=$SECONDS tmp="$out/.install-$name"
-	rm -rf "$tmp"
-	# Outside any module: pkg@version builds with its own go.mod, as its
-	# README says to install it.
-	GOBIN="$tmp" GOWORK=off "$go" install -p "${STACKDOME_E2E_BUILD_P:-$(nproc)}" -trimpath "$pkg"
-	mv -f "$tmp/$name" "$out/$name"
-	rm -rf "$tmp"
-	echo "e2e/tools: built $name in $((SECONDS - start))s" >&2
-}
-
 # The whole script is one function, read by bash before it runs: editing this
 # file during a build cannot change what the running build does.
 main() {
@@ -68,7 +52,7 @@ main() {
 
 	go="${GO:-go}"
 	root="${STACKDOME_E2E_CACHE:-${HOME:?}/.cache/stackdome-e2e}"
-	hash="$(cat go.mod go.sum etcd/main.go coredns/go.mod coredns/go.sum coredns/main.go build.sh | sha256sum | cut -c1-16)"
+	hash="$(cat go.mod go.sum etcd/main.go coredns/go.mod coredns/go.sum coredns/main.go kuberouter/go.mod kuberouter/go.sum kuberouter/main.go build.sh | sha256sum | cut -c1-16)"
 	out="$root/$hash"
 	mkdir -p "$out"
 
@@ -103,7 +87,7 @@ main() {
 		build "$out" "$ldflags" kubelet k8s.io/kubernetes/cmd/kubelet
 		build "$out" "$ldflags" kube-proxy k8s.io/kubernetes/cmd/kube-proxy
 		build_module "$out" "-s -w" coredns ./coredns
-		install "$out" kube-router github.com/cloudnativelabs/kube-router/v2/cmd/kube-router@v2.1.0
+		build_module "$out" "-s -w" kube-router ./kuberouter
 		;;
 	*)
 		echo "usage: build.sh [node]" >&2
