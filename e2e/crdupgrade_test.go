@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stackdome/stackdome/e2e/framework"
+	"github.com/stackdome/stackdome/e2e/installdoc"
 )
 
 // TestCRDUpgrade runs docs/install.md's CRD upgrade command, parsed from the
@@ -91,7 +93,7 @@ func TestCRDUpgrade(t *testing.T) {
 	run := func(args []string) (string, error) {
 		c := exec.CommandContext(ctx, kubectl, args[1:]...)
 		c.Dir = checkout
-		c.Env = append(withoutClusterEnv(os.Environ()), "KUBECONFIG="+suite.cluster.Kubeconfig, "HOME="+t.TempDir())
+		c.Env = append(framework.WithoutClusterEnv(os.Environ()), "KUBECONFIG="+suite.cluster.Kubeconfig, "HOME="+t.TempDir())
 		out, err := c.CombinedOutput()
 		return string(out), err
 	}
@@ -129,7 +131,7 @@ func TestCRDUpgrade(t *testing.T) {
 
 // crdUpgradeCommand is the page's command that applies the chart's CRD.
 type crdUpgradeCommand struct {
-	block docBlock
+	block installdoc.Block
 	words []string
 	file  string // the CRD file it applies, relative to the repository root
 }
@@ -142,13 +144,13 @@ func pageCRDUpgradeCommand(t *testing.T) crdUpgradeCommand {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks, errs := parseDocBlocks(data)
+	blocks, errs := installdoc.Parse(data)
 	for _, err := range errs {
 		t.Error(err)
 	}
 	var found []crdUpgradeCommand
 	for _, b := range blocks {
-		for _, c := range shellCommands(b.text) {
+		for _, c := range shellCommands(b.Text) {
 			if !strings.HasPrefix(c, "kubectl apply ") || !strings.Contains(c, "chart/crds/") {
 				continue
 			}
@@ -201,4 +203,27 @@ func deleteStackResourceCRD(ctx context.Context, k *framework.Kube) error {
 		}
 		return false, fmt.Errorf("still there (%v)", err)
 	})
+}
+
+// restoreStackResourceCRD installs schema/crd.yaml again once a deletion of
+// the StackResource CRD has finished, if one ran.
+func restoreStackResourceCRD(ctx context.Context, k *framework.Kube) error {
+	err := framework.WaitUntil(time.Minute, 250*time.Millisecond, "the StackResource CRD deleted or kept", func() (bool, error) {
+		o, err := k.Get(ctx, crdPath+"/"+stackCRDName)
+		if framework.IsCode(err, 404) {
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		return framework.Dig(o, "metadata", "deletionTimestamp") == nil, errors.New("being deleted")
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := k.Get(ctx, crdPath+"/"+stackCRDName); err == nil {
+		return waitEstablished(ctx, k, stackCRDName)
+	}
+	_, err = installCRDFile(ctx, k, filepath.Join(suite.root, "schema", "crd.yaml"))
+	return err
 }

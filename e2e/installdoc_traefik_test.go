@@ -23,7 +23,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	kyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/stackdome/stackdome/e2e/installdoc"
 )
+
+// installDoc is the page, relative to the repository root.
+const installDoc = installdoc.Page
 
 // traefikKubeVersion is the Kubernetes the chart is rendered for (the e2e
 // control plane's); without one Helm assumes v1.20 and the chart's
@@ -33,7 +38,7 @@ const traefikKubeVersion = "v1.37.2"
 // helmInstall is one `helm install traefik …` command of the page: the
 // values it passes, as helm reads them.
 type helmInstall struct {
-	block   docBlock
+	block   installdoc.Block
 	args    []string // the value flags, as they would be passed to helm template
 	sets    []string // every key a --set, --set-string or values file sets
 	version string   // --version, "" without one
@@ -72,7 +77,7 @@ func TestInstallDocTraefikValues(t *testing.T) {
 	pinned := chartVersion(t, chart)
 	nodePortInstalls := 0
 	for _, in := range installs {
-		t.Run(fmt.Sprintf("line %d", in.block.line), func(t *testing.T) {
+		t.Run(fmt.Sprintf("line %d", in.block.Line), func(t *testing.T) {
 			// The page pins the chart the suite installs (TestInstallDoc
 			// runs it from the pinned archive, whose version helm does not
 			// check against --version for a local chart).
@@ -349,13 +354,13 @@ func (k chartKeys) defaultOf(key string) (string, bool) {
 // value flags it passes. A value flag the test cannot read is an error, so
 // that no value the page passes goes unchecked.
 func traefikInstalls(doc []byte) ([]helmInstall, error) {
-	blocks, errs := parseDocBlocks(doc)
+	blocks, errs := installdoc.Parse(doc)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	var out []helmInstall
 	for _, b := range blocks {
-		for _, cmd := range shellCommands(b.text) {
+		for _, cmd := range shellCommands(b.Text) {
 			// Which release a command installs is read before its values,
 			// which may hold what only the shell can expand.
 			if !isTraefikInstall(strings.Fields(cmd)) {
@@ -513,13 +518,13 @@ func setKeys(val string) []string {
 // kindNodePorts are the containerPorts the quick start's kind cluster maps
 // from its node, sorted: the NodePorts Traefik's Service must have.
 func kindNodePorts(doc []byte) []string {
-	blocks, _ := parseDocBlocks(doc)
+	blocks, _ := installdoc.Parse(doc)
 	var ports []string
 	for _, b := range blocks {
-		if !strings.Contains(b.text, "kind create cluster") {
+		if !strings.Contains(b.Text, "kind create cluster") {
 			continue
 		}
-		for _, m := range regexp.MustCompile(`containerPort: *([0-9]+)`).FindAllStringSubmatch(b.text, -1) {
+		for _, m := range regexp.MustCompile(`containerPort: *([0-9]+)`).FindAllStringSubmatch(b.Text, -1) {
 			ports = append(ports, m[1])
 		}
 	}

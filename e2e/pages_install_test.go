@@ -356,3 +356,19 @@ func (kl *releaseKubelet) waitIP(t *testing.T, component string) string {
 	}
 	return ip
 }
+
+// chartPodKind: "hooks" for a pod of the chart's hook Deployment, "pages"
+// for one of its error-page Deployment, "" for any other pod.
+func chartPodKind(pod obj) string {
+	containers, _ := framework.Dig(pod, "spec", "containers").([]any)
+	if len(containers) != 1 {
+		return ""
+	}
+	switch component, name := framework.Dig(pod, "metadata", "labels", "app.kubernetes.io/component"), framework.Dig(containers[0], "name"); {
+	case component == "controller" && name == "stackdome":
+		return "hooks"
+	case component == "error-pages" && name == "error-pages":
+		return "pages"
+	}
+	return ""
+}

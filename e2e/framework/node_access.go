@@ -5,6 +5,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -52,6 +53,16 @@ func (n *Node) Import(ctx context.Context, archive string) error {
 	return nil
 }
 
+// Tag gives the node's image src the name dst as well (each normalized as
+// the kubelet looks it up): what a push of src to dst's registry and a pull
+// of dst would leave in containerd.
+func (n *Node) Tag(ctx context.Context, src, dst string) error {
+	if _, err := n.ctr(ctx, "-n", "k8s.io", "images", "tag", "--force", NormalizeImage(src), NormalizeImage(dst)); err != nil {
+		return fmt.Errorf("tagging %s as %s: %w", src, dst, err)
+	}
+	return nil
+}
+
 // Images are the references of the images the node's containerd has.
 func (n *Node) Images(ctx context.Context) ([]string, error) {
 	out, err := n.ctr(ctx, "-n", "k8s.io", "images", "list", "-q")
@@ -66,4 +77,47 @@ func (n *Node) Images(ctx context.Context) ([]string, error) {
 func (n *Node) ctr(ctx context.Context, args ...string) (string, error) {
 	argv := append([]string{"nsenter", "--mount=" + mountNS(n.mountns), "--net=" + n.cfg.Host.netns, "--", "ctr", "--address", n.paths.containerdSock}, args...)
 	return output(ctx, argv...)
+}
+
+// Publish listens on addr, a loopback address of the machine, and forwards
+// each connection to target() (read per connection) dialed inside the node:
+// what kind's extraPortMappings (docker-proxy) and a cloud's load balancer
+// do for a node port. Closing the listener stops it; connections under way
+// end with their peers.
+func (n *Node) Publish(addr string, target func() string) (net.Listener, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("publishing a node port on %s: %w", addr, err)
+	}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				up, err := n.DialContext(ctx, "tcp", target())
+				cancel()
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				done := make(chan struct{}, 2)
+				pipe := func(dst, src net.Conn) {
+					_, _ = io.Copy(dst, src)
+					if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+						_ = cw.CloseWrite()
+					}
+					done <- struct{}{}
+				}
+				go pipe(up, c)
+				go pipe(c, up)
+				<-done
+				<-done
+			}()
+		}
+	}()
+	return l, nil
 }

@@ -194,3 +194,17 @@ func WaitOK(t *testing.T, p *Proc, timeout time.Duration, url string) {
 		t.Fatal(err)
 	}
 }
+
+// WithoutClusterEnv is env without the in-cluster variables and
+// KUBECONFIG, which would make a kubectl or helm the suite runs talk to
+// another cluster than the one the test names.
+func WithoutClusterEnv(env []string) []string {
+	var out []string
+	for _, e := range env {
+		if strings.HasPrefix(e, "KUBERNETES_SERVICE_") || strings.HasPrefix(e, "KUBECONFIG=") {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}

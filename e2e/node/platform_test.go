@@ -197,3 +197,27 @@ func toAny(s []string) []any {
 	}
 	return out
 }
+
+// tearDownPlatform removes Metacontroller and Traefik, whether the
+// platform's requires or docs/install.md installed them (the same release
+// and namespaces), and forgets them: the next require installs them again.
+func tearDownPlatform(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	if out, err := helm(ctx, "uninstall", "traefik", "--namespace", traefikNS, "--ignore-not-found", "--wait"); err != nil {
+		t.Errorf("helm uninstall traefik: %v\n%s", err, out)
+	}
+	if out, err := kubectl(ctx, "delete", "namespace", traefikNS, "--ignore-not-found", "--wait", "--timeout=2m"); err != nil {
+		t.Errorf("deleting namespace %s: %v\n%s", traefikNS, err, out)
+	}
+	manifests, err := mcManifests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := kubectl(ctx, "delete", "-k", manifests, "--ignore-not-found", "--wait", "--timeout=2m"); err != nil {
+		t.Errorf("kubectl delete -k manifests/production: %v\n%s", err, out)
+	}
+	platform.mcOnce, platform.traefikOnce = sync.Once{}, sync.Once{}
+	platform.mcErr, platform.traefikErr, platform.traefikIP = nil, nil, ""
+}

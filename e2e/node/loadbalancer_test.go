@@ -1,0 +1,142 @@
+//go:build e2e
+
+package node
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
+)
+
+// loadBalancer is a cloud's load balancer for every Service of type
+// LoadBalancer: it listens on its address at each port of the Service,
+// forwards to the node's NodePort for it (Node.Publish), and then writes its
+// address into the Service's status, as cloud-provider-kind does on kind.
+type loadBalancer struct {
+	ip     string
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu        sync.Mutex
+	nodePorts map[int]int // port → the NodePort it forwards to
+	listeners []net.Listener
+	written   map[string]bool // Services whose status names ip
+	errs      map[string]int
+}
+
+func startLoadBalancer(t *testing.T, ip string) *loadBalancer {
+	ctx, cancel := context.WithCancel(context.Background())
+	lb := &loadBalancer{ip: ip, cancel: cancel, done: make(chan struct{}), nodePorts: map[int]int{}, written: map[string]bool{}, errs: map[string]int{}}
+	go func() {
+		defer close(lb.done)
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			lb.sync(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	t.Cleanup(lb.stop)
+	return lb
+}
+
+func (lb *loadBalancer) stop() {
+	lb.cancel()
+	<-lb.done
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	for _, l := range lb.listeners {
+		l.Close()
+	}
+}
+
+func (lb *loadBalancer) fail(what string, err error) {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	lb.errs[what+": "+err.Error()]++
+}
+
+// report says which Services it served and what went wrong.
+func (lb *loadBalancer) report() string {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s serves %d Services, ports %v", lb.ip, len(lb.written), lb.nodePorts)
+	for e, n := range lb.errs {
+		fmt.Fprintf(&b, "\n\t%d× %s", n, clip(e, 600))
+	}
+	return b.String()
+}
+
+// sync serves each port of every Service of type LoadBalancer, then writes
+// the address into the Service's status.
+func (lb *loadBalancer) sync(ctx context.Context) {
+	svcs, err := kube().List(ctx, "/api/v1/services", "")
+	if err != nil {
+		if ctx.Err() == nil {
+			lb.fail("listing Services", err)
+		}
+		return
+	}
+	nodeIP := realNode().IP().String()
+	for _, svc := range svcs {
+		if framework.Dig(svc, "spec", "type") != "LoadBalancer" {
+			continue
+		}
+		ns, name := fmt.Sprint(framework.Dig(svc, "metadata", "namespace")), fmt.Sprint(framework.Dig(svc, "metadata", "name"))
+		ready := true
+		for _, p := range toSlice(framework.Dig(svc, "spec", "ports")) {
+			port, _ := strconv.Atoi(fmt.Sprint(framework.Dig(p, "port")))
+			nodePort, _ := strconv.Atoi(fmt.Sprint(framework.Dig(p, "nodePort")))
+			if port == 0 || nodePort == 0 {
+				ready = false
+				continue
+			}
+			lb.mu.Lock()
+			_, listening := lb.nodePorts[port]
+			lb.nodePorts[port] = nodePort
+			lb.mu.Unlock()
+			if listening {
+				continue
+			}
+			l, err := realNode().Publish(net.JoinHostPort(lb.ip, strconv.Itoa(port)), func() string {
+				lb.mu.Lock()
+				defer lb.mu.Unlock()
+				return net.JoinHostPort(nodeIP, strconv.Itoa(lb.nodePorts[port]))
+			})
+			if err != nil {
+				lb.fail("listening for "+ns+"/"+name, err)
+				lb.mu.Lock()
+				delete(lb.nodePorts, port)
+				lb.mu.Unlock()
+				ready = false
+				continue
+			}
+			lb.mu.Lock()
+			lb.listeners = append(lb.listeners, l)
+			lb.mu.Unlock()
+		}
+		if !ready || len(toSlice(framework.Dig(svc, "status", "loadBalancer", "ingress"))) > 0 {
+			continue
+		}
+		patch := obj{"status": obj{"loadBalancer": obj{"ingress": []any{obj{"ip": lb.ip, "ipMode": "VIP"}}}}}
+		if _, err := kube().MergePatch(ctx, "/api/v1/namespaces/"+ns+"/services/"+name+"/status", patch); err != nil {
+			lb.fail("writing the address of "+ns+"/"+name, err)
+			continue
+		}
+		lb.mu.Lock()
+		lb.written[ns+"/"+name] = true
+		lb.mu.Unlock()
+	}
+}
