@@ -63,6 +63,33 @@ func (n *Node) Tag(ctx context.Context, src, dst string) error {
 	return nil
 }
 
+// KillContainer sends SIGKILL to a container's process (containerID as a
+// pod's status gives it, containerd://<id>), as `kill -9` or the OOM killer
+// would: the kubelet sees it exit and restarts it as the pod's
+// restartPolicy says.
+func (n *Node) KillContainer(ctx context.Context, containerID string) error {
+	id, ok := strings.CutPrefix(containerID, "containerd://")
+	if !ok || id == "" {
+		return fmt.Errorf("container ID %q is not containerd's", containerID)
+	}
+	if _, err := n.ctr(ctx, "-n", "k8s.io", "tasks", "kill", "--signal", "SIGKILL", id); err != nil {
+		return fmt.Errorf("kill -9 of container %s: %w", id, err)
+	}
+	return nil
+}
+
+// ForgetConnections deletes the node's conntrack entries of connections
+// to ip: from then on their packets are judged as new ones, so a
+// NetworkPolicy changed since they were opened applies to them too (the
+// policy engine admits established connections without asking).
+func (n *Node) ForgetConnections(ctx context.Context, ip string) error {
+	_, err := output(ctx, "nsenter", "--net="+n.cfg.Host.netns, "--", "conntrack", "-D", "--orig-dst", ip)
+	if err != nil && !strings.Contains(err.Error(), "0 flow entries have been deleted") {
+		return fmt.Errorf("forgetting the connections to %s: %w", ip, err)
+	}
+	return nil
+}
+
 // Images are the references of the images the node's containerd has.
 func (n *Node) Images(ctx context.Context) ([]string, error) {
 	out, err := n.ctr(ctx, "-n", "k8s.io", "images", "list", "-q")
