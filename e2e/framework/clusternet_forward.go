@@ -4,7 +4,6 @@ package framework
 
 import (
 	"context"
-	"io"
 	"net"
 	"time"
 )
@@ -32,32 +31,13 @@ func forwardIn(netns, addr string, to func(context.Context) (string, error)) (st
 	if err != nil {
 		return nil, err
 	}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				target, err := to(ctx)
-				cancel()
-				if err != nil {
-					return
-				}
-				up, err := net.DialTimeout("tcp", target, 5*time.Second)
-				if err != nil {
-					return
-				}
-				defer up.Close()
-				done := make(chan struct{}, 2)
-				go func() { io.Copy(up, c); done <- struct{}{} }()
-				go func() { io.Copy(c, up); done <- struct{}{} }()
-				<-done
-			}()
+	forward(l, func(ctx context.Context) (net.Conn, error) {
+		target, err := to(ctx)
+		if err != nil {
+			return nil, err
 		}
-	}()
+		return net.DialTimeout("tcp", target, 5*time.Second)
+	})
 	return func() { l.Close() }, nil
 }
 

@@ -116,6 +116,14 @@ func (n *Node) Publish(addr string, target func() string) (net.Listener, error) 
 	if err != nil {
 		return nil, fmt.Errorf("publishing a node port on %s: %w", addr, err)
 	}
+	forward(l, func(ctx context.Context) (net.Conn, error) { return n.DialContext(ctx, "tcp", target()) })
+	return l, nil
+}
+
+// forward accepts on l until it is closed and splices each connection with
+// one dial makes (within 10 s), both ways, each direction's end passed on,
+// until both have ended.
+func forward(l net.Listener, dial func(context.Context) (net.Conn, error)) {
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -125,7 +133,7 @@ func (n *Node) Publish(addr string, target func() string) (net.Listener, error) 
 			go func() {
 				defer c.Close()
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				up, err := n.DialContext(ctx, "tcp", target())
+				up, err := dial(ctx)
 				cancel()
 				if err != nil {
 					return
@@ -146,5 +154,4 @@ func (n *Node) Publish(addr string, target func() string) (net.Listener, error) 
 			}()
 		}
 	}()
-	return l, nil
 }
