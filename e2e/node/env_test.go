@@ -109,6 +109,19 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool
 	}
 }
 
+// restate registers, before the test's other cleanups so that it runs
+// after them all, a cleanup that logs what last says if the test failed:
+// a failing test's dumps (pods described, their logs) come after its
+// error, and a reader of the end of a long log — CI's report keeps the
+// lines nearest "--- FAIL" — would see the dumps alone.
+func restate(t *testing.T, last func() string) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%s failed %s", t.Name(), last())
+		}
+	})
+}
+
 // srPath is the REST path of the StackResources of ns (name "" for the
 // collection).
 func srPath(ns, name string) string {

@@ -39,6 +39,15 @@ import (
 // an app whose verdict a restart forgot, shows as a deletion or a
 // false-healthy moment of the fault that caused it.
 func TestFaultsSurvived(t *testing.T) {
+	phase := "installing the chart"
+	var rows []faultRow
+	restate(t, func() string {
+		var details []string
+		for _, r := range rows {
+			details = append(details, r.details...)
+		}
+		return fmt.Sprintf("while %s; the faults played:\n%s%s", phase, formatFaultTable(rows), strings.Join(details, "\n"))
+	})
 	rel := installChart(t, "config.portCheckGrace=30s")
 	ns := newNamespace(t, nil)
 	t.Cleanup(func() { describePods(t, ns) })
@@ -46,6 +55,7 @@ func TestFaultsSurvived(t *testing.T) {
 	for _, a := range apps {
 		createApp(t, ns, a.name, a.spec())
 	}
+	phase = "settling the fleet"
 	for _, a := range apps {
 		settle(t, ns, a)
 	}
@@ -58,15 +68,17 @@ func TestFaultsSurvived(t *testing.T) {
 		{name: "kill -9 of Metacontroller", play: func(t *testing.T) { killPods(t, []obj{metacontrollerPod(t)}) }},
 		{name: "hooks cut off for 30 s", play: func(t *testing.T) { cutHooks(t, rel, 30*time.Second) }},
 	}
-	var rows []faultRow
 	for _, flt := range faults {
+		phase = "playing " + flt.name
 		start := time.Now()
 		probe.reset()
 		flt.play(t)
 		ended := time.Now()
+		phase = "reconverging after " + flt.name
 		took := reconverge(t, rel, ns, apps, ended)
 		rows = append(rows, f.row(flt.name, start, time.Now(), took, probe.failures()))
 	}
+	phase = "checking the table"
 	t.Logf("faults on %d apps (the chart's 60 s resync, a 30 s grace):\n%s", len(apps), formatFaultTable(rows))
 	for _, r := range rows {
 		if r.deletions+r.falseHealthy+r.flaps+r.routeFailures > 0 || r.reconverge > faultBound {
