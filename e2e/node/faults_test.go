@@ -249,20 +249,24 @@ func cutHooks(t *testing.T, rel *release, d time.Duration) {
 	if _, err := kube().MergePatch(t.Context(), path, obj{"spec": obj{"ingress": []any{}}}); err != nil {
 		t.Fatal(err)
 	}
-	// Metacontroller keeps its connections alive, and the policy engine
-	// admits established ones: they are forgotten, as a node's restart
-	// or a conntrack flush would.
+	// kube-router applies a policy within seconds. Metacontroller keeps
+	// its connections alive, and the policy engine admits established
+	// ones: once the policy is enforced they are forgotten, as a node's
+	// restart or a conntrack flush would. Forgotten before, a connection's
+	// next packet would be tracked afresh as established while the old
+	// rules still stood, and the cut would not hold. From then on (and a
+	// second for the answers already on their way), no sync reaches a
+	// replica.
+	const enforced = 10 * time.Second
+	time.Sleep(enforced)
 	for _, p := range rel.pods(t, "controller") {
 		if err := realNode().ForgetConnections(t.Context(), fmt.Sprint(framework.Dig(p, "status", "podIP"))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// kube-router applies a policy within seconds: from then on, no sync
-	// reaches a replica.
-	const enforced = 10 * time.Second
-	time.Sleep(enforced)
+	time.Sleep(time.Second)
 	before := answered(t, rel)
-	time.Sleep(d - enforced)
+	time.Sleep(d - enforced - time.Second)
 	if after := answered(t, rel); after > before {
 		t.Errorf("%.0f syncs answered while the hooks were cut off: the cut did not hold", after-before)
 	}
