@@ -27,6 +27,7 @@ type carried struct {
 	checkedAt    *metav1.MicroTime // when the status's verdict was dialed
 	verdict      *portcheck.Result // the status's verdict, as a verdict; dialed at the zero time if written before checkedAt existed
 	condemned    bool              // the status condemned this workload revision
+	served       bool              // the status read Available=True from a verdict: the app served
 }
 
 // verdictReasons are the Available reasons of a status built from a verdict.
@@ -74,6 +75,7 @@ func carry(prev schema.Status, specRev, workloadRev string) carried {
 		}
 		c.verdict = &res
 	}
+	c.served = fromVerdict && avail != nil && avail.Status == metav1.ConditionTrue
 	if s := find(prev.Conditions, schema.CondStalled); s != nil && s.Status == metav1.ConditionTrue && s.Reason == string(schema.ReasonPortNotListening) && pc != nil {
 		c.condemned = true
 	}
@@ -114,6 +116,14 @@ func (f *facts) evidenceFor(rep *observed.Related) (evidence, bool) {
 		return evidence{res: *st, fromStatus: true, ownOlder: ownOK}, true
 	}
 	return evidence{}, false
+}
+
+// dialedBeforeReadiness says whether res was dialed before pod's Ready
+// condition last changed: it names the pod as it was then. The condition's
+// time has seconds only, so a dial within that second counts as before.
+func dialedBeforeReadiness(res portcheck.Result, pod *observed.Related) bool {
+	_, t := pod.Ready()
+	return !t.IsZero() && res.CheckedAt.Before(t.Add(time.Second))
 }
 
 // micro is t as status stores it: microseconds, UTC.

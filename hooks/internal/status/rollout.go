@@ -24,7 +24,11 @@ type probe struct {
 
 // probeNotServing dials a running pod of the revision, not-ready first,
 // whenever no verdict names it open and fresh: "my app listens on the wrong
-// port" is then seen within one requeue. A refusal is written at once; an
+// port" is then seen within one requeue. Nor is a verdict fresh that was
+// dialed before the pod of an app that served last turned not ready: it
+// names the pod as it was while ready, so an app whose port died, its pod
+// gone unready, is dialed at once rather than read as rolling out until
+// the verdict ages (--port-recheck). A refusal is written at once; an
 // all-open verdict only over one the status already holds.
 func (f *facts) probeNotServing() probe {
 	pr := probe{rep: representative(f.pods, false), ports: f.prev.ports}
@@ -34,7 +38,7 @@ func (f *facts) probeNotServing() probe {
 	want := dialAgain
 	if ev, ok := f.evidenceFor(pr.rep); ok {
 		pr.ev, pr.ports = &ev, portsOf(ev.res)
-		if ev.res.AllOpen() && !ev.res.Stale {
+		if ev.res.AllOpen() && !ev.res.Stale && !(f.prev.served && dialedBeforeReadiness(ev.res, pr.rep)) {
 			want = noRedial
 		}
 	}
