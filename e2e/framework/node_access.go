@@ -81,11 +81,17 @@ func (n *Node) KillContainer(ctx context.Context, containerID string) error {
 // ForgetConnections deletes the node's conntrack entries of connections
 // to ip: from then on their packets are judged as new ones, so a
 // NetworkPolicy changed since they were opened applies to them too (the
-// policy engine admits established connections without asking).
+// policy engine admits established connections without asking). Both
+// kinds: those opened to ip itself (original destination ip), and those
+// opened to a Service that kube-proxy translated to ip (original
+// destination the ClusterIP, reply source ip), which is how Metacontroller
+// reaches the hooks.
 func (n *Node) ForgetConnections(ctx context.Context, ip string) error {
-	_, err := output(ctx, "nsenter", "--net="+n.cfg.Host.netns, "--", "conntrack", "-D", "--orig-dst", ip)
-	if err != nil && !strings.Contains(err.Error(), "0 flow entries have been deleted") {
-		return fmt.Errorf("forgetting the connections to %s: %w", ip, err)
+	for _, match := range []string{"--orig-dst", "--reply-src"} {
+		_, err := output(ctx, "nsenter", "--net="+n.cfg.Host.netns, "--", "conntrack", "-D", match, ip)
+		if err != nil && !strings.Contains(err.Error(), "0 flow entries have been deleted") {
+			return fmt.Errorf("forgetting the connections to %s (%s): %w", ip, match, err)
+		}
 	}
 	return nil
 }
