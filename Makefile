@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := $(CURDIR)/bin
 PKGS    := ./...
 
-.PHONY: build run test test-monitoring test-image test-dockerfile vet lint fmt-check mod-check generate fixtures bench bench-pages bench-traefik bench-fleet browser-test e2e e2e-build tools clean
+.PHONY: build run test test-monitoring test-image test-dockerfile vet lint fmt-check mod-check generate fixtures bench bench-pages bench-traefik bench-fleet browser-test e2e e2e-build chaos tools clean
 .PHONY: image image-push chart-push kind-load version promtool chart-readme FORCE
 
 # -buildvcs=false whatever GOFLAGS says: the binary depends on the source
@@ -347,6 +347,16 @@ e2e:
 	$(GO) test -tags e2e -count=1 -timeout 60m -v ./e2e/ || st=1; \
 	$(GO) test -tags e2e -count=1 -timeout 60m -v ./e2e/node/ || st=1; \
 	exit $$st
+
+## chaos: the fault suite's full form (docs/reliability.md): fifty apps as
+## containers on the real node, and every fault of the short form that
+## make e2e runs plus the error-page pods killed and evicted,
+## kube-apiserver restarted, etcd stopped for 10 s, a helm upgrade amid a
+## rollout, and a port dying and another coming back during each. Needs
+## root and Metacontroller's source, as make e2e does.
+chaos:
+	@$(MAKE) --no-print-directory tools
+	STACKDOME_FAULTS=full $(GO) test -tags e2e -count=1 -timeout 90m -v -run '^TestFaultsSurvived$$' ./e2e/node/
 
 clean:
 	rm -rf $(BIN)

@@ -5,6 +5,8 @@ package node
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,20 +14,45 @@ import (
 	"github.com/stackdome/stackdome/e2e/framework"
 )
 
-// TestFaultsSurvived plays faults on a live fleet of ten apps on the real
-// node — the short form CI runs: stackdome's hooks pods killed (`kill -9`
-// of one container, then of both), Metacontroller's killed, and the hooks
-// cut off by their NetworkPolicy for 30 s. After each, the fleet must show:
+// TestFaultsSurvived plays faults on a live fleet on the real node and
+// holds the fleet to its promises after each. Two forms:
+//
+//   - short, which CI runs (`make e2e`): ten apps; stackdome's hooks pods
+//     killed (`kill -9` of one container, then of both), Metacontroller's
+//     killed, and the hooks cut off by their NetworkPolicy for 30 s;
+//   - full, `make chaos` (STACKDOME_FAULTS=full): fifty apps, the short
+//     form's faults and the error-page pods killed (one, then the other;
+//     then both at once), then evicted; kube-apiserver restarted; etcd
+//     stopped (SIGSTOP) for 10 s; and a `helm upgrade` of stackdome to a
+//     changed pod template in the middle of a rollout of ten apps. During
+//     each fault but the upgrade one app's port dies (the test closes its
+//     primary port through portapp's control port: its pod goes unready)
+//     and the one of the fault before comes back.
+//
+// After each fault the fleet must show:
 //
 //   - no child deleted (a watch of every kind of child in the apps'
 //     namespace: DELETED events);
-//   - no false-healthy moment: an app with a port that never listens (two
-//     of the ten, by design: portapp's `9090=never`) never reads
-//     Available=True;
+//   - no false-healthy moment: an app with a port that never listens (one
+//     in five, by design: portapp's `9090=never`) never reads
+//     Available=True, and an app whose port the test closed never reads
+//     Serving from a dial made after it closed;
 //   - no flap: no app's Available condition leaves the status and reason it
-//     settled at, since no port or pod of theirs changed;
-//   - every route kept: a client asking through Traefik for a live public
-//     app the whole time gets the app's answer, never Traefik's own error;
+//     settled at, unless the fault changed its port or its pods;
+//   - no window opened again: no status of an app's workload revision
+//     carries a second grace window (portCheck.failingSince) or a verdict
+//     older than one written before (portCheck.checkedAt going back), which
+//     is what a parent cached before the window opened would answer
+//     (docs/design.md, "A parent older than the status");
+//   - every route kept: a client asking Traefik for a live public app the
+//     whole time gets the app's answer, and for its /status/503 (full
+//     form) the app's 503 or the branded page, never Traefik's own error;
+//     the branded 503 for "/" only of an app the fault moved (a rolling
+//     single-replica StatefulSet has no pod for a moment). The one
+//     exception is counted, not failed: while an error-page pod killed
+//     with SIGKILL is still an endpoint, Traefik's fetch of the page can
+//     be refused, and Traefik answers the app's 503 with its code and its
+//     own text;
 //   - reconvergence inside faultBound: every app at its true status and a
 //     sync answered by the hooks after the fault ended.
 //
@@ -37,8 +64,13 @@ import (
 //
 // It bites: a hooks answer that drops a child, or that says Serving for
 // an app whose verdict a restart forgot, shows as a deletion or a
-// false-healthy moment of the fault that caused it.
+// false-healthy moment of the fault that caused it (TestFaultRowCounts
+// holds each count to what it is for).
 func TestFaultsSurvived(t *testing.T) {
+	form, err := faultFormOf(os.Getenv("STACKDOME_FAULTS"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	phase := "installing the chart"
 	var rows []faultRow
 	restate(t, func() string {
@@ -51,57 +83,117 @@ func TestFaultsSurvived(t *testing.T) {
 	rel := installChart(t, "config.portCheckGrace=30s")
 	ns := newNamespace(t, nil)
 	t.Cleanup(func() { describePods(t, ns) })
-	apps := faultFleet(10)
-	for _, a := range apps {
+	fl := newFleet(ns, form.apps)
+	for _, a := range fl.apps {
 		createApp(t, ns, a.name, a.spec())
 	}
 	phase = "settling the fleet"
-	for _, a := range apps {
+	settling := time.Now()
+	for _, a := range fl.apps {
 		settle(t, ns, a)
 	}
-	f := watchFleet(t, ns, apps)
-	probe := startRouteProbe(t, apps)
+	t.Logf("%d apps at their true status in %s", len(fl.apps), time.Since(settling).Round(time.Second))
+	f := watchFleet(t, ns, fl)
+	probe := startRouteProbe(t, fl.apps, form.full)
 
-	faults := []fault{
-		{name: "kill -9 of one hooks pod", play: func(t *testing.T) { killPods(t, rel.pods(t, "controller")[:1]) }},
-		{name: "kill -9 of both hooks pods", play: func(t *testing.T) { killPods(t, rel.pods(t, "controller")) }},
-		{name: "kill -9 of Metacontroller", play: func(t *testing.T) { killPods(t, []obj{metacontrollerPod(t)}) }},
-		{name: "hooks cut off for 30 s", play: func(t *testing.T) { cutHooks(t, rel, 30*time.Second) }},
-	}
-	for _, flt := range faults {
+	for _, flt := range form.faults(rel, fl) {
 		phase = "playing " + flt.name
 		start := time.Now()
 		probe.reset()
-		flt.play(t)
+		moved := map[string]bool{}
+		if form.full && flt.churn {
+			fl.churn(t, moved)
+		}
+		flt.play(t, moved)
 		ended := time.Now()
 		phase = "reconverging after " + flt.name
-		took := reconverge(t, rel, ns, apps, ended)
-		rows = append(rows, f.row(flt.name, start, time.Now(), took, probe.failures()))
+		took := reconverge(t, rel, fl, ended)
+		rows = append(rows, f.row(flt.name, start, time.Now(), took, probe.failures(), flt.pagesKilled, moved))
+		t.Logf("%s: played in %s, reconverged %s after", flt.name, ended.Sub(start).Round(100*time.Millisecond), took.Round(100*time.Millisecond))
 	}
 	phase = "checking the table"
-	t.Logf("faults on %d apps (the chart's 60 s resync, a 30 s grace):\n%s", len(apps), formatFaultTable(rows))
+	t.Logf("faults on %d apps (the chart's 60 s resync, a 30 s grace):\n%s", len(fl.apps), formatFaultTable(rows))
 	for _, r := range rows {
-		if r.deletions+r.falseHealthy+r.flaps+r.routeFailures > 0 || r.reconverge > faultBound {
+		if r.deletions+r.falseHealthy+r.flaps+r.windowsAgain+r.routeFailures > 0 || r.reconverge > faultBound {
 			t.Errorf("%s broke an invariant: %+v\n%s", r.fault, r, strings.Join(r.details, "\n"))
 		}
 	}
 }
 
+// faultForm is how much a run plays: the short form CI runs, or the full
+// one (`make chaos`).
+type faultForm struct {
+	apps int
+	full bool
+}
+
+// faultFormOf reads STACKDOME_FAULTS: "" or short, or full.
+func faultFormOf(v string) (faultForm, error) {
+	switch v {
+	case "", "short":
+		return faultForm{apps: 10}, nil
+	case "full":
+		return faultForm{apps: 50, full: true}, nil
+	}
+	return faultForm{}, fmt.Errorf("STACKDOME_FAULTS=%q: want short (the default) or full", v)
+}
+
+// faults are the form's faults in the order they are played.
+func (form faultForm) faults(rel *release, fl *fleet) []fault {
+	hooks := func(t *testing.T) []obj { return rel.pods(t, "controller") }
+	pages := func(t *testing.T) []obj { return rel.pods(t, "error-pages") }
+	all := []fault{
+		{name: "kill -9 of one hooks pod", churn: true, play: func(t *testing.T, _ map[string]bool) { killPods(t, hooks(t)[:1]) }},
+		{name: "kill -9 of both hooks pods", churn: true, play: func(t *testing.T, _ map[string]bool) { killPods(t, hooks(t)) }},
+		{name: "kill -9 of one error-page pod, then the other", full: true, churn: true, pagesKilled: true, play: func(t *testing.T, _ map[string]bool) {
+			ps := pages(t)
+			killPods(t, ps[:1])
+			killPods(t, ps[1:])
+		}},
+		{name: "kill -9 of both error-page pods at once", full: true, churn: true, pagesKilled: true, play: func(t *testing.T, _ map[string]bool) { killPods(t, pages(t)) }},
+		{name: "eviction of both error-page pods", full: true, churn: true, play: func(t *testing.T, _ map[string]bool) { evictPods(t, rel, "error-pages") }},
+		{name: "kill -9 of Metacontroller", churn: true, play: func(t *testing.T, _ map[string]bool) { killPods(t, []obj{metacontrollerPod(t)}) }},
+		{name: "kube-apiserver restarted", full: true, churn: true, play: func(t *testing.T, _ map[string]bool) { restartAPIServer(t) }},
+		{name: "etcd stopped for 10 s", full: true, churn: true, play: func(t *testing.T, _ map[string]bool) { stallEtcd(t, 10*time.Second) }},
+		{name: "hooks cut off for 30 s", churn: true, play: func(t *testing.T, _ map[string]bool) { cutHooks(t, rel, 30*time.Second) }},
+		{name: "helm upgrade of stackdome amid a rollout of 10 apps", full: true, play: func(t *testing.T, moved map[string]bool) { upgradeAmidRollout(t, rel, fl, 10, moved) }},
+	}
+	var out []fault
+	for _, f := range all {
+		if form.full || !f.full {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // faultBound is how long after a fault ends every app must be back at its
 // true status with a sync answered. A fault's end is the killed containers
-// Ready again or the cut restored; after it, Metacontroller calls the hooks
-// at the latest on the next resync of each parent (the chart's 60 s), or at
-// once for the parents whose sync failed during the fault (its queue
-// retries them with a back-off that stays under the length of the outage)
-// and, restarted, for every parent as its informers list them. 60 s, with
-// half again for a 2-core node shared with the suite.
+// Ready again, the cut restored, the API server ready, etcd continued or
+// the upgrade rolled out; after it, Metacontroller calls the hooks at the
+// latest on the next resync of each parent (the chart's 60 s), or at once
+// for the parents whose sync failed during the fault (its queue retries
+// them with a back-off that stays under the length of the outage) and,
+// restarted or its watches broken, for every parent as its informers list
+// them. 60 s, with half again for a 2-core node shared with the suite. An
+// app whose port the test closed as the fault began is unready within the
+// kubelet's 30 s of failed probes (3 × 10 s), well before the fault ends.
 const faultBound = 90 * time.Second
 
 // fault is one fault: play returns once it has ended (the killed
-// containers running again, the cut restored).
+// containers running again, the cut restored), having marked in moved
+// the apps whose spec or pods it changed.
 type fault struct {
-	name string
-	play func(t *testing.T)
+	name  string
+	full  bool // in the full form only
+	churn bool // the full form kills one app's port and revives another's during it
+	// pagesKilled: the fault kills error-page servers abruptly. Until
+	// kube-proxy drops a dead one's endpoint (about a second), Traefik's
+	// fetch of a page can be refused, and Traefik answers the app's 5xx
+	// with its code and its own text (docs/reliability.md): counted, not
+	// failed.
+	pagesKilled bool
+	play        func(t *testing.T, moved map[string]bool)
 }
 
 // faultApp is one app of the fleet and its truth.
@@ -110,26 +202,49 @@ type faultApp struct {
 	dead     bool // port 9090 never listens
 	public   bool // port 8080 routed by Traefik at host
 	stateful bool
+	// down is set while the test keeps the app's port 8080 closed: the
+	// pod is unready and Available False PortNotListening; downSince is
+	// when it was closed.
+	down      bool
+	downSince time.Time
+	// generation is the spec generation the status must have observed
+	// (0: any), once the test changed the spec.
+	generation int64
 }
 
-func (a faultApp) host() string { return a.name + ".faults.test" }
+func (a *faultApp) host() string { return a.name + ".faults.test" }
 
-// faultFleet is n apps: every fifth with a dead port, every second public,
-// every third a StatefulService.
-func faultFleet(n int) []faultApp {
-	var apps []faultApp
+// fleet is the apps of a run in their namespace; the test changes the
+// truth of an app only through churn and upgradeAmidRollout.
+type fleet struct {
+	ns      string
+	apps    []*faultApp
+	victims []*faultApp // the apps whose port churn closes, in turn
+	downs   int         // how many churn has closed so far
+}
+
+// newFleet is n apps: every fifth with a dead port, every second public,
+// every third a StatefulService. The live private Deployments are churn's
+// victims.
+func newFleet(ns string, n int) *fleet {
+	fl := &fleet{ns: ns}
 	for i := range n {
-		apps = append(apps, faultApp{name: fmt.Sprint("app-", i), dead: i%5 == 4, public: i%2 == 0, stateful: i%3 == 2})
+		a := &faultApp{name: fmt.Sprint("app-", i), dead: i%5 == 4, public: i%2 == 0, stateful: i%3 == 2}
+		fl.apps = append(fl.apps, a)
+		if !a.dead && !a.public && !a.stateful {
+			fl.victims = append(fl.victims, a)
+		}
 	}
-	return apps
+	return fl
 }
 
-func (a faultApp) spec() obj {
+func (a *faultApp) spec() obj {
 	admin := "9090"
 	if a.dead {
 		admin = "9090=never"
 	}
-	spec := portapp(portArgs("8080", admin), obj{"name": "http", "port": 8080, "public": a.public}, obj{"name": "admin", "port": 9090})
+	args := append(portArgs("8080", admin), "--control", strconv.Itoa(controlPort))
+	spec := portapp(args, obj{"name": "http", "port": 8080, "public": a.public}, obj{"name": "admin", "port": 9090})
 	if a.public {
 		spec["host"] = a.host()
 	}
@@ -139,18 +254,39 @@ func (a faultApp) spec() obj {
 	return spec
 }
 
-// atTruth says whether the app's status is its truth: Serving, or for a
-// dead port PortNotListening past the grace (Stalled).
-func (a faultApp) atTruth(sr obj) (bool, error) {
+// controlPort is portapp's control port in the fleet's pods (undeclared:
+// the test reaches it from the node).
+const controlPort = 8079
+
+// atTruth says whether the app's status is its truth: Serving, for a dead
+// port PortNotListening past the grace (Stalled), for a port the test
+// closed PortNotListening, and a changed spec's generation observed.
+func (a *faultApp) atTruth(sr obj) (bool, error) {
 	c, s := srCondition(sr, "Available"), srCondition(sr, "Stalled")
-	if a.dead {
+	var gen int64
+	fmt.Sscan(fmt.Sprint(framework.Dig(sr, "status", "observedGeneration")), &gen)
+	switch {
+	case gen < a.generation:
+		return false, fmt.Errorf("%s: status of generation %d, want %d", a.name, gen, a.generation)
+	case a.dead:
 		return c != nil && c["status"] == "False" && c["reason"] == "PortNotListening" && s != nil && s["status"] == "True",
 			fmt.Errorf("%s: Available %v, Stalled %v", a.name, c, s)
+	case a.down:
+		return c != nil && c["status"] == "False" && c["reason"] == "PortNotListening", fmt.Errorf("%s (port 8080 closed): Available %v", a.name, c)
 	}
 	return c != nil && c["status"] == "True" && c["reason"] == "Serving", fmt.Errorf("%s: Available %v", a.name, c)
 }
 
-func settle(t *testing.T, ns string, a faultApp) {
+// settled is the Available status and reason the app holds while nothing
+// changes its port or pods.
+func (a *faultApp) settled() [2]any {
+	if a.dead || a.down {
+		return [2]any{"False", "PortNotListening"}
+	}
+	return [2]any{"True", "Serving"}
+}
+
+func settle(t *testing.T, ns string, a *faultApp) {
 	t.Helper()
 	waitFor(t, 4*time.Minute, a.name+" at its true status", func() (bool, error) {
 		sr, err := kube().Get(t.Context(), srPath(ns, a.name))
@@ -163,15 +299,15 @@ func settle(t *testing.T, ns string, a faultApp) {
 
 // reconverge waits until every app is at its truth and the hooks answered
 // a sync after ended, and returns how long after ended that was.
-func reconverge(t *testing.T, rel *release, ns string, apps []faultApp, ended time.Time) time.Duration {
+func reconverge(t *testing.T, rel *release, fl *fleet, ended time.Time) time.Duration {
 	t.Helper()
 	base := map[string]float64{}
 	for _, p := range rel.pods(t, "controller") {
 		base[podName(p)+"/"+fmt.Sprint(restarts(p))] = syncsAnswered(t, p)
 	}
 	waitFor(t, 2*faultBound, "the fleet back at its truth, a sync answered", func() (bool, error) {
-		for _, a := range apps {
-			sr, err := kube().Get(t.Context(), srPath(ns, a.name))
+		for _, a := range fl.apps {
+			sr, err := kube().Get(t.Context(), srPath(fl.ns, a.name))
 			if err != nil {
 				return false, err
 			}
@@ -179,7 +315,12 @@ func reconverge(t *testing.T, rel *release, ns string, apps []faultApp, ended ti
 				return false, err
 			}
 		}
-		for _, p := range rel.pods(t, "controller") {
+		pods, err := kube().List(t.Context(), "/api/v1/namespaces/"+rel.ns+"/pods",
+			"app.kubernetes.io/instance="+rel.name+",app.kubernetes.io/component=controller")
+		if err != nil {
+			return false, err
+		}
+		for _, p := range pods {
 			if !podReady(p) {
 				continue
 			}

@@ -196,6 +196,11 @@ func getFromNode(ctx context.Context, url, host string) (string, error) {
 }
 
 func getCode(ctx context.Context, url, host string) (int, string, error) {
+	return getCodeAs(ctx, url, host, "")
+}
+
+// getCodeAs is getCode with an Accept header (none if accept is "").
+func getCodeAs(ctx context.Context, url, host, accept string) (int, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -204,6 +209,9 @@ func getCode(ctx context.Context, url, host string) (int, string, error) {
 	}
 	if host != "" {
 		req.Host = host
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
 	}
 	resp, err := realNode().HTTPClient().Do(req)
 	if err != nil {
