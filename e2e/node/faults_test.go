@@ -44,7 +44,7 @@ import (
 //     older than one written before (portCheck.checkedAt going back), which
 //     is what a parent cached before the window opened would answer
 //     (docs/design.md, "A parent older than the status");
-//   - every route kept: a client asking Traefik for a live public app the
+//   - every route kept: a client asking Traefik for every public app the
 //     whole time gets the app's answer, and for its /status/503 (full
 //     form) the app's 503 or the branded page, never Traefik's own error;
 //     the branded 503 for "/" only of an app the fault moved (a rolling
