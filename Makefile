@@ -299,7 +299,12 @@ bench-traefik:
 ## over the creation and over the quiet minute, into <dir>, and logs their top.
 ## FLEET_MODES=raised runs one mode only.
 ## Every 30 s a line says which phase runs and how far it is (apps created, Converged).
+## Then the fleet's first FLEET_NODE_N apps (default 50) as containers on the
+## real node (e2e/node TestFleetOnRealNode; its "fleet-node:" lines): a
+## 2-core node cannot run FLEET_N containers, the stand-in's pods stand in
+## for the rest.
 FLEET_N ?= 200
+FLEET_NODE_N ?= 50
 FLEET_SECRETS ?= 400
 FLEET_PROFILE ?=
 FLEET_MODES ?= production raised
@@ -310,7 +315,9 @@ bench-fleet:
 		echo "bench-fleet: N=$(FLEET_N), Metacontroller $$mode"; \
 		STACKDOME_E2E_TRAEFIK=none STACKDOME_FLEET_N=$(FLEET_N) STACKDOME_FLEET_MC=$$mode STACKDOME_FLEET_SECRETS=$$secrets \
 		STACKDOME_FLEET_PROFILE=$(FLEET_PROFILE) $(GO) test -tags e2e -count=1 -timeout 120m -run '^TestFleet$$' -v ./e2e/; \
-	done
+	done; \
+	echo "bench-fleet: the first $(FLEET_NODE_N) apps as containers on the real node"; \
+	STACKDOME_FLEET_NODE_N=$(FLEET_NODE_N) $(GO) test -tags e2e -count=1 -timeout 60m -run '^TestFleetOnRealNode$$' -v ./e2e/node/
 
 browser-test:
 	$(GO) test -tags browser -count=1 -run TestBrowser -v ./errorpages/
