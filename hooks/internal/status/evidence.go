@@ -120,10 +120,16 @@ func (f *facts) evidenceFor(rep *observed.Related) (evidence, bool) {
 
 // dialedBeforeReadiness says whether res was dialed before pod's Ready
 // condition last changed: it names the pod as it was then. The condition's
-// time has seconds only, so a dial within that second counts as before.
-func dialedBeforeReadiness(res portcheck.Result, pod *observed.Related) bool {
+// time has seconds only, so a dial within that second counts as before. It
+// is the node's clock: a time after now (a node's clock ahead of this
+// replica's, or a pod status written by hand) dates no verdict, so it can
+// never hold a condemnation back, or ask for dials, for as long as it says.
+func dialedBeforeReadiness(res portcheck.Result, pod *observed.Related, now time.Time) bool {
 	_, t := pod.Ready()
-	return !t.IsZero() && res.CheckedAt.Before(t.Add(time.Second))
+	if t.IsZero() || t.After(now) {
+		return false
+	}
+	return res.CheckedAt.Before(t.Add(time.Second))
 }
 
 // micro is t as status stores it: microseconds, UTC.

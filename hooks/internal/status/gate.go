@@ -89,7 +89,7 @@ func verifying(f *facts) (row, bool) {
 // checkedAt is the window's end likewise: no dial before it could condemn.
 func condemned(f *facts) (row, bool) {
 	g, since, end, ok := f.refusal()
-	if !ok || g.ev.res.CheckedAt.Before(end.Time) || dialedBeforeReadiness(g.ev.res, g.rep) {
+	if !ok || g.ev.res.CheckedAt.Before(end.Time) || dialedBeforeReadiness(g.ev.res, g.rep, f.now.Time) {
 		return row{}, false
 	}
 	rep, ev := g.rep, g.ev

@@ -38,7 +38,7 @@ func (f *facts) probeNotServing() probe {
 	want := dialAgain
 	if ev, ok := f.evidenceFor(pr.rep); ok {
 		pr.ev, pr.ports = &ev, portsOf(ev.res)
-		if ev.res.AllOpen() && !ev.res.Stale && !(f.prev.served && dialedBeforeReadiness(ev.res, pr.rep)) {
+		if ev.res.AllOpen() && !ev.res.Stale && !(f.prev.served && dialedBeforeReadiness(ev.res, pr.rep, f.now.Time)) {
 			want = noRedial
 		}
 	}
