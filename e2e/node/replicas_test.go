@@ -5,6 +5,7 @@ package node
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"strconv"
@@ -81,7 +82,14 @@ func TestReplicasBehindKubeProxy(t *testing.T) {
 	var writes []string
 	for _, e := range merged(ws...) {
 		if e.RV > startRV {
-			writes = append(writes, fmt.Sprintf("%s %s %v rv %d", e.Type, e.Kind, framework.Dig(e.Obj, "metadata", "name"), e.RV))
+			what := fmt.Sprintf("%s %s %v rv %d", e.Type, e.Kind, framework.Dig(e.Obj, "metadata", "name"), e.RV)
+			if e.Kind == "sr" {
+				// What the write said: the reader needs it to tell a
+				// flap from bookkeeping.
+				status, _ := json.Marshal(framework.Dig(e.Obj, "status"))
+				what += ": status " + clip(string(status), 1500)
+			}
+			writes = append(writes, what)
 		}
 	}
 	if len(writes) > 0 {
