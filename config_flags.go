@@ -47,7 +47,7 @@ func defineServerFlags(fs *flag.FlagSet, c *config, raw *rawFlags) {
 // its port gate; the defaults are hooks.DefaultConfig's.
 func defineHookFlags(fs *flag.FlagSet, c *config, raw *rawFlags, defaults hooks.Config) {
 	fs.DurationVar(&c.hooks.PortCheckGrace, "port-check-grace", defaults.PortCheckGrace, "how long a refused port of a serving app is redialed before it is believed")
-	fs.DurationVar(&c.hooks.VerdictRequeue, "verdict-requeue", defaults.VerdictRequeue, "resyncAfterSeconds while a port verdict can arrive")
+	fs.DurationVar(&c.hooks.VerdictRequeue, "verdict-requeue", defaults.VerdictRequeue, "resyncAfterSeconds while a port verdict can arrive; how long after pods turn ready a sync without a verdict is held for its dial")
 	fs.DurationVar(&c.hooks.BootGrace, "boot-grace", defaults.BootGrace, "how long a running pod may stay not ready before it is reported failing")
 	fs.StringVar(&raw.entryPoints, "entry-points", strings.Join(defaults.EntryPoints, ","), "Traefik entry points of every IngressRoute, comma separated")
 	fs.StringVar(&c.hooks.ErrorService.Name, "error-service-name", defaults.ErrorService.Name, "the error-page Service each errors Middleware points at; empty: none is installed, so no errors Middleware is made")

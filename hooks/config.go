@@ -26,7 +26,8 @@ type Config struct {
 	// redialed before it is believed; default 3m.
 	PortCheckGrace time.Duration
 	// VerdictRequeue is the resyncAfterSeconds returned while a verdict can
-	// arrive; default 10s.
+	// arrive, and how long after the last pod turned ready a sync with no
+	// verdict at all is held for its dial; default 10s.
 	VerdictRequeue time.Duration
 	// BootGrace is how long a running pod may stay not ready before it is
 	// reported failing; default 5m.

@@ -28,8 +28,10 @@ func malformed(err error) error { return &RequestError{Kind: Malformed, Err: err
 // HeldError is a sync not answered yet: what its status should say hangs
 // on the dials Sync returns beside it, and any status answered meanwhile
 // could undo what another replica has decided (docs/reference.md, the state
-// table's row "deciding": a port check's grace has ended and the refusal
-// at hand was dialed inside it). The handler answers it 429 with
+// table's rows "deciding": a port check's grace has ended and the refusal
+// at hand was dialed inside it; and "serving, no verdict at all" while the
+// pods just turned ready: another replica may have written Serving). The
+// handler answers it 429 with
 // Retry-After (RetryAfter), which Metacontroller honours by syncing the
 // parent again then, with no event and nothing changed meanwhile
 // (metacontroller/metacontroller@v4.17.2 pkg/hooks/webhook.go,

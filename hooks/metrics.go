@@ -36,7 +36,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"result"}),
 		held: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "stackdome_hook_syncs_held_total",
-			Help: "Syncs answered 429 until the dial that decides a port check past its grace has landed (HeldError).",
+			Help: "Syncs answered 429 until a dial has landed: the one deciding a port check past its grace, or the first verdict of pods just turned ready (HeldError).",
 		}),
 		admissionRefused: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "stackdome_hook_admission_refused_total",

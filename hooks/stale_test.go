@@ -98,3 +98,80 @@ type anyKey struct{ res portcheck.Result }
 
 func (v anyKey) Get(portcheck.Key) (portcheck.Result, bool) { return v.res, true }
 func (anyKey) Pending(portcheck.Key) bool                   { return false }
+
+// TestStaleParentNeverUndoesServing: the same hole at the other end of the
+// gate. Replica a's dial answered every port open, and it answers Serving
+// from a parent whose status holds no verdict; Metacontroller writes it,
+// and the next sync, queued while a's ran, reads the parent its informer
+// still holds: the one of before. Replica b, which knows nothing of the pod
+// (it never answered a sync of this app, or restarted), must answer that
+// Serving byte for byte, or nothing (held, 429, the pod dialed), never
+// VerifyingPorts: Converged would turn False again under a status that
+// served, and the next sync would write Serving back — two writes, and a
+// flap of Converged, for nothing. Past VerdictRequeue after the last pod
+// turned ready the dial had its time, and a replica that still has no
+// verdict says so (VerifyingPorts) rather than hold the sync for ever.
+func TestStaleParentNeverUndoesServing(t *testing.T) {
+	cfg := Config{PortCheckGrace: 3 * time.Minute, VerdictRequeue: 10 * time.Second}
+	spec := map[string]any{"type": "Service", "image": "ghcr.io/acme/app:1", "ports": []any{
+		map[string]any{"name": "http", "port": 8080}, map[string]any{"name": "metrics", "port": 9090}}}
+	at := func(d time.Duration) time.Time { return testNow.Add(d) }
+	sync := func(status map[string]any, v Verdicts, now time.Time) (schema.Status, []DialJob, error) {
+		t.Helper()
+		var req metacontroller.SyncRequest
+		require.NoError(t, json.Unmarshal(gateRequest(t, cfg, spec, status, now), &req))
+		resp, jobs, err := cfg.Sync(&req, v, now)
+		if err != nil {
+			return schema.Status{}, jobs, err
+		}
+		return resp.Status.(schema.Status), jobs, nil
+	}
+	// The pod of gateRequest turned ready at testNow; replica a's dial
+	// answered 300ms later.
+	open := anyKey{portcheck.Result{IP: "127.0.0.1", CheckedAt: at(300 * time.Millisecond), Ports: []portcheck.PortResult{
+		{Name: "http", Port: 8080, State: portcheck.Open}, {Name: "metrics", Port: 9090, State: portcheck.Open}}}}
+	stale := map[string]any{} // no verdict: the status of before
+	serving, _, err := sync(stale, open, at(400*time.Millisecond))
+	require.NoError(t, err)
+	require.Equal(t, string(schema.ReasonServing), find(serving.Conditions, schema.CondAvailable).Reason)
+
+	for name, tc := range map[string]struct {
+		verdicts Verdicts
+		now      time.Duration
+		dials    int
+	}{
+		"replica b knows nothing":                 {nil, 450 * time.Millisecond, 1},
+		"replica b's dial is in flight":           {pending{}, 1450 * time.Millisecond, 0},
+		"replica b knows nothing, 9s after ready": {nil, 9 * time.Second, 1},
+		"the node's clock is 5s ahead of ours":    {nil, -5 * time.Second, 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, jobs, err := sync(stale, tc.verdicts, at(tc.now))
+			var held *HeldError
+			if errors.As(err, &held) {
+				require.Len(t, jobs, tc.dials, "a held answer dials the pod unless a dial is in flight")
+				require.Contains(t, held.Error(), "decides the status")
+				return
+			}
+			require.NoError(t, err)
+			if diff := cmp.Diff(serving, got); diff != "" {
+				t.Errorf("answered from the parent of before, not Serving (-a +b):\n%s", diff)
+			}
+		})
+	}
+
+	// Past VerdictRequeue (either side of the pod's readiness time, the
+	// node's clock) the answer is not held: the dial has had its time.
+	for _, d := range []time.Duration{11 * time.Second, time.Hour, -11 * time.Second} {
+		got, jobs, err := sync(stale, nil, at(d))
+		require.NoError(t, err, "at %s", d)
+		require.Equal(t, string(schema.ReasonVerifyingPorts), find(got.Conditions, schema.CondAvailable).Reason, "at %s", d)
+		require.Len(t, jobs, 1, "at %s", d)
+	}
+}
+
+// pending is a verifier dialing every key, with nothing stored yet.
+type pending struct{}
+
+func (pending) Get(portcheck.Key) (portcheck.Result, bool) { return portcheck.Result{}, false }
+func (pending) Pending(portcheck.Key) bool                 { return true }

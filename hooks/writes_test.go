@@ -53,6 +53,9 @@ func statusWrites(t *testing.T, steps []goldenStep) []string {
 	var given any = map[string]any{}
 	var writes []string
 	for _, st := range steps {
+		if st.Held != "" {
+			continue // a 429: Metacontroller writes nothing
+		}
 		answered := roundTrip(t, st.Response.Status)
 		if diff := cmp.Diff(given, any(answered)); diff != "" {
 			writes = append(writes, st.At+" ("+st.Note+"):\n"+diff)

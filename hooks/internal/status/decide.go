@@ -16,7 +16,9 @@ type Config struct {
 	// PortCheckGrace is how long a closed verdict on a serving pod is
 	// redialed before it is believed.
 	PortCheckGrace time.Duration
-	// VerdictRequeue is the resync asked for while a verdict can arrive.
+	// VerdictRequeue is the resync asked for while a verdict can arrive,
+	// and how long after the last pod turned ready a sync with no verdict
+	// at all is held for its dial (verifying).
 	VerdictRequeue time.Duration
 	// BootGrace is how long a running pod may stay not ready before it is
 	// reported failing.

@@ -55,6 +55,17 @@ func waitingForReadyPod(f *facts) row {
 // verifying is the row "serving, verdict not yet known": neither this
 // replica nor the status has a verdict; the pod is dialed. Before a ready
 // pod reached the hook, it waits for one (waitingForReadyPod).
+//
+// Within Config.VerdictRequeue of the moment the app began serving (the
+// last of its pods turned ready, justServing) the answer is held until the
+// dial lands: the status the request carries may be a copy Metacontroller
+// cached before another replica's Serving was written, and VerifyingPorts
+// answered over it would be written, Converged turning False under an app
+// that serves, and Serving written back by the next sync. A dial answers
+// within seconds (open, refused, or inconclusive at its timeout), so the
+// hold is one or two syncs; past the bound, a replica still without a
+// verdict (its verifier's queue full) says VerifyingPorts rather than hold
+// the sync for ever.
 func verifying(f *facts) (row, bool) {
 	g := f.readGate()
 	switch {
@@ -66,12 +77,34 @@ func verifying(f *facts) (row, bool) {
 	rep := g.rep
 	r := row{ports: f.prev.ports, failingSince: f.prev.failingSince}
 	r.jobs, r.requeue = f.dialsFor(rep, nil, dialAgain)
-	if since := f.prev.failingSince; since != nil {
+	switch since := f.prev.failingSince; {
+	case since != nil:
 		r.health = health{available: true, reason: schema.ReasonPortCheckFailing, message: f.windowMessage(since, "a declared port refused connections")}
-	} else {
+	case f.justServing():
+		r.held = fmt.Sprintf("%s/%s: every replica is ready and no verdict is known; the dial of %s on pod %s decides the status",
+			f.namespace, f.name, portList(f.spec.Ports), rep.Metadata.Name)
+	default:
 		r.health = health{available: true, reason: schema.ReasonVerifyingPorts, message: fmt.Sprintf("all replicas are ready; verifying %s on pod %s", portList(f.spec.Ports), rep.Metadata.Name)}
 	}
 	return r, true
+}
+
+// justServing reports whether the last of the workload revision's ready
+// pods turned ready within Config.VerdictRequeue of now, either side: the
+// times are the node's clock, so one ahead of this replica's still bounds
+// the hold it allows (verifying) to twice the bound.
+func (f *facts) justServing() bool {
+	var last time.Time
+	for _, p := range f.pods {
+		if ready, t := p.Ready(); ready && t.After(last) {
+			last = t.Time
+		}
+	}
+	if last.IsZero() {
+		return false
+	}
+	d := f.now.Sub(last)
+	return d < f.cfg.VerdictRequeue && d > -f.cfg.VerdictRequeue
 }
 
 // condemned is the row "serving, a port closed past grace": refused by a
