@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/stackdome/stackdome/e2e/framework"
 )
 
@@ -25,10 +27,21 @@ import (
 //   - both replicas answer syncs: each pod's own
 //     stackdome_hook_requests_total{hook="sync",code="200"} (read from its
 //     /metrics) grows;
+//   - no app flaps on the way: once a StackResource reads Converged True,
+//     no status write says otherwise (a watch of the StackResources from
+//     before they exist);
 //   - the syncs through both write nothing: no event of the apps'
 //     StackResources, Deployments or Services after the settle (a watch of
 //     the namespace, every event after the resourceVersion the run starts
 //     at).
+//
+// Settled is every app Serving and then no status write for three resync
+// periods: Metacontroller sends the parent its informer holds, which can
+// predate the Serving another sync has just written, and a replica that
+// dialed the pod itself answers Serving with its own checkedAt over it,
+// one write of bookkeeping (docs/design.md, "A parent older than the
+// status"). That settles within a sync; a flap of Converged does not pass
+// as settling, it fails the check above.
 //
 // compositeController.resyncPeriodSeconds=2, not the chart's 60: once
 // settled, every sync is a resync, and at one a minute the run would need
@@ -42,6 +55,7 @@ func TestReplicasBehindKubeProxy(t *testing.T) {
 	rel := installChart(t, "compositeController.resyncPeriodSeconds=2")
 	ns := newNamespace(t, nil)
 	t.Cleanup(func() { describePods(t, ns) })
+	statuses := watchPath(t, "sr", srPath(ns, ""))
 	const apps = 6
 	for i := range apps {
 		createApp(t, ns, fmt.Sprint("app-", i), portapp(portArgs("8080", "9090"),
@@ -53,6 +67,11 @@ func TestReplicasBehindKubeProxy(t *testing.T) {
 	controllers := rel.pods(t, "controller")
 	if len(controllers) != 2 {
 		t.Fatalf("%d hooks pods, want the chart's 2", len(controllers))
+	}
+
+	quietFor(t, statuses, 6*time.Second, time.Minute)
+	for _, f := range convergedFlaps(statuses.Events()) {
+		t.Errorf("a flap: %s", f)
 	}
 
 	// Settled: start counting.
@@ -95,6 +114,42 @@ func TestReplicasBehindKubeProxy(t *testing.T) {
 	if len(writes) > 0 {
 		t.Errorf("%d writes after the settle, want none:\n%s", len(writes), strings.Join(writes, "\n"))
 	}
+}
+
+// quietFor waits until w has received no event for quiet, at most max.
+func quietFor(t *testing.T, w *watcher, quiet, max time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(max)
+	for {
+		es := w.Events()
+		if len(es) > 0 && time.Since(es[len(es)-1].At) >= quiet {
+			t.Logf("settled: no %s event for %s (%d events before)", w.kind, quiet, len(es))
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s events never stopped for %s in %s: %d events", w.kind, quiet, max, len(es))
+		}
+		time.Sleep(200 * time.Millisecond) // polling a condition, with a deadline
+	}
+}
+
+// convergedFlaps are the status writes among the StackResource events es
+// that say Converged is not True after the same object read True, each
+// with its reason and message.
+func convergedFlaps(es []event) []string {
+	converged := map[string]bool{}
+	var flaps []string
+	for _, e := range es {
+		name, _ := framework.Dig(e.Obj, "metadata", "name").(string)
+		c := condition(e.Obj, "Converged")
+		switch {
+		case c["status"] == "True":
+			converged[name] = true
+		case converged[name] && e.Type != "DELETED":
+			flaps = append(flaps, fmt.Sprintf("%s at rv %d: Converged %v %v: %v", name, e.RV, c["status"], c["reason"], c["message"]))
+		}
+	}
+	return flaps
 }
 
 func podName(p obj) string { s, _ := framework.Dig(p, "metadata", "name").(string); return s }
@@ -164,5 +219,32 @@ func TestKubectlLogsAndDescribe(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestConvergedFlaps holds the check of TestReplicasBehindKubeProxy to
+// what it must catch: the two writes of a replica answering VerifyingPorts
+// over another's Serving (the hole TestStaleParentNeverUndoesServing in
+// hooks closes), and only those.
+func TestConvergedFlaps(t *testing.T) {
+	sr := func(name, converged, reason string) obj {
+		return obj{"metadata": obj{"name": name}, "status": obj{"conditions": []any{
+			obj{"type": "Converged", "status": converged, "reason": reason, "message": "m"}}}}
+	}
+	es := []event{
+		{Type: "ADDED", Obj: sr("a", "False", "Progressing"), RV: 1},
+		{Type: "ADDED", Obj: sr("b", "False", "Progressing"), RV: 2},
+		{Type: "MODIFIED", Obj: sr("a", "True", "Serving"), RV: 3},
+		{Type: "MODIFIED", Obj: sr("b", "False", "VerifyingPorts"), RV: 4}, // not converged yet: no flap
+		{Type: "MODIFIED", Obj: sr("b", "True", "Serving"), RV: 5},
+		{Type: "MODIFIED", Obj: sr("a", "False", "VerifyingPorts"), RV: 6}, // the flap
+		{Type: "MODIFIED", Obj: sr("a", "True", "Serving"), RV: 7},
+		{Type: "MODIFIED", Obj: sr("b", "True", "Serving"), RV: 8}, // bookkeeping: no flap
+		{Type: "DELETED", Obj: sr("b", "False", "Progressing"), RV: 9},
+	}
+	got := convergedFlaps(es)
+	want := []string{"a at rv 6: Converged False VerifyingPorts: m"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("flaps (-want +got):\n%s", diff)
 	}
 }
