@@ -201,11 +201,19 @@ func getCode(ctx context.Context, url, host string) (int, string, error) {
 
 // getCodeAs is getCode with an Accept header (none if accept is "").
 func getCodeAs(ctx context.Context, url, host, accept string) (int, string, error) {
+	a, err := fetch(ctx, url, host, accept, "")
+	return a.Status, a.Body, err
+}
+
+// fetch is the answer to GET url from the node, sent with Host host,
+// Accept accept and X-Request-Id requestID (each left out when empty),
+// within 10 s.
+func fetch(ctx context.Context, url, host, accept, requestID string) (framework.Answer, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return 0, "", err
+		return framework.Answer{}, err
 	}
 	if host != "" {
 		req.Host = host
@@ -213,13 +221,16 @@ func getCodeAs(ctx context.Context, url, host, accept string) (int, string, erro
 	if accept != "" {
 		req.Header.Set("Accept", accept)
 	}
+	if requestID != "" {
+		req.Header.Set("X-Request-Id", requestID)
+	}
 	resp, err := realNode().HTTPClient().Do(req)
 	if err != nil {
-		return 0, "", err
+		return framework.Answer{}, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), err
+	return framework.Answer{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: string(b)}, err
 }
 
 // dialFromNode connects to ip:port from the node's network.
