@@ -141,14 +141,21 @@ func makePV(t *testing.T, name, size string) {
 // its portapp's control port (8079) from the node: portapp exits 0.
 func exitPod(t *testing.T, ns, app string, timeout time.Duration) {
 	t.Helper()
-	waitFor(t, timeout, "portapp of "+app+" told to exit", func() (bool, error) {
-		pods, err := kube().List(t.Context(), "/api/v1/namespaces/"+ns+"/pods", "app.kubernetes.io/instance="+app)
+	exitPodOf(t, ns, "app.kubernetes.io/instance="+app, timeout)
+}
+
+// exitPodOf is exitPod for a pod the label selector picks that has not
+// ended (a migration's pod is Pending while its init container runs).
+func exitPodOf(t *testing.T, ns, selector string, timeout time.Duration) {
+	t.Helper()
+	waitFor(t, timeout, "portapp of "+selector+" told to exit", func() (bool, error) {
+		pods, err := kube().List(t.Context(), "/api/v1/namespaces/"+ns+"/pods", selector)
 		if err != nil {
 			return false, err
 		}
 		for _, p := range pods {
 			ip, _ := framework.Dig(p, "status", "podIP").(string)
-			if ip == "" {
+			if phase := framework.Dig(p, "status", "phase"); ip == "" || phase == "Succeeded" || phase == "Failed" {
 				continue
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
@@ -164,6 +171,6 @@ func exitPod(t *testing.T, ns, app string, timeout time.Duration) {
 			}
 			return false, fmt.Errorf("POST /exit: %s", resp.Status)
 		}
-		return false, fmt.Errorf("no pod of %s with an address yet (%d pods)", app, len(pods))
+		return false, fmt.Errorf("no pod of %s with an address that has not ended (%d pods)", selector, len(pods))
 	})
 }
