@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stackdome/stackdome/e2e/framework"
 )
@@ -85,67 +84,4 @@ func TestRestrictedNamespaceAdmitsPods(t *testing.T) {
 	if checked < 20 {
 		t.Fatalf("only %d workloads checked", checked)
 	}
-}
-
-// TestAutoscalerOwnsReplicas: with spec.autoscaling, kube-controller-manager's
-// HorizontalPodAutoscaler controller scales the Deployment stackdome made to
-// minReplicas, and `kubectl scale` moves it further; neither count is undone
-// by the real Metacontroller's next syncs, which update no child (every
-// event of the namespace read from a watch).
-func TestAutoscalerOwnsReplicas(t *testing.T) {
-	requireStackResourceCRD(t)
-	requireHost(t)
-	rel := newPagesRelease(t, "stackdome")
-	// resyncPeriodSeconds 2, not the chart's 60: a resync is what would undo
-	// the autoscaler's count, and the test waits for one after each change.
-	rel.install(t, "", "compositeController.resyncPeriodSeconds=2")
-	ns := newNamespace(t)
-	w := watchNamespace(t, ns)
-	k := suite.cluster.Kube
-	mark, since := w.mark(), time.Now()
-	if _, err := k.Create(t.Context(), "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
-		"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource", "metadata": obj{"name": "catalog"},
-		"spec": obj{"type": "Service", "image": "example.invalid/catalog:1", "ports": []any{obj{"name": "http", "port": 8080}},
-			"resources":   obj{"requests": obj{"cpu": "100m"}},
-			"autoscaling": obj{"minReplicas": 2, "maxReplicas": 5}},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	settle(t, w, mark, since, "catalog", "first sync")
-	depPath := "/apis/apps/v1/namespaces/" + ns + "/deployments/catalog"
-	replicas := func(want int) {
-		t.Helper()
-		if err := framework.WaitUntil(60*time.Second, 250*time.Millisecond, fmt.Sprintf("Deployment catalog at %d replicas", want), func() (bool, error) {
-			d, err := k.Get(t.Context(), depPath)
-			if err != nil {
-				return false, err
-			}
-			got := framework.Dig(d, "spec", "replicas")
-			return fmt.Sprint(got) == fmt.Sprint(want), fmt.Errorf("spec.replicas %v", got)
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// syncKeeps: from mark on, Metacontroller synced (the Deployment's
-	// change is a child's change: it resyncs the parent) and updated no
-	// Deployment; the count stays.
-	syncKeeps := func(phase string, mark int, since time.Time, want int) {
-		t.Helper()
-		settle(t, w, mark, since, "catalog", phase)
-		for _, u := range w.writesOf(mark, "catalog").updated {
-			if strings.HasPrefix(u, "Deployment/") {
-				t.Errorf("%s: Metacontroller updated the Deployment", phase)
-			}
-		}
-		replicas(want)
-	}
-	mark, since = w.mark(), time.Now()
-	replicas(2) // the HorizontalPodAutoscaler controller enforces minReplicas
-	syncKeeps("minReplicas", mark, since, 2)
-	mark, since = w.mark(), time.Now()
-	if _, err := k.MergePatch(t.Context(), depPath+"/scale", obj{"spec": obj{"replicas": 4}}); err != nil {
-		t.Fatal(err)
-	}
-	replicas(4)
-	syncKeeps("scaled to 4", mark, since, 4)
 }

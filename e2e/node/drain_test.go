@@ -30,6 +30,14 @@ import (
 //   - With drainSeconds: 0 the same deletion fails requests (the subtest
 //     fails if none do: the proof bites), and the container ends within a
 //     second or two of the deletion.
+//   - Either way the app of two has its PodDisruptionBudget child
+//     (maxUnavailable 1, controlled by the StackResource), and
+//     kube-controller-manager's disruption controller counts both running
+//     pods under it: expectedPods 2, disruptionsAllowed 1, so a
+//     `kubectl drain` of the node evicts one pod of the two at a time. It
+//     bites: without the budget (hooks/internal/children/disruption.go) the
+//     GET is a 404; a selector that missed the pods would leave
+//     expectedPods at 0.
 //
 // The chart sets config.entryPoints={web}: the requests are plain HTTP on
 // Traefik's web entry point; TLS is not what is proved.
@@ -57,6 +65,7 @@ func TestDrainOnRealNode(t *testing.T) {
 			createApp(t, ns, name, spec)
 			waitCondition(t, 3*time.Minute, ns, name, "Available", "True", "Serving")
 			pods := appPods(t, ns, name, 2, time.Minute)
+			requireDisruptionBudget(t, ns, name, 2)
 			victim, _ := framework.Dig(pods[0], "metadata", "name").(string)
 			other, _ := framework.Dig(pods[1], "metadata", "name").(string)
 			sleep := preStopSleep(pods[0])
@@ -111,6 +120,36 @@ func TestDrainOnRealNode(t *testing.T) {
 				t.Errorf("the container ended %s after the deletion without a preStop: SIGTERM came late", took)
 			}
 		})
+	}
+}
+
+// requireDisruptionBudget fails t unless the StackResource name in ns has
+// its PodDisruptionBudget child of the same name (maxUnavailable 1, its
+// controller the StackResource) and, within 30 s, the disruption
+// controller counts pods pods under it with one disruption allowed.
+func requireDisruptionBudget(t *testing.T, ns, name string, pods int) {
+	t.Helper()
+	path := "/apis/policy/v1/namespaces/" + ns + "/poddisruptionbudgets/" + name
+	var pdb obj
+	waitFor(t, 30*time.Second, fmt.Sprintf("PodDisruptionBudget %s counting %d pods", name, pods), func() (bool, error) {
+		var err error
+		if pdb, err = kube().Get(t.Context(), path); err != nil {
+			return false, err
+		}
+		st := fmt.Sprint(framework.Dig(pdb, "status", "expectedPods"), " ", framework.Dig(pdb, "status", "disruptionsAllowed"))
+		return st == fmt.Sprint(pods, " ", 1), fmt.Errorf("status expectedPods, disruptionsAllowed: %s", st)
+	})
+	if got := fmt.Sprint(framework.Dig(pdb, "spec", "maxUnavailable")); got != "1" {
+		t.Errorf("PodDisruptionBudget %s: maxUnavailable %s, want 1", name, got)
+	}
+	var owned bool
+	for _, r := range toSlice(framework.Dig(pdb, "metadata", "ownerReferences")) {
+		if framework.Dig(r, "kind") == "StackResource" && framework.Dig(r, "name") == name && framework.Dig(r, "controller") == true {
+			owned = true
+		}
+	}
+	if !owned {
+		t.Errorf("PodDisruptionBudget %s: ownerReferences %v, want the StackResource as controller", name, framework.Dig(pdb, "metadata", "ownerReferences"))
 	}
 }
 
