@@ -45,9 +45,10 @@ type gateApp struct {
 //     for the others; no status ever said Serving;
 //   - at steady state the syncs write nothing: from the resourceVersion at
 //     which both stored statuses are the condemnation, over at least three
-//     resync periods in which at least two syncs per app were answered and
-//     each replica answered at least one, no status changes and no child is
-//     created, deleted or changed (spec, labels, annotations);
+//     resync periods (every app resynced twice at least) in which the
+//     replicas answered at least two syncs per app between them and each
+//     at least one, no status changes and no child is created, deleted or
+//     changed (spec, labels, annotations);
 //   - both replicas answered syncs: each pod's own
 //     stackdome_hook_requests_total{hook="sync",code="200"} grew. Which app
 //     a sync was for is not observable here (the counter has no app label,
@@ -140,8 +141,8 @@ func TestGateCondemnsDeadPorts(t *testing.T) {
 	})
 	marked := time.Now()
 
-	// Steady state: at least three resync periods, two syncs per app and
-	// one of each replica answered since the mark.
+	// Steady state: at least three resync periods since the mark, twice as
+	// many syncs answered as there are apps, and some by each replica.
 	before := map[string]float64{}
 	for _, p := range controllers {
 		before[podName(p)] = syncsAnswered(t, p)
