@@ -72,10 +72,10 @@ type gateApp struct {
 //
 // It bites: with a dead port listening after all (portArgs "9090"), or
 // the gate dialing the primary port only, no condemnation comes and the
-// test fails naming the status it saw; a replica answering differently
-// from the written condemnation (its own stamp) writes at steady state and
-// the write is listed with its status; with replicaCount=1 the second
-// replica is missing.
+// test fails naming every difference of the status it saw; a status or
+// child written at steady state (a replica stamping the condemnation with
+// its own dial, say) fails it, listed with the status written; with
+// replicaCount=1 there is no second replica.
 func TestGateCondemnsDeadPorts(t *testing.T) {
 	const resync = 2 * time.Second
 	rel := installChart(t, "compositeController.resyncPeriodSeconds=2",

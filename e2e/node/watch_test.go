@@ -45,7 +45,8 @@ type watcher struct {
 
 // watchPath watches the collection at path (a list path, optionally with a
 // labelSelector query) until the test ends, reconnecting from the last
-// resourceVersion when the API server ends a watch.
+// resourceVersion when the API server ends a watch; a first request
+// answered 429 (a new CRD's watch cache starting) is made again for 30 s.
 func watchPath(t *testing.T, kind, path string) *watcher {
 	t.Helper()
 	w := &watcher{kind: kind}
