@@ -152,6 +152,12 @@ var controllerAnnotations = []string{"deployment.kubernetes.io/revision"}
 // deleted, or its spec, labels or annotations changed. Events before since are read to
 // know each object's state.
 func fleetNodeWrites(events []event, since time.Time) fleetWrites {
+	return nodeWrites(events, func(e event) bool { return !e.At.Before(since) })
+}
+
+// nodeWrites reads the writes as fleetNodeWrites does, among the events
+// counted says to count; the others are read to know each object's state.
+func nodeWrites(events []event, counted func(event) bool) fleetWrites {
 	fw := fleetWrites{status: map[string]int{}, children: map[string]int{}}
 	last := map[string]string{}
 	for _, e := range events {
@@ -175,7 +181,7 @@ func fleetNodeWrites(events []event, since time.Time) fleetWrites {
 		prev, seen := last[key]
 		last[key] = string(b)
 		changed := !seen || prev != string(b) || e.Type == "DELETED"
-		if !changed || e.At.Before(since) {
+		if !changed || !counted(e) {
 			continue
 		}
 		if e.Kind == "sr" {

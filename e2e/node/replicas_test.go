@@ -159,6 +159,13 @@ func podName(p obj) string { s, _ := framework.Dig(p, "metadata", "name").(strin
 // the node.
 func syncsAnswered(t *testing.T, pod obj) float64 {
 	t.Helper()
+	return hookSyncs(t, pod, "200")
+}
+
+// hookSyncs is the hooks pod's stackdome_hook_requests_total of syncs
+// answered with code (e.g. "429": held for a dial).
+func hookSyncs(t *testing.T, pod obj, code string) float64 {
+	t.Helper()
 	ip, _ := framework.Dig(pod, "status", "podIP").(string)
 	body, err := getFromNode(t.Context(), "http://"+net.JoinHostPort(ip, "8081")+"/metrics", "")
 	if err != nil {
@@ -169,7 +176,7 @@ func syncsAnswered(t *testing.T, pod obj) float64 {
 	for sc.Scan() {
 		line := sc.Text()
 		if !strings.HasPrefix(line, "stackdome_hook_requests_total{") ||
-			!strings.Contains(line, `hook="sync"`) || !strings.Contains(line, `code="200"`) {
+			!strings.Contains(line, `hook="sync"`) || !strings.Contains(line, `code="`+code+`"`) {
 			continue
 		}
 		f := strings.Fields(line)

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -44,7 +45,8 @@ type watcher struct {
 
 // watchPath watches the collection at path (a list path, optionally with a
 // labelSelector query) until the test ends, reconnecting from the last
-// resourceVersion when the API server ends a watch.
+// resourceVersion when the API server ends a watch; a first request
+// answered 429 (a new CRD's watch cache starting) is made again for 30 s.
 func watchPath(t *testing.T, kind, path string) *watcher {
 	t.Helper()
 	w := &watcher{kind: kind}
@@ -55,8 +57,13 @@ func watchPath(t *testing.T, kind, path string) *watcher {
 	go func() {
 		defer close(done)
 		rv := ""
+		startBy := time.Now().Add(30 * time.Second)
 		for ctx.Err() == nil {
-			err := w.stream(ctx, path, &rv, started)
+			err := w.stream(ctx, path, &rv, started, time.Now().Before(startBy))
+			if errors.Is(err, errCacheNotReady) {
+				time.Sleep(200 * time.Millisecond) // polling with a deadline (startBy)
+				continue
+			}
 			started = nil
 			if ctx.Err() != nil {
 				return
@@ -75,9 +82,17 @@ func watchPath(t *testing.T, kind, path string) *watcher {
 	return w
 }
 
+// errCacheNotReady is a first watch request answered 429, made again.
+var errCacheNotReady = errors.New("watch cache not ready")
+
 // stream runs one watch request from *rv, advancing it; the first call
-// reports on started once the API server has answered.
-func (w *watcher) stream(ctx context.Context, path string, rv *string, started chan error) error {
+// reports on started once the API server has answered. A watch of a CRD's
+// resources is answered 429 until its watch cache is initialized ("storage
+// is (re)initializing", k8s.io/apiserver@v0.37.2 pkg/storage/cacher
+// cacher.go Watch), a moment after the CRD is created, as a test's first
+// installChart has just done: while retryNotReady, such a first answer is
+// not reported but returned as errCacheNotReady.
+func (w *watcher) stream(ctx context.Context, path string, rv *string, started chan error, retryNotReady bool) error {
 	k := kube()
 	q := url.Values{"watch": {"1"}, "allowWatchBookmarks": {"true"}}
 	if *rv != "" {
@@ -104,6 +119,9 @@ func (w *watcher) stream(ctx context.Context, path string, rv *string, started c
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		err := fmt.Errorf("watch %s: %s", path, resp.Status)
+		if started != nil && retryNotReady && resp.StatusCode == http.StatusTooManyRequests {
+			return fmt.Errorf("%w: %w", errCacheNotReady, err)
+		}
 		if started != nil {
 			started <- err
 		}

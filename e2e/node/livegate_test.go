@@ -1,0 +1,266 @@
+//go:build e2e
+
+package node
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
+)
+
+// gateApp is an app of TestGateCondemnsDeadPorts: its declared ports by
+// name, and which of them portapp never opens.
+type gateApp struct {
+	name  string
+	spec  obj
+	ports map[string]int // port name → number
+	dead  []string       // port names portapp never opens
+}
+
+// TestGateCondemnsDeadPorts is the port gate's whole loop on a real node
+// with the chart's two replicas (its default replicaCount) behind its hooks
+// Service: a Service (public, its host routed by Traefik) with one dead
+// port and a StatefulService with storage with two, portapp listening on
+// the primary port of each (so the kubelet calls the pods Ready) and never
+// on the dead ones. Read from a watch, from before the apps exist, of the
+// namespace's StackResources and of every kind of child stackdome makes
+// (childKinds):
+//
+//   - each app's first status is Available=False Progressing (the first
+//     sync answers before any pod runs), and its pod carries the
+//     stackdome.io/revision annotation;
+//   - past the grace, each stored status is the condemnation
+//     (docs/reference.md, the row "serving, a port `Closed` by a dial made
+//     after `failingSince + grace`…"): Available=False PortNotListening,
+//     Stalled=True PortNotListening, Converged=False, exactly one
+//     readiness_failure detail per dead port, with its number, none for an
+//     open port, and status.ports Closed exactly for the dead ports, Open
+//     for the others; no status ever said Serving;
+//   - at steady state the syncs write nothing: from the resourceVersion at
+//     which both stored statuses are the condemnation, over at least three
+//     resync periods (every app resynced twice at least) in which the
+//     replicas answered at least two syncs per app between them and each
+//     at least one, no status changes and no child is created, deleted or
+//     changed (spec, labels, annotations);
+//   - both replicas answered syncs: each pod's own
+//     stackdome_hook_requests_total{hook="sync",code="200"} grew. Which app
+//     a sync was for is not observable here (the counter has no app label,
+//     and the node has no log of hook calls, which e2e/'s cluster-network
+//     stand-in kept), so "both replicas answered each app" is not asserted.
+//
+// compositeController.resyncPeriodSeconds=2, not the chart's 60: a
+// condemnation asks for no requeue, so the steady state's syncs are the
+// resync's, and two of them a minute apart would make the test last
+// minutes. config.portCheckGrace=5s, not the chart's 3m: the proof is the
+// verdict past the grace, not the grace's length; a short grace also
+// makes a sync from a parent cached before another replica's condemnation
+// likelier, not rarer (docs/design.md, "A parent older than the status").
+// config.verdictRequeue=1s, not 10s: the syncs during the window come a
+// second apart, so the condemnation is written a second or so past the
+// grace. extraArgs --idle-timeout=500ms, not 2m: Metacontroller keeps its
+// hook connections alive and, with two apps, at most two are open, each
+// pinned to the replica kube-proxy picked when it was opened (both may be
+// one); closed by the hooks server after half a second idle, every resync
+// opens new ones and kube-proxy picks again, as it would for a fleet.
+//
+// It bites: with a dead port listening after all (portArgs "9090"), or
+// the gate dialing the primary port only, no condemnation comes and the
+// test fails naming every difference of the status it saw; a status or
+// child written at steady state (a replica stamping the condemnation with
+// its own dial, say) fails it, listed with the status written; with
+// replicaCount=1 there is no second replica.
+func TestGateCondemnsDeadPorts(t *testing.T) {
+	const resync = 2 * time.Second
+	rel := installChart(t, "compositeController.resyncPeriodSeconds=2",
+		"config.portCheckGrace=5s", "config.verdictRequeue=1s", "extraArgs={--idle-timeout=500ms}")
+	controllers := rel.pods(t, "controller")
+	if len(controllers) != 2 {
+		t.Fatalf("%d hooks pods, want the chart's 2", len(controllers))
+	}
+	ns := newNamespace(t, nil)
+	t.Cleanup(func() { describePods(t, ns) })
+	makePV(t, "gate-"+ns, "1Gi")
+	ws := []*watcher{watchPath(t, "sr", srPath(ns, ""))}
+	for kind, path := range childKinds {
+		ws = append(ws, watchPath(t, kind, fmt.Sprintf(path, ns)))
+	}
+
+	web := &gateApp{name: "web", ports: map[string]int{"http": 8080, "admin": 9090}, dead: []string{"admin"},
+		spec: portapp(portArgs("8080", "9090=never"),
+			obj{"name": "http", "port": 8080, "public": true}, obj{"name": "admin", "port": 9090})}
+	web.spec["host"] = "web.gate.test"
+	db := &gateApp{name: "db", ports: map[string]int{"sql": 5432, "metrics": 9187, "repl": 5433}, dead: []string{"metrics", "repl"},
+		spec: portapp(portArgs("5432", "9187=never", "5433=never"),
+			obj{"name": "sql", "port": 5432}, obj{"name": "metrics", "port": 9187}, obj{"name": "repl", "port": 5433})}
+	db.spec["type"] = "StatefulService"
+	db.spec["storage"] = obj{"size": "1Gi", "mountPath": "/data", "storageClassName": pvClass}
+	apps := []*gateApp{web, db}
+	for _, a := range apps {
+		createApp(t, ns, a.name, a.spec)
+	}
+
+	for _, a := range apps {
+		pod := appPods(t, ns, a.name, 1, 3*time.Minute)[0]
+		if rev, _ := framework.Dig(pod, "metadata", "annotations", "stackdome.io/revision").(string); rev == "" {
+			t.Errorf("%s: pod %s has no stackdome.io/revision annotation", a.name, podName(pod))
+		}
+	}
+
+	// Past the grace: both stored statuses the condemnation, read from one
+	// list, whose resourceVersion the steady state counts from.
+	var startRV uint64
+	waitFor(t, 3*time.Minute, "both statuses naming exactly their dead ports", func() (bool, error) {
+		list, err := kube().Get(t.Context(), srPath(ns, ""))
+		if err != nil {
+			return false, err
+		}
+		got := map[string]obj{}
+		for _, sr := range toSlice(list["items"]) {
+			if sr, ok := sr.(obj); ok {
+				got[fmt.Sprint(framework.Dig(sr, "metadata", "name"))] = sr
+			}
+		}
+		var errs []error
+		for _, a := range apps {
+			if err := a.condemned(got[a.name]); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", a.name, err))
+			}
+		}
+		if len(errs) > 0 {
+			return false, errors.Join(errs...)
+		}
+		startRV, err = strconv.ParseUint(fmt.Sprint(framework.Dig(list, "metadata", "resourceVersion")), 10, 64)
+		return err == nil, err
+	})
+	marked := time.Now()
+
+	// Steady state: at least three resync periods since the mark, twice as
+	// many syncs answered as there are apps, and some by each replica.
+	before := map[string]float64{}
+	for _, p := range controllers {
+		before[podName(p)] = syncsAnswered(t, p)
+	}
+	var answered map[string]float64
+	waitFor(t, 90*time.Second, "three resync periods, two syncs per app and both replicas answering", func() (bool, error) {
+		answered = map[string]float64{}
+		var total float64
+		for _, p := range controllers {
+			answered[podName(p)] = syncsAnswered(t, p) - before[podName(p)]
+			total += answered[podName(p)]
+		}
+		ok := time.Since(marked) >= 3*resync && total >= float64(2*len(apps))
+		for _, n := range answered {
+			ok = ok && n > 0
+		}
+		return ok, fmt.Errorf("%s since the mark, syncs answered %v", time.Since(marked).Round(time.Second), answered)
+	})
+	t.Logf("steady state: %s, syncs answered by each replica %v", time.Since(marked).Round(100*time.Millisecond), answered)
+	events := merged(ws...)
+	fw := nodeWrites(events, func(e event) bool { return e.RV > startRV })
+	if len(fw.what) > 0 {
+		// What each status write said: the reader needs it to tell a
+		// stamp from a verdict.
+		lines := slices.Clone(fw.what)
+		for _, e := range events {
+			if e.Kind == "sr" && e.RV > startRV {
+				status, _ := json.Marshal(framework.Dig(e.Obj, "status"))
+				lines = append(lines, fmt.Sprintf("rv %d %v: status %s", e.RV, framework.Dig(e.Obj, "metadata", "name"), clip(string(status), 1500)))
+			}
+		}
+		t.Errorf("%d writes at steady state, want none:\n%s", len(fw.what), strings.Join(lines, "\n"))
+	}
+
+	// Over the whole run, from the watch: each app's first status, and no
+	// status that said Serving.
+	first := map[string]bool{}
+	for _, e := range events {
+		if e.Kind != "sr" {
+			continue
+		}
+		name := fmt.Sprint(framework.Dig(e.Obj, "metadata", "name"))
+		c := srCondition(e.Obj, "Available")
+		if c == nil {
+			continue
+		}
+		if !first[name] {
+			first[name] = true
+			if c["status"] != "False" || c["reason"] != "Progressing" {
+				t.Errorf("%s: first status (rv %d) Available %v %v, want False Progressing", name, e.RV, c["status"], c["reason"])
+			}
+		}
+		if c["reason"] == "Serving" {
+			t.Errorf("%s: rv %d: status said Serving with dead ports: %v", name, e.RV, c["message"])
+		}
+	}
+	for _, a := range apps {
+		if !first[a.name] {
+			t.Errorf("%s: the watch saw no status", a.name)
+		}
+	}
+	for _, p := range controllers {
+		t.Logf("replica %s: %.0f syncs answered, %.0f held (429)", podName(p), hookSyncs(t, p, "200"), hookSyncs(t, p, "429"))
+	}
+}
+
+// condemned says how sr's status differs from the condemnation of a's dead
+// ports (nil: it is the condemnation).
+func (a *gateApp) condemned(sr obj) error {
+	if sr == nil {
+		return errors.New("no StackResource")
+	}
+	var errs []error
+	want := map[string][2]any{
+		"Available": {"False", "PortNotListening"},
+		"Stalled":   {"True", "PortNotListening"},
+		"Converged": {"False", nil},
+	}
+	for _, typ := range []string{"Available", "Stalled", "Converged"} {
+		c := srCondition(sr, typ)
+		w := want[typ]
+		if c == nil || c["status"] != w[0] || (w[1] != nil && c["reason"] != w[1]) {
+			errs = append(errs, fmt.Errorf("%s = %v, want %v %v", typ, c, w[0], w[1]))
+		}
+	}
+	deadNumbers := map[string]int{} // port number → readiness_failure details naming it
+	for _, pn := range a.dead {
+		deadNumbers[strconv.Itoa(a.ports[pn])] = 0
+	}
+	for _, d := range toSlice(framework.Dig(sr, "status", "lastFailureDetails")) {
+		port := fmt.Sprint(framework.Dig(d, "port"))
+		if framework.Dig(d, "type") != "readiness_failure" {
+			errs = append(errs, fmt.Errorf("a failure detail of type %v, want only readiness_failure: %v", framework.Dig(d, "type"), d))
+			continue
+		}
+		if _, ok := deadNumbers[port]; !ok {
+			errs = append(errs, fmt.Errorf("a readiness_failure for port %s, not a dead port: %v", port, d))
+			continue
+		}
+		deadNumbers[port]++
+	}
+	for port, n := range deadNumbers {
+		if n != 1 {
+			errs = append(errs, fmt.Errorf("%d readiness_failure details for dead port %s, want 1", n, port))
+		}
+	}
+	states := portStates(sr)
+	for pn := range a.ports {
+		want := "Open"
+		if slices.Contains(a.dead, pn) {
+			want = "Closed"
+		}
+		if states[pn] != want {
+			errs = append(errs, fmt.Errorf("status.ports %s is %q, want %s", pn, states[pn], want))
+		}
+	}
+	if len(states) != len(a.ports) {
+		errs = append(errs, fmt.Errorf("status.ports %v, want the %d declared ports", states, len(a.ports)))
+	}
+	return errors.Join(errs...)
+}
