@@ -30,16 +30,7 @@ func TestStaleParentNeverUndoesACondemnation(t *testing.T) {
 	spec := map[string]any{"type": "Service", "image": "ghcr.io/acme/app:1", "ports": []any{
 		map[string]any{"name": "http", "port": 8080}, map[string]any{"name": "metrics", "port": 9090}}}
 	at := func(d time.Duration) time.Time { return testNow.Add(d) }
-	sync := func(status map[string]any, v Verdicts, now time.Time) (schema.Status, []DialJob, error) {
-		t.Helper()
-		var req metacontroller.SyncRequest
-		require.NoError(t, json.Unmarshal(gateRequest(t, cfg, spec, status, now), &req))
-		resp, jobs, err := cfg.Sync(&req, v, now)
-		if err != nil {
-			return schema.Status{}, jobs, err
-		}
-		return resp.Status.(schema.Status), jobs, nil
-	}
+	sync := gateSync(t, cfg, spec)
 	closedAt := func(d time.Duration) Verdicts {
 		return anyKey{portcheck.Result{IP: "127.0.0.1", CheckedAt: at(d), Ports: []portcheck.PortResult{
 			{Name: "http", Port: 8080, State: portcheck.Open},
@@ -93,6 +84,22 @@ func TestStaleParentNeverUndoesACondemnation(t *testing.T) {
 	}
 }
 
+// gateSync answers gateRequest's sync of spec with the given status, at a
+// replica holding v, at now: the status, or the error (HeldError), and the
+// dials either way.
+func gateSync(t *testing.T, cfg Config, spec map[string]any) func(status map[string]any, v Verdicts, now time.Time) (schema.Status, []DialJob, error) {
+	return func(status map[string]any, v Verdicts, now time.Time) (schema.Status, []DialJob, error) {
+		t.Helper()
+		var req metacontroller.SyncRequest
+		require.NoError(t, json.Unmarshal(gateRequest(t, cfg, spec, status, now), &req))
+		resp, jobs, err := cfg.Sync(&req, v, now)
+		if err != nil {
+			return schema.Status{}, jobs, err
+		}
+		return resp.Status.(schema.Status), jobs, nil
+	}
+}
+
 // anyKey is a verifier holding one result, for whatever key is asked.
 type anyKey struct{ res portcheck.Result }
 
@@ -116,16 +123,7 @@ func TestStaleParentNeverUndoesServing(t *testing.T) {
 	spec := map[string]any{"type": "Service", "image": "ghcr.io/acme/app:1", "ports": []any{
 		map[string]any{"name": "http", "port": 8080}, map[string]any{"name": "metrics", "port": 9090}}}
 	at := func(d time.Duration) time.Time { return testNow.Add(d) }
-	sync := func(status map[string]any, v Verdicts, now time.Time) (schema.Status, []DialJob, error) {
-		t.Helper()
-		var req metacontroller.SyncRequest
-		require.NoError(t, json.Unmarshal(gateRequest(t, cfg, spec, status, now), &req))
-		resp, jobs, err := cfg.Sync(&req, v, now)
-		if err != nil {
-			return schema.Status{}, jobs, err
-		}
-		return resp.Status.(schema.Status), jobs, nil
-	}
+	sync := gateSync(t, cfg, spec)
 	// The pod of gateRequest turned ready at testNow; replica a's dial
 	// answered 300ms later.
 	open := anyKey{portcheck.Result{IP: "127.0.0.1", CheckedAt: at(300 * time.Millisecond), Ports: []portcheck.PortResult{
