@@ -83,8 +83,8 @@ func TestFleet(t *testing.T) {
 	}
 	t.Logf("fleet: %s", suite.mc)
 
-	// The chart, as TestReplicasAnswerAlike installs it: two replicas of
-	// stackdome on the test host behind its hooks Service.
+	// The chart with its two replicas of stackdome on the test host
+	// (startReplicas) behind its hooks Service.
 	relNS := newNamespace(t)
 	const release = "stackdome"
 	progress.Step("installing the chart", nil)

@@ -24,12 +24,6 @@ func condition(resp obj, typ string) map[string]any {
 	return nil
 }
 
-// conditionReason is the reason of resp's condition typ ("" if none).
-func conditionReason(resp obj, typ string) string {
-	r, _ := condition(resp, typ)["reason"].(string)
-	return r
-}
-
 func equalSets(a, b map[string]bool) bool {
 	if len(a) != len(b) {
 		return false

@@ -50,19 +50,28 @@ func setPort(t *testing.T, ns, app string, port int, action string) {
 	}
 	for _, p := range pods {
 		ip, _ := framework.Dig(p, "status", "podIP").(string)
-		url := "http://" + net.JoinHostPort(ip, strconv.Itoa(controlPort)) + "/ports/" + strconv.Itoa(port) + "/" + action
-		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
-		resp, err := realNode().HTTPClient().Do(req)
-		cancel()
-		if err != nil {
-			t.Fatalf("%s port %d of %s: %v", action, port, podName(p), err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusNoContent {
-			t.Fatalf("%s port %d of %s: %s", action, port, podName(p), resp.Status)
+		if err := portControl(t.Context(), ip, port, action); err != nil {
+			t.Fatalf("%s: %v", podName(p), err)
 		}
 	}
+}
+
+// portControl asks portapp at ip, on its control port, to open or close
+// port, from the node.
+func portControl(ctx context.Context, ip string, port int, action string) error {
+	url := "http://" + net.JoinHostPort(ip, strconv.Itoa(controlPort)) + "/ports/" + strconv.Itoa(port) + "/" + action
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
+	resp, err := realNode().HTTPClient().Do(req)
+	if err != nil {
+		return fmt.Errorf("%s port %d: %w", action, port, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("%s port %d: %s", action, port, resp.Status)
+	}
+	return nil
 }
 
 // evictPods evicts the release's pods of component one at a time, as

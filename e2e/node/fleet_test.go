@@ -149,7 +149,8 @@ var controllerAnnotations = []string{"deployment.kubernetes.io/revision"}
 
 // fleetNodeWrites reads the writes received from since on (every write if
 // since is zero): a StackResource's status changed, a child created,
-// deleted, or its spec, labels or annotations changed. Events before since are read to
+// deleted, or its spec (an EndpointSlice's endpoints and ports), labels or
+// annotations changed. Events before since are read to
 // know each object's state.
 func fleetNodeWrites(events []event, since time.Time) fleetWrites {
 	return nodeWrites(events, func(e event) bool { return !e.At.Before(since) })
@@ -175,7 +176,10 @@ func nodeWrites(events []event, counted func(event) bool) fleetWrites {
 					}
 				}
 			}
-			state = []any{framework.Dig(e.Obj, "spec"), framework.Dig(e.Obj, "metadata", "labels"), annotations}
+			// An EndpointSlice has no spec: what it says is its address
+			// type, endpoints and ports (nil for every other kind).
+			state = []any{framework.Dig(e.Obj, "spec"), framework.Dig(e.Obj, "metadata", "labels"), annotations,
+				e.Obj["addressType"], e.Obj["endpoints"], e.Obj["ports"]}
 		}
 		b, _ := json.Marshal(state)
 		prev, seen := last[key]

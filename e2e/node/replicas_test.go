@@ -49,8 +49,8 @@ import (
 //
 // It bites: with replicaCount=1 the second pod's counter does not exist;
 // a replica whose answers differed from the other's status would write on
-// every resync (TestReplicasAnswerAlike in e2e/ breaks the verdict reading
-// to show the writes).
+// every resync (TestReplicasAgreeOnRealNode breaks the verdict reading to
+// show the writes).
 func TestReplicasBehindKubeProxy(t *testing.T) {
 	rel := installChart(t, "compositeController.resyncPeriodSeconds=2")
 	ns := newNamespace(t, nil)
