@@ -3,8 +3,12 @@
 package e2e
 
 import (
+	"encoding/base64"
+	"fmt"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -74,4 +78,37 @@ func startReplica(t *testing.T, ip string, flags, env []string) *framework.Proc 
 	}
 	framework.WaitOK(t, p, 30*time.Second, scheme+hooks+"/readyz")
 	return p
+}
+
+// secretData reads Secret ns/name's data, decoded.
+func secretData(t *testing.T, ns, name string) map[string][]byte {
+	t.Helper()
+	s, err := suite.cluster.Kube.Get(t.Context(), "/api/v1/namespaces/"+ns+"/secrets/"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	data, _ := framework.Dig(s, "data").(map[string]any)
+	for k, v := range data {
+		b, err := base64.StdEncoding.DecodeString(fmt.Sprint(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[k] = b
+	}
+	return out
+}
+
+// hooksTLSFlags writes the release's serving Secret (the chart's
+// <release>-hooks-tls) into a directory and returns the --tls-* flags of a
+// stackdome the test runs itself in place of the chart's pod.
+func hooksTLSFlags(t *testing.T, ns, release string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	for k, b := range secretData(t, ns, release+"-hooks-tls") {
+		if err := os.WriteFile(filepath.Join(dir, k), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return []string{"--tls-cert-file", filepath.Join(dir, "tls.crt"), "--tls-key-file", filepath.Join(dir, "tls.key"), "--tls-client-ca-file", filepath.Join(dir, "ca.crt")}
 }

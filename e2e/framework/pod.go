@@ -81,7 +81,7 @@ type Pod struct {
 	procs    map[string]*Proc // container → its process
 	order    []string         // containers in the spec's order
 	servers  []*http.Server   // an image's handler, one a containerPort
-	secrets  []secretVolume   // its secret volumes (SyncSecretVolumes)
+	secrets  []secretVolume   // its secret volumes
 	stopOnce sync.Once
 }
 

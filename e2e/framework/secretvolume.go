@@ -17,10 +17,10 @@ import (
 // AtomicWriter, pkg/volume/util/atomic_writer.go): each key a symlink
 // through ..data to a timestamped directory, so that a new content is
 // swapped in whole by renaming ..data, and a bind mount of the volume's
-// directory shows the swap to the container. The real kubelet swaps
-// periodically (its sync of the pod, about a minute); the stand-in swaps
-// when a test asks (Pod.SyncSecretVolumes), so that a test decides when a
-// rotated Secret lands.
+// directory shows the swap to the container. The stand-in writes them once,
+// when the pod starts; the real kubelet swaps a changed Secret in at its
+// sync of the pod (every minute or so), which e2e/node's
+// TestHooksOverMutualTLSOnRealNode proves with a rotated serving leaf.
 
 // secretVolume is one secret volume of a pod and the directory holding it.
 type secretVolume struct {
@@ -103,18 +103,6 @@ func (kl *Kubelet) writeSecretVolume(ctx context.Context, sv secretVolume, optio
 	for _, e := range entries {
 		if n := e.Name(); strings.HasPrefix(n, "..") && n != ts && !slices.Contains([]string{"..data", "..data_tmp"}, n) {
 			os.RemoveAll(filepath.Join(sv.dir, n))
-		}
-	}
-	return nil
-}
-
-// SyncSecretVolumes swaps the current content of each Secret the pod
-// mounts into its volume, as the kubelet's periodic sync does after a
-// Secret changes: the container sees every key change at once.
-func (p *Pod) SyncSecretVolumes(ctx context.Context) error {
-	for _, sv := range p.secrets {
-		if err := p.kl.writeSecretVolume(ctx, sv, false); err != nil {
-			return err
 		}
 	}
 	return nil

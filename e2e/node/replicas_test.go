@@ -154,6 +154,8 @@ func convergedFlaps(es []event) []string {
 
 func podName(p obj) string { s, _ := framework.Dig(p, "metadata", "name").(string); return s }
 
+func podIP(p obj) string { s, _ := framework.Dig(p, "status", "podIP").(string); return s }
+
 // syncsAnswered is the hooks pod's stackdome_hook_requests_total of
 // successful syncs, read from its metrics port (the chart's 8081) from
 // the node.
@@ -166,27 +168,34 @@ func syncsAnswered(t *testing.T, pod obj) float64 {
 // answered with code (e.g. "429": held for a dial).
 func hookSyncs(t *testing.T, pod obj, code string) float64 {
 	t.Helper()
-	ip, _ := framework.Dig(pod, "status", "podIP").(string)
-	body, err := getFromNode(t.Context(), "http://"+net.JoinHostPort(ip, "8081")+"/metrics", "")
+	return syncCodes(t, pod)[code]
+}
+
+// syncCodes is the hooks pod's stackdome_hook_requests_total{hook="sync"}
+// by code, read from its metrics port (the chart's 8081) from the node.
+func syncCodes(t *testing.T, pod obj) map[string]float64 {
+	t.Helper()
+	body, err := getFromNode(t.Context(), "http://"+net.JoinHostPort(podIP(pod), "8081")+"/metrics", "")
 	if err != nil {
 		t.Fatalf("metrics of %s: %v", podName(pod), err)
 	}
-	var sum float64
+	out := map[string]float64{}
 	sc := bufio.NewScanner(strings.NewReader(body))
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "stackdome_hook_requests_total{") ||
-			!strings.Contains(line, `hook="sync"`) || !strings.Contains(line, `code="`+code+`"`) {
+		if !strings.HasPrefix(line, "stackdome_hook_requests_total{") || !strings.Contains(line, `hook="sync"`) {
 			continue
 		}
+		_, rest, ok := strings.Cut(line, `code="`)
+		code, _, ok2 := strings.Cut(rest, `"`)
 		f := strings.Fields(line)
 		v, err := strconv.ParseFloat(f[len(f)-1], 64)
-		if err != nil {
-			t.Fatalf("metrics of %s: %q: %v", podName(pod), line, err)
+		if !ok || !ok2 || err != nil {
+			t.Fatalf("metrics of %s: %q: no code or value (%v)", podName(pod), line, err)
 		}
-		sum += v
+		out[code] += v
 	}
-	return sum
+	return out
 }
 
 // TestKubectlLogsAndDescribe proves a user's first debugging step works
