@@ -3,8 +3,6 @@
 package e2e
 
 import (
-	"encoding/base64"
-	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -83,20 +81,11 @@ func startReplica(t *testing.T, ip string, flags, env []string) *framework.Proc 
 // secretData reads Secret ns/name's data, decoded.
 func secretData(t *testing.T, ns, name string) map[string][]byte {
 	t.Helper()
-	s, err := suite.cluster.Kube.Get(t.Context(), "/api/v1/namespaces/"+ns+"/secrets/"+name)
+	data, err := suite.cluster.Kube.SecretData(t.Context(), ns, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string][]byte{}
-	data, _ := framework.Dig(s, "data").(map[string]any)
-	for k, v := range data {
-		b, err := base64.StdEncoding.DecodeString(fmt.Sprint(v))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[k] = b
-	}
-	return out
+	return data
 }
 
 // hooksTLSFlags writes the release's serving Secret (the chart's

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -261,4 +262,22 @@ func SplitYAML(data []byte) [][]byte {
 	}
 	flush()
 	return docs
+}
+
+// SecretData is Secret ns/name's data, decoded.
+func (k *Kube) SecretData(ctx context.Context, ns, name string) (map[string][]byte, error) {
+	s, err := k.Get(ctx, "/api/v1/namespaces/"+ns+"/secrets/"+name)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{}
+	data, _ := Dig(s, "data").(map[string]any)
+	for key, v := range data {
+		b, err := base64.StdEncoding.DecodeString(fmt.Sprint(v))
+		if err != nil {
+			return nil, fmt.Errorf("secret %s/%s key %s: %w", ns, name, key, err)
+		}
+		out[key] = b
+	}
+	return out, nil
 }

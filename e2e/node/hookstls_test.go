@@ -315,20 +315,11 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 // secretData reads Secret ns/name's data, decoded.
 func secretData(t *testing.T, ns, name string) map[string][]byte {
 	t.Helper()
-	s, err := kube().Get(t.Context(), "/api/v1/namespaces/"+ns+"/secrets/"+name)
+	data, err := kube().SecretData(t.Context(), ns, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string][]byte{}
-	data, _ := framework.Dig(s, "data").(map[string]any)
-	for k, v := range data {
-		b, err := base64.StdEncoding.DecodeString(fmt.Sprint(v))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[k] = b
-	}
-	return out
+	return data
 }
 
 // hooksClient is a client of the release's hooks, dialing from the node,
