@@ -298,12 +298,22 @@ func settle(t *testing.T, ns string, a *faultApp) {
 }
 
 // reconverge waits until every app is at its truth and the hooks answered
-// a sync after ended, and returns how long after ended that was.
+// a sync after ended, and returns how long after ended that was. A hooks
+// pod whose count cannot be read when the fault ends (shutting down after
+// an upgrade, or not listening yet) proves nothing: only a pod read then,
+// or one that appeared since, can show a sync answered after.
 func reconverge(t *testing.T, rel *release, fl *fleet, ended time.Time) time.Duration {
 	t.Helper()
-	base := map[string]float64{}
+	base, unread := map[string]float64{}, map[string]bool{}
 	for _, p := range rel.pods(t, "controller") {
-		base[podName(p)+"/"+fmt.Sprint(restarts(p))] = syncsAnswered(t, p)
+		key := podName(p) + "/" + fmt.Sprint(restarts(p))
+		codes, err := readSyncCodes(t.Context(), p)
+		if err != nil {
+			t.Logf("reconverging: %v", err)
+			unread[key] = true
+			continue
+		}
+		base[key] = codes["200"]
 	}
 	waitFor(t, 2*faultBound, "the fleet back at its truth, a sync answered", func() (bool, error) {
 		for _, a := range fl.apps {
@@ -321,10 +331,15 @@ func reconverge(t *testing.T, rel *release, fl *fleet, ended time.Time) time.Dur
 			return false, err
 		}
 		for _, p := range pods {
-			if !podReady(p) {
+			key := podName(p) + "/" + fmt.Sprint(restarts(p))
+			if !podReady(p) || unread[key] || framework.Dig(p, "metadata", "deletionTimestamp") != nil {
 				continue
 			}
-			if n, ok := base[podName(p)+"/"+fmt.Sprint(restarts(p))]; !ok || syncsAnswered(t, p) > n {
+			codes, err := readSyncCodes(t.Context(), p)
+			if err != nil {
+				continue // shutting down since: another pod will tell
+			}
+			if n, ok := base[key]; !ok || codes["200"] > n {
 				return true, nil
 			}
 		}

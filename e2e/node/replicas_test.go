@@ -175,9 +175,19 @@ func hookSyncs(t *testing.T, pod obj, code string) float64 {
 // by code, read from its metrics port (the chart's 8081) from the node.
 func syncCodes(t *testing.T, pod obj) map[string]float64 {
 	t.Helper()
-	body, err := getFromNode(t.Context(), "http://"+net.JoinHostPort(podIP(pod), "8081")+"/metrics", "")
+	out, err := readSyncCodes(t.Context(), pod)
 	if err != nil {
-		t.Fatalf("metrics of %s: %v", podName(pod), err)
+		t.Fatal(err)
+	}
+	return out
+}
+
+// readSyncCodes is syncCodes, or why the pod's metrics could not be read
+// (a pod shutting down, or not listening yet).
+func readSyncCodes(ctx context.Context, pod obj) (map[string]float64, error) {
+	body, err := getFromNode(ctx, "http://"+net.JoinHostPort(podIP(pod), "8081")+"/metrics", "")
+	if err != nil {
+		return nil, fmt.Errorf("metrics of %s: %w", podName(pod), err)
 	}
 	out := map[string]float64{}
 	sc := bufio.NewScanner(strings.NewReader(body))
@@ -191,11 +201,11 @@ func syncCodes(t *testing.T, pod obj) map[string]float64 {
 		f := strings.Fields(line)
 		v, err := strconv.ParseFloat(f[len(f)-1], 64)
 		if !ok || !ok2 || err != nil {
-			t.Fatalf("metrics of %s: %q: no code or value (%v)", podName(pod), line, err)
+			return nil, fmt.Errorf("metrics of %s: %q: no code or value (%v)", podName(pod), line, err)
 		}
 		out[code] += v
 	}
-	return out
+	return out, nil
 }
 
 // TestKubectlLogsAndDescribe proves a user's first debugging step works
