@@ -26,11 +26,8 @@ import (
 // again: Available would turn True over a proven-dead port, and the two
 // would write their statuses over each other.
 func TestStaleParentNeverUndoesACondemnation(t *testing.T) {
-	cfg := Config{PortCheckGrace: 3 * time.Minute, VerdictRequeue: 10 * time.Second}
-	spec := map[string]any{"type": "Service", "image": "ghcr.io/acme/app:1", "ports": []any{
-		map[string]any{"name": "http", "port": 8080}, map[string]any{"name": "metrics", "port": 9090}}}
+	sync := staleGate(t)
 	at := func(d time.Duration) time.Time { return testNow.Add(d) }
-	sync := gateSync(t, cfg, spec)
 	closedAt := func(d time.Duration) Verdicts {
 		return anyKey{portcheck.Result{IP: "127.0.0.1", CheckedAt: at(d), Ports: []portcheck.PortResult{
 			{Name: "http", Port: 8080, State: portcheck.Open},
@@ -84,6 +81,15 @@ func TestStaleParentNeverUndoesACondemnation(t *testing.T) {
 	}
 }
 
+// staleGate is the stale-parent tests' app: two declared ports, the
+// default grace and requeue, answered by gateSync.
+func staleGate(t *testing.T) func(status map[string]any, v Verdicts, now time.Time) (schema.Status, []DialJob, error) {
+	cfg := Config{PortCheckGrace: 3 * time.Minute, VerdictRequeue: 10 * time.Second}
+	spec := map[string]any{"type": "Service", "image": "ghcr.io/acme/app:1", "ports": []any{
+		map[string]any{"name": "http", "port": 8080}, map[string]any{"name": "metrics", "port": 9090}}}
+	return gateSync(t, cfg, spec)
+}
+
 // gateSync answers gateRequest's sync of spec with the given status, at a
 // replica holding v, at now: the status, or the error (HeldError), and the
 // dials either way.
@@ -119,11 +125,8 @@ func (anyKey) Pending(portcheck.Key) bool                   { return false }
 // turned ready the dial had its time, and a replica that still has no
 // verdict says so (VerifyingPorts) rather than hold the sync for ever.
 func TestStaleParentNeverUndoesServing(t *testing.T) {
-	cfg := Config{PortCheckGrace: 3 * time.Minute, VerdictRequeue: 10 * time.Second}
-	spec := map[string]any{"type": "Service", "image": "ghcr.io/acme/app:1", "ports": []any{
-		map[string]any{"name": "http", "port": 8080}, map[string]any{"name": "metrics", "port": 9090}}}
+	sync := staleGate(t)
 	at := func(d time.Duration) time.Time { return testNow.Add(d) }
-	sync := gateSync(t, cfg, spec)
 	// The pod of gateRequest turned ready at testNow; replica a's dial
 	// answered 300ms later.
 	open := anyKey{portcheck.Result{IP: "127.0.0.1", CheckedAt: at(300 * time.Millisecond), Ports: []portcheck.PortResult{
