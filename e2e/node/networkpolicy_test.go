@@ -209,7 +209,12 @@ func getCodeAs(ctx context.Context, url, host, accept string) (int, string, erro
 // Accept accept and X-Request-Id requestID (each left out when empty),
 // within 10 s.
 func fetch(ctx context.Context, url, host, accept, requestID string) (framework.Answer, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	return fetchWithin(ctx, 10*time.Second, url, host, accept, requestID)
+}
+
+// fetchWithin is fetch within timeout.
+func fetchWithin(ctx context.Context, timeout time.Duration, url, host, accept, requestID string) (framework.Answer, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -224,7 +229,9 @@ func fetch(ctx context.Context, url, host, accept, requestID string) (framework.
 	if requestID != "" {
 		req.Header.Set("X-Request-Id", requestID)
 	}
-	resp, err := realNode().HTTPClient().Do(req)
+	c := realNode().HTTPClient()
+	c.Timeout = timeout
+	resp, err := c.Do(req)
 	if err != nil {
 		return framework.Answer{}, err
 	}

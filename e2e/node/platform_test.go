@@ -132,7 +132,8 @@ func podCIDR(t *testing.T) string {
 // new namespace with `helm install --wait` (its hooks and error-page
 // Deployments Ready on the node), at its defaults except podCIDRs (the
 // node's, required) and set; Metacontroller and Traefik first, since the
-// chart's crdCheck wants their CRDs. It is uninstalled when the test ends.
+// chart's crdCheck wants their CRDs. It is uninstalled when the test ends,
+// unless the test did.
 func installChart(t *testing.T, set ...string) *release {
 	t.Helper()
 	requireMetacontroller(t)
@@ -148,7 +149,7 @@ func installChart(t *testing.T, set ...string) *release {
 		describePods(t, r.ns)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		if out, err := helm(ctx, "uninstall", r.name, "--namespace", r.ns, "--wait"); err != nil {
+		if out, err := helm(ctx, "uninstall", r.name, "--namespace", r.ns, "--wait", "--ignore-not-found"); err != nil {
 			t.Errorf("helm uninstall: %v\n%s", err, out)
 		}
 	})

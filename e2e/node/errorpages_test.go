@@ -1,0 +1,302 @@
+//go:build e2e
+
+package node
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/stackdome/stackdome/e2e/framework"
+)
+
+// TestErrorPagesOnRealNode proves the branded error pages of one app
+// through the chart's Traefik, and what keeps them when stackdome's own
+// pods change or go, under the real Metacontroller running the release's
+// CompositeController. The app (portapp, public on Traefik's web entry
+// point) answers 200 at /, and /status/<code> with that code and a body
+// of its own. Read from a watch, from before the app exists, of its
+// StackResource, every kind of child stackdome makes and stackdome's own
+// EndpointSlices:
+//
+//   - installed: ErrorPages True Wired; the app's children, by owner, are
+//     exactly its Service, Deployment, IngressRoute, errors Middleware,
+//     <app>-error-pages Service and EndpointSlice; that slice lists the
+//     chart error-page Service's ClusterIP; through Traefik the app's 503
+//     is stackdome's HTML page for a browser, showing the X-Request-Id the
+//     client sent, its 502 the JSON envelope for axios, its 500 the
+//     envelope to a client sending no Accept, each status kept; its 404 is
+//     its own (the Middleware covers 500-599);
+//   - a stackdome rollout (helm upgrade changing the pod template, every
+//     hooks and page pod replaced): the error-page Service is not written
+//     (its resourceVersion unchanged: Metacontroller resyncs every
+//     StackResource when it is), and nothing is written to the app while
+//     the new hooks pods answer its syncs;
+//   - the error-page Service deleted by hand: the next sync says ErrorPages
+//     False ErrorServiceNotSeen, no child is written (every child kept, the
+//     slice keeps the ClusterIP), and the app's 5xx keep their status;
+//   - both of the chart's Deployments scaled to 0: nothing is written, the
+//     app answers 200, its 5xx keep their status and its 503's body does
+//     not pass;
+//   - the release uninstalled (its CompositeController gone with it):
+//     nothing is written, the route keeps answering as before;
+//   - another release installed with errorPages.enabled=false: no
+//     ErrorPages condition, no Middleware, error-page Service or
+//     EndpointSlice among the children, the app's 503 passes as it sent it.
+//
+// e2e/'s stand-in test also made the page and hooks pods unready before
+// removing them; a real kubelet reports readiness from the probe, which
+// cannot be failed without breaking the pod, and the Service deleted by
+// hand is the stronger case of a page Service that cannot be read.
+//
+// compositeController.resyncPeriodSeconds=2, not the chart's 60: each
+// window in which nothing may be written lasts three resync periods (and,
+// while hooks pods run, two syncs answered), which at one a minute would
+// last minutes.
+//
+// It bites: a chart whose error-page Service changes with the pod
+// template (podAnnotations on it too) fails the rollout step naming the
+// resourceVersions; a sync that drops the error-page children or their
+// address when the Service is not seen fails the Service-deleted step
+// listing the writes.
+func TestErrorPagesOnRealNode(t *testing.T) {
+	const resync = 2 * time.Second
+	values := []string{"config.entryPoints={web}", "compositeController.resyncPeriodSeconds=2"}
+	rel := installChart(t, values...)
+	ns := newNamespace(t, nil)
+	t.Cleanup(func() { describePods(t, ns) })
+	ws := watchAppWrites(t, ns)
+
+	const name, host, requestID = "checkout", "shop.node.test", "node-req-7f3a"
+	spec := portapp(portArgs("8080"), obj{"name": "http", "port": 8080, "public": true})
+	spec["host"] = host
+	spec["replicas"] = 1
+	createApp(t, ns, name, spec)
+
+	// --- Installed.
+	waitCondition(t, 3*time.Minute, ns, name, "Available", "True", "Serving")
+	waitCondition(t, time.Minute, ns, name, "ErrorPages", "True", "Wired")
+	quietFor(t, ws[0], 3*resync, time.Minute)
+	wired := []string{"Deployment/" + name, "EndpointSlice/" + name + "-error-pages", "IngressRoute/" + name,
+		"Middleware/" + name + "-errors", "Service/" + name, "Service/" + name + "-error-pages"}
+	if diff := cmp.Diff(wired, ownedChildren(t, ns, name)); diff != "" {
+		t.Errorf("installed: the app's children (-want +got):\n%s", diff)
+	}
+	errorSvc := "/api/v1/namespaces/" + rel.ns + "/services/" + rel.name + "-error-pages"
+	svc, err := kube().Get(t.Context(), errorSvc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clusterIP := []string{fmt.Sprint(framework.Dig(svc, "spec", "clusterIP"))}
+	if diff := cmp.Diff(clusterIP, sliceAddresses(t, ns, name+"-error-pages")); diff != "" {
+		t.Errorf("installed: the mirrored EndpointSlice's addresses, want the error-page Service's ClusterIP (-want +got):\n%s", diff)
+	}
+	appOK := answerCheck{"the app's 200", "/", framework.BrowserAccept, "", framework.HasBody("port 8080\n")}
+	keeps5xx := []answerCheck{
+		appOK,
+		{"the app's 503 keeps its status", "/status/503", framework.BrowserAccept, "", hasStatus(503)},
+		{"the app's 502 keeps its status", "/status/502", framework.AxiosAccept, "", hasStatus(502)},
+	}
+	requireAnswers(t, "installed", host, untilApplied, []answerCheck{
+		appOK,
+		{"503 → the HTML page for a browser, request id shown", "/status/503", framework.BrowserAccept, requestID,
+			framework.IsPage(503, "503 Service Unavailable", requestID)},
+		{"502 → the JSON envelope for axios", "/status/502", framework.AxiosAccept, "", framework.IsEnvelope(502)},
+		{"500 → the JSON envelope without Accept", "/status/500", "", "", framework.IsEnvelope(500)},
+		{"the app's own 404 untouched", "/status/404", framework.BrowserAccept, "",
+			framework.All(hasStatus(404), framework.HasBody("port 8080 status 404"))},
+	})
+	mark := listRV(t, ns)
+
+	// --- A stackdome rollout: every hooks and page pod replaced; the
+	// error-page Service, the one object the app's syncs relate to, stays
+	// as it was.
+	old := map[string]bool{}
+	for _, p := range append(rel.pods(t, "controller"), rel.pods(t, "error-pages")...) {
+		old[podName(p)] = true
+	}
+	if out, err := helm(t.Context(), "upgrade", rel.name, filepath.Join(repoRoot(), "chart"), "--namespace", rel.ns, "--reuse-values",
+		"--wait", "--timeout", "3m", "--set-string", "podAnnotations.e2e-rollout=2"); err != nil {
+		t.Fatalf("helm upgrade: %v\n%s", err, out)
+	}
+	hooks := readyPods(t, rel, "controller")
+	for _, p := range append(append([]obj(nil), hooks...), readyPods(t, rel, "error-pages")...) {
+		if old[podName(p)] {
+			t.Fatalf("rollout: pod %s was not replaced", podName(p))
+		}
+	}
+	after, err := kube().Get(t.Context(), errorSvc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before, now := resourceVersion(svc), resourceVersion(after); before != now {
+		t.Errorf("rollout: the error-page Service was written (resourceVersion %d → %d): Metacontroller resyncs every StackResource for it", before, now)
+	}
+	mark = requireUnwritten(t, "rollout", ws, mark, resync, hooks)
+
+	// --- The error-page Service deleted by hand: Metacontroller resyncs
+	// the app for it; the last known address stays, and so does every
+	// child. No Service holds that address now: Traefik's errors
+	// Middleware dials it until its dial timeout (the chart's Traefik at
+	// its defaults: 30 s), and the app's 5xx answer then, status kept.
+	if err := kube().Do(t.Context(), "DELETE", errorSvc, "", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	sr := waitCondition(t, time.Minute, ns, name, "ErrorPages", "False", "ErrorServiceNotSeen")
+	requireChildrenKept(t, "Service deleted", ws, mark, resourceVersion(sr))
+	if diff := cmp.Diff(wired, ownedChildren(t, ns, name)); diff != "" {
+		t.Errorf("Service deleted: the app's children (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(clusterIP, sliceAddresses(t, ns, name+"-error-pages")); diff != "" {
+		t.Errorf("Service deleted: the mirrored EndpointSlice's addresses, want the ClusterIP kept (-want +got):\n%s", diff)
+	}
+	mark = requireUnwritten(t, "Service deleted, once said", ws, resourceVersion(sr), resync, hooks)
+	requireAnswers(t, "Service deleted", host, pastDialTimeout, keeps5xx)
+
+	// --- The Service made again by hand at the same address (free again
+	// once the deletion is through): the next sync sees it, ErrorPages is
+	// Wired again, and the children, which never lost the address, are
+	// not written.
+	again := obj{"apiVersion": "v1", "kind": "Service",
+		"metadata": obj{"name": rel.name + "-error-pages", "labels": framework.Dig(svc, "metadata", "labels"),
+			"annotations": framework.Dig(svc, "metadata", "annotations")},
+		"spec": obj{"type": "ClusterIP", "clusterIP": clusterIP[0],
+			"selector": framework.Dig(svc, "spec", "selector"), "ports": framework.Dig(svc, "spec", "ports")}}
+	waitFor(t, 30*time.Second, "the error-page Service made again at "+clusterIP[0], func() (bool, error) {
+		_, err := kube().Create(t.Context(), "/api/v1/namespaces/"+rel.ns+"/services", again)
+		return err == nil, err
+	})
+	sr = waitCondition(t, time.Minute, ns, name, "ErrorPages", "True", "Wired")
+	requireChildrenKept(t, "Service made again", ws, mark, resourceVersion(sr))
+	mark = requireUnwritten(t, "Service made again, once said", ws, resourceVersion(sr), resync, hooks)
+
+	// --- Both Deployments scaled to 0: their pods stopped, no sync is
+	// answered.
+	for _, d := range []string{rel.name, rel.name + "-error-pages"} {
+		if _, err := kube().MergePatch(t.Context(), "/apis/apps/v1/namespaces/"+rel.ns+"/deployments/"+d, obj{"spec": obj{"replicas": 0}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 2*time.Minute, "the release's pods gone", func() (bool, error) {
+		n := len(rel.pods(t, "controller")) + len(rel.pods(t, "error-pages"))
+		return n == 0, fmt.Errorf("%d pods left", n)
+	})
+	mark = requireUnwritten(t, "scaled to 0", ws, mark, resync, nil)
+	requireAnswers(t, "scaled to 0", host, once, append(keeps5xx,
+		answerCheck{"the app's 503 body does not pass", "/status/503", framework.BrowserAccept, "", lacksBody("status 503")}))
+
+	// --- Uninstalled: the CompositeController goes with the release, so
+	// nothing syncs the app; every child stays as it is.
+	if out, err := helm(t.Context(), "uninstall", rel.name, "--namespace", rel.ns, "--wait"); err != nil {
+		t.Fatalf("helm uninstall: %v\n%s", err, out)
+	}
+	requireUnwritten(t, "uninstalled", ws, mark, resync, nil)
+	requireAnswers(t, "uninstalled", host, pastDialTimeout, keeps5xx)
+
+	// --- A release with error pages disabled: no Middleware at all.
+	installChart(t, append(values, "errorPages.enabled=false")...)
+	waitFor(t, time.Minute, "disabled: no ErrorPages condition", func() (bool, error) {
+		sr, err := kube().Get(t.Context(), srPath(ns, name))
+		if err != nil {
+			return false, err
+		}
+		c := srCondition(sr, "ErrorPages")
+		return c == nil, fmt.Errorf("ErrorPages %v", c)
+	})
+	unwired := []string{"Deployment/" + name, "IngressRoute/" + name, "Service/" + name}
+	waitFor(t, time.Minute, "disabled: no Middleware, error-page Service or EndpointSlice", func() (bool, error) {
+		got := ownedChildren(t, ns, name)
+		return cmp.Equal(unwired, got), fmt.Errorf("children %v", got)
+	})
+	requireAnswers(t, "disabled", host, untilApplied, []answerCheck{
+		appOK,
+		{"the app's 503 passes as it sent it", "/status/503", framework.BrowserAccept, "",
+			framework.All(hasStatus(503), framework.HasBody("port 8080 status 503"))},
+	})
+}
+
+// answerCheck is one request to the app through Traefik and what its
+// answer must be.
+type answerCheck struct {
+	name, path, accept, requestID string
+	want                          framework.Check
+}
+
+// answerWait is how long requireAnswers waits for answers.
+type answerWait struct {
+	request time.Duration // each request's timeout
+	retry   time.Duration // asking again until every answer is as wanted; 0: once
+}
+
+var (
+	// once: the answers are what they were; one try each.
+	once = answerWait{request: 10 * time.Second}
+	// untilApplied: Traefik applies a change of the routes within a
+	// minute.
+	untilApplied = answerWait{request: 10 * time.Second, retry: time.Minute}
+	// pastDialTimeout: an errors Middleware whose Service address nothing
+	// answers waits Traefik's dial timeout (30 s by default) before the
+	// answer.
+	pastDialTimeout = answerWait{request: 45 * time.Second}
+)
+
+// requireAnswers sends each check's request for host, all at once, to
+// Traefik's web entry point from the node, and fails t, naming phase and
+// how long the answer took, for each answer that is not as wanted,
+// asking again as wait says.
+func requireAnswers(t *testing.T, phase, host string, wait answerWait, checks []answerCheck) {
+	t.Helper()
+	url := "http://" + net.JoinHostPort(platform.traefikIP, "8000")
+	failed := func() []error {
+		errs := make([]error, len(checks))
+		var wg sync.WaitGroup
+		for i, c := range checks {
+			wg.Go(func() {
+				start := time.Now()
+				a, err := fetchWithin(t.Context(), wait.request, url+c.path, host, c.accept, c.requestID)
+				if err == nil {
+					err = c.want(a)
+				}
+				if err != nil {
+					errs[i] = fmt.Errorf("%s: %s (after %s): %w", phase, c.name, time.Since(start).Round(100*time.Millisecond), err)
+				}
+			})
+		}
+		wg.Wait()
+		return slices.DeleteFunc(errs, func(err error) bool { return err == nil })
+	}
+	errs := failed()
+	for deadline := time.Now().Add(wait.retry); len(errs) > 0 && time.Now().Before(deadline); errs = failed() {
+		time.Sleep(500 * time.Millisecond) // polling Traefik's answers, with a deadline
+	}
+	for _, err := range errs {
+		t.Error(err)
+	}
+}
+
+// hasStatus requires the status code alone.
+func hasStatus(code int) framework.Check {
+	return func(a framework.Answer) error {
+		if a.Status != code {
+			return fmt.Errorf("status %d, want %d: %.200q", a.Status, code, a.Body)
+		}
+		return nil
+	}
+}
+
+// lacksBody requires a body without fragment.
+func lacksBody(fragment string) framework.Check {
+	return func(a framework.Answer) error {
+		if strings.Contains(a.Body, fragment) {
+			return fmt.Errorf("the body has %q: %.200q", fragment, a.Body)
+		}
+		return nil
+	}
+}
