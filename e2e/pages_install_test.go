@@ -29,7 +29,6 @@ type pagesRelease struct {
 	errorService    string // the chart's error-page Service
 	clusterIP       netip.Addr
 	kubelet         *releaseKubelet
-	uninstalled     bool
 }
 
 // The chart's error-page port (ports.errorPages and errorPages.service.port).
@@ -64,11 +63,9 @@ func (r *pagesRelease) install(t *testing.T, chart string, set ...string) {
 		t.Fatalf("helm install: %v\n%s", err, out)
 	}
 	t.Cleanup(func() {
-		if !r.uninstalled {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			helm(ctx, "uninstall", release, "--namespace", r.namespace)
-		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		helm(ctx, "uninstall", release, "--namespace", r.namespace)
 	})
 	waitReadyAddress(t, r.namespace, release, r.kubelet.waitIP(t, "controller"))
 	svc, err := suite.cluster.Kube.Get(ctx, "/api/v1/namespaces/"+r.namespace+"/services/"+r.errorService)
@@ -95,15 +92,6 @@ func (r *pagesRelease) install(t *testing.T, chart string, set ...string) {
 // compositeController is the name of the release's CompositeController
 // (the chart's stackdome.compositeControllerName).
 func (r *pagesRelease) compositeController() string { return r.namespace + "-" + r.name }
-
-// uninstall runs helm uninstall now.
-func (r *pagesRelease) uninstall(t *testing.T) {
-	t.Helper()
-	if out, err := helm(t.Context(), "uninstall", r.name, "--namespace", r.namespace); err != nil {
-		t.Fatalf("helm uninstall: %v\n%s", err, out)
-	}
-	r.uninstalled = true
-}
 
 // releasePodBytes are the last bytes of the test-host addresses the
 // releases' pods run on, one a pod, given back when it stops: in the lower

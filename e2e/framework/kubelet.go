@@ -81,25 +81,6 @@ func (kl *Kubelet) RunPod(t *testing.T, ns string, pod Obj, ip string) {
 	kl.markPodReady(t, ns, pod, ip)
 }
 
-// SetPodReady flips the Ready condition of a running pod, as a kubelet does
-// when its readiness probe starts or stops failing.
-func (kl *Kubelet) SetPodReady(t *testing.T, ns, name string, ready bool) {
-	t.Helper()
-	status := "False"
-	if ready {
-		status = "True"
-	}
-	now := time.Now().UTC().Format(time.RFC3339)
-	patch := Obj{"status": Obj{"conditions": []any{
-		Obj{"type": "Ready", "status": status, "lastTransitionTime": now},
-		Obj{"type": "ContainersReady", "status": status, "lastTransitionTime": now},
-		Obj{"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
-	}}}
-	if _, err := kl.kube.MergePatch(t.Context(), "/api/v1/namespaces/"+ns+"/pods/"+name+"/status", patch); err != nil {
-		t.Fatalf("setting pod %s ready=%v: %v", name, ready, err)
-	}
-}
-
 // ForceDeletePod deletes a pod at once, as `kubectl delete --force
 // --grace-period=0` does.
 func (kl *Kubelet) ForceDeletePod(ns, name string) {
