@@ -20,11 +20,11 @@ import (
 // TestErrorPagesOnRealNode proves the branded error pages of one app
 // through the chart's Traefik, and what keeps them when stackdome's own
 // pods change or go, under the real Metacontroller running the release's
-// CompositeController. The app (portapp, public on Traefik's web entry
-// point) answers 200 at /, and /status/<code> with that code and a body
-// of its own. Read from a watch, from before the app exists, of its
-// StackResource, every kind of child stackdome makes and stackdome's own
-// EndpointSlices:
+// CompositeController (e2e/'s TestErrorPagesThroughTraefik, moved). The
+// app (portapp, public on Traefik's web entry point) answers 200 at /, and
+// /status/<code> with that code and a body of its own. Read from a watch,
+// from before the app exists, of its StackResource, every kind of child
+// stackdome makes and stackdome's own EndpointSlices:
 //
 //   - installed: ErrorPages True Wired; the app's children, by owner, are
 //     exactly its Service, Deployment, IngressRoute, errors Middleware,
@@ -40,16 +40,25 @@ import (
 //     StackResource when it is), and nothing is written to the app while
 //     the new hooks pods answer its syncs;
 //   - the error-page Service deleted by hand: the next sync says ErrorPages
-//     False ErrorServiceNotSeen, no child is written (every child kept, the
-//     slice keeps the ClusterIP), and the app's 5xx keep their status;
+//     False ErrorServiceNotSeen and no child is written (every child kept,
+//     the slice keeps the ClusterIP); the app answers 200 and its 5xx keep
+//     their status. No Service holds that address now: kube-proxy has no
+//     rule for it, Traefik's errors Middleware dials it until Traefik's
+//     dial timeout (30 s at the chart's defaults), and the 5xx answer then;
+//   - the Service made again by hand at the same address: ErrorPages True
+//     Wired again, no child written;
 //   - both of the chart's Deployments scaled to 0: nothing is written, the
 //     app answers 200, its 5xx keep their status and its 503's body does
-//     not pass;
+//     not pass (kube-proxy refuses the Service without endpoints at once);
 //   - the release uninstalled (its CompositeController gone with it):
-//     nothing is written, the route keeps answering as before;
+//     nothing is written, the app's answers are as before (the 5xx after
+//     the dial timeout again: uninstall deleted the Service);
 //   - another release installed with errorPages.enabled=false: no
 //     ErrorPages condition, no Middleware, error-page Service or
 //     EndpointSlice among the children, the app's 503 passes as it sent it.
+//
+// After each phase, every single write of it (watchRoutes, replayed in the
+// order etcd stored them) left each route that had been routable routable.
 //
 // e2e/'s stand-in test also made the page and hooks pods unready before
 // removing them; a real kubelet reports readiness from the probe, which
@@ -63,9 +72,9 @@ import (
 //
 // It bites: a chart whose error-page Service changes with the pod
 // template (podAnnotations on it too) fails the rollout step naming the
-// resourceVersions; a sync that drops the error-page children or their
-// address when the Service is not seen fails the Service-deleted step
-// listing the writes.
+// resourceVersions; a sync that forgets the last known address when the
+// Service is not seen fails the Service-deleted step listing the children
+// written.
 func TestErrorPagesOnRealNode(t *testing.T) {
 	const resync = 2 * time.Second
 	values := []string{"config.entryPoints={web}", "compositeController.resyncPeriodSeconds=2"}
@@ -73,6 +82,16 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 	ns := newNamespace(t, nil)
 	t.Cleanup(func() { describePods(t, ns) })
 	ws := watchAppWrites(t, ns)
+	rw := watchRoutes(t, ns)
+	// routesStay: every write of the phase, from the end of the one
+	// before, left each route that had been routable routable.
+	var routesFrom uint64
+	routesStay := func(phase string) {
+		t.Helper()
+		next := rw.mark()
+		rw.requireRoutesStay(t, routesFrom, phase)
+		routesFrom = next
+	}
 
 	const name, host, requestID = "checkout", "shop.node.test", "node-req-7f3a"
 	spec := portapp(portArgs("8080"), obj{"name": "http", "port": 8080, "public": true})
@@ -113,6 +132,7 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 		{"the app's own 404 untouched", "/status/404", framework.BrowserAccept, "",
 			framework.All(hasStatus(404), framework.HasBody("port 8080 status 404"))},
 	})
+	routesStay("installed")
 	mark := listRV(t, ns)
 
 	// --- A stackdome rollout: every hooks and page pod replaced; the
@@ -140,6 +160,7 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 		t.Errorf("rollout: the error-page Service was written (resourceVersion %d → %d): Metacontroller resyncs every StackResource for it", before, now)
 	}
 	mark = requireUnwritten(t, "rollout", ws, mark, resync, hooks)
+	routesStay("rollout")
 
 	// --- The error-page Service deleted by hand: Metacontroller resyncs
 	// the app for it; the last known address stays, and so does every
@@ -159,6 +180,7 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 	}
 	mark = requireUnwritten(t, "Service deleted, once said", ws, resourceVersion(sr), resync, hooks)
 	requireAnswers(t, "Service deleted", host, pastDialTimeout, keeps5xx)
+	routesStay("Service deleted")
 
 	// --- The Service made again by hand at the same address (free again
 	// once the deletion is through): the next sync sees it, ErrorPages is
@@ -176,6 +198,7 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 	sr = waitCondition(t, time.Minute, ns, name, "ErrorPages", "True", "Wired")
 	requireChildrenKept(t, "Service made again", ws, mark, resourceVersion(sr))
 	mark = requireUnwritten(t, "Service made again, once said", ws, resourceVersion(sr), resync, hooks)
+	routesStay("Service made again")
 
 	// --- Both Deployments scaled to 0: their pods stopped, no sync is
 	// answered.
@@ -191,6 +214,7 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 	mark = requireUnwritten(t, "scaled to 0", ws, mark, resync, nil)
 	requireAnswers(t, "scaled to 0", host, once, append(keeps5xx,
 		answerCheck{"the app's 503 body does not pass", "/status/503", framework.BrowserAccept, "", lacksBody("status 503")}))
+	routesStay("scaled to 0")
 
 	// --- Uninstalled: the CompositeController goes with the release, so
 	// nothing syncs the app; every child stays as it is.
@@ -199,6 +223,7 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 	}
 	requireUnwritten(t, "uninstalled", ws, mark, resync, nil)
 	requireAnswers(t, "uninstalled", host, pastDialTimeout, keeps5xx)
+	routesStay("uninstalled")
 
 	// --- A release with error pages disabled: no Middleware at all.
 	installChart(t, append(values, "errorPages.enabled=false")...)
@@ -220,6 +245,7 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 		{"the app's 503 passes as it sent it", "/status/503", framework.BrowserAccept, "",
 			framework.All(hasStatus(503), framework.HasBody("port 8080 status 503"))},
 	})
+	routesStay("disabled")
 }
 
 // answerCheck is one request to the app through Traefik and what its
@@ -250,26 +276,30 @@ var (
 // requireAnswers sends each check's request for host, all at once, to
 // Traefik's web entry point from the node, and fails t, naming phase and
 // how long the answer took, for each answer that is not as wanted,
-// asking again as wait says.
+// asking again as wait says. It logs the slowest answer's time.
 func requireAnswers(t *testing.T, phase, host string, wait answerWait, checks []answerCheck) {
 	t.Helper()
 	url := "http://" + net.JoinHostPort(platform.traefikIP, "8000")
+	var slowest time.Duration
 	failed := func() []error {
 		errs := make([]error, len(checks))
+		took := make([]time.Duration, len(checks))
 		var wg sync.WaitGroup
 		for i, c := range checks {
 			wg.Go(func() {
 				start := time.Now()
 				a, err := fetchWithin(t.Context(), wait.request, url+c.path, host, c.accept, c.requestID)
+				took[i] = time.Since(start)
 				if err == nil {
 					err = c.want(a)
 				}
 				if err != nil {
-					errs[i] = fmt.Errorf("%s: %s (after %s): %w", phase, c.name, time.Since(start).Round(100*time.Millisecond), err)
+					errs[i] = fmt.Errorf("%s: %s (after %s): %w", phase, c.name, took[i].Round(100*time.Millisecond), err)
 				}
 			})
 		}
 		wg.Wait()
+		slowest = slices.Max(took)
 		return slices.DeleteFunc(errs, func(err error) bool { return err == nil })
 	}
 	errs := failed()
@@ -279,6 +309,7 @@ func requireAnswers(t *testing.T, phase, host string, wait answerWait, checks []
 	for _, err := range errs {
 		t.Error(err)
 	}
+	t.Logf("%s: %d answers through Traefik, the slowest in %s", phase, len(checks), slowest.Round(100*time.Millisecond))
 }
 
 // hasStatus requires the status code alone.
