@@ -220,8 +220,7 @@ func metacontrollerCRDs(t *testing.T) string {
 	return file
 }
 
-// traefikVersion is the Traefik the chart is written against (docs/e2e.md,
-// TestErrorPagesThroughTraefik).
+// traefikVersion is the Traefik the chart is written against.
 const traefikVersion = "v3.7.13"
 
 var traefikCRDs = sync.OnceValues(func() (string, error) {

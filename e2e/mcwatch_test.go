@@ -382,16 +382,6 @@ func settle(t *testing.T, w *nsWatch, mark int, since time.Time, name, phase str
 	}
 }
 
-// syncAnswer waits for a sync of ns/name answered after since whose answer
-// cond accepts (nil: any 200), and returns it.
-func syncAnswer(t *testing.T, ns, name string, since time.Time, timeout time.Duration, what string, cond func(resp obj) error) framework.HookExchange {
-	t.Helper()
-	if cond == nil {
-		return syncWhere(t, ns, name, since, timeout, what, nil)
-	}
-	return syncWhere(t, ns, name, since, timeout, what, func(ex framework.HookExchange) error { return cond(ex.Response) })
-}
-
 // syncWhere waits for a sync of ns/name answered 200 after since that cond
 // accepts (nil: any), and returns it.
 func syncWhere(t *testing.T, ns, name string, since time.Time, timeout time.Duration, what string, cond func(framework.HookExchange) error) framework.HookExchange {

@@ -113,17 +113,6 @@ func isBody(want string) func(answer) error {
 	}
 }
 
-// notBody requires a body other than s (the app's 5xx body must not reach
-// the client when a page or Traefik's own text replaces it).
-func notBody(s string) func(answer) error {
-	return func(a answer) error {
-		if a.body == s {
-			return fmt.Errorf("body %q passed through", s)
-		}
-		return nil
-	}
-}
-
 // runChecks sends each check through the web entry point and reports every
 // failure under the phase's name.
 func runChecks(t *testing.T, tr *framework.Traefik, phase string, checks []check) {
