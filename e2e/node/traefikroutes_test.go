@@ -22,7 +22,11 @@ import (
 // apps portapp pods the kubelet runs. One release for three subtests, each
 // in a namespace of its own (see each for what it proves and how it
 // bites). After each phase every router of the test's and the release's
-// IngressRoutes is enabled.
+// IngressRoutes is enabled, and after every single write of the phase
+// (replayed from a watch of the namespace, requireRoutesStay) no route
+// that had been routable refers to a Middleware, an error-page Service or
+// a serving endpoint that is not there — but for the team's own deletion
+// of a Middleware its app uses.
 func TestTraefikRoutesOnRealNode(t *testing.T) {
 	rel := installChart(t)
 	t.Run("PlainHTTPNeverLandsOnTheCatchAll", func(t *testing.T) { plainHTTPNeverLandsOnTheCatchAll(t, rel) })
@@ -31,14 +35,17 @@ func TestTraefikRoutesOnRealNode(t *testing.T) {
 }
 
 // routesNamespace is a namespace for one subtest, its pods described if
-// it fails, Traefik's routers readable from it (openRouterAPI); it
-// returns it and the namespaces whose routers the subtest owns.
-func routesNamespace(t *testing.T, rel *release) (string, []string) {
+// it fails, Traefik's routers readable from it (openRouterAPI), and what
+// Traefik reads to route its IngressRoutes watched from now (watchRoutes);
+// it returns the namespace, the namespaces whose routers the subtest owns,
+// and the watch.
+func routesNamespace(t *testing.T, rel *release) (string, []string, *routeWatch) {
 	t.Helper()
 	ns := newNamespace(t, nil)
 	t.Cleanup(func() { describePods(t, ns) })
+	rw := watchRoutes(t, ns)
 	openRouterAPI(t, ns)
-	return ns, []string{ns, rel.ns}
+	return ns, []string{ns, rel.ns}, rw
 }
 
 // publicApp is a portapp app on host with one public port, http :8080.
@@ -99,7 +106,8 @@ func waitServed(t *testing.T, ep, host, path string, port int, reached string) {
 // (schema) matching spec.host alone, www.* gets the 404.
 func plainHTTPNeverLandsOnTheCatchAll(t *testing.T, rel *release) {
 	ctx := t.Context()
-	ns, own := routesNamespace(t, rel)
+	ns, own, rw := routesNamespace(t, rel)
+	from := rw.mark()
 	docs := publicApp("docs.node.test")
 	docs["hosts"] = []any{"www.docs.node.test"}
 	shop := publicApp("shop.node.test")
@@ -120,6 +128,7 @@ func plainHTTPNeverLandsOnTheCatchAll(t *testing.T, rel *release) {
 	}))
 	waitServed(t, "websecure", "docs.node.test", "/", 8080, "/")
 	waitServed(t, "websecure", "shop.node.test", "/", 8080, "/")
+	rw.requireRoutesStay(t, from, "created")
 
 	// Each host of the app without tls, on each entry point: the app, not
 	// the catch-all's 404.
@@ -183,7 +192,8 @@ func plainHTTPNeverLandsOnTheCatchAll(t *testing.T, rel *release) {
 // app's own 503 body passes.
 func tlsRoutes(t *testing.T, rel *release) {
 	ctx := t.Context()
-	ns, own := routesNamespace(t, rel)
+	ns, own, rw := routesNamespace(t, rel)
+	from := rw.mark()
 	const name, host = "shopfront", "store.node.test"
 	spec := portapp(portArgs("8080", "9090", "7070"),
 		obj{"name": "http", "port": 8080, "public": true},
@@ -214,6 +224,7 @@ func tlsRoutes(t *testing.T, rel *release) {
 		hostRule + " | " + mwRef(ns, name+"-https"):                                           {"web"},
 	}))
 	waitServed(t, "websecure", host, "/", 8080, "/")
+	rw.requireRoutesStay(t, from, "created")
 
 	// The redirect: plain HTTP on web, any path, answered by Traefik.
 	if r, err := askTraefik(ctx, "web", host, "/admin/settings?x=1", ""); err != nil {
@@ -271,7 +282,8 @@ func tlsRoutes(t *testing.T, rel *release) {
 // differs and the branded 503 lacks X-Team.
 func teamMiddlewares(t *testing.T, rel *release) {
 	ctx := t.Context()
-	ns, own := routesNamespace(t, rel)
+	ns, own, rw := routesNamespace(t, rel)
+	from := rw.mark()
 	const name, host = "ledger", "ledger.node.test"
 	mwPath := "/apis/traefik.io/v1alpha1/namespaces/" + ns + "/middlewares"
 	headerMiddleware := func(mw, header string) {
@@ -326,14 +338,17 @@ func teamMiddlewares(t *testing.T, rel *release) {
 	middlewaresAre("one missing", "False", "MiddlewareNotFound", `"late-headers"`)
 	routed("one missing", "team-headers", name+"-errors")
 	waitServed(t, "web", host, "/", 8080, "/")
+	rw.requireRoutesStay(t, from, "one missing")
 	if team, late := headers("one missing"); team != "team-headers" || late != "" {
 		t.Errorf("one missing: X-Team %q X-Late %q, want team-headers and none", team, late)
 	}
 
 	// The missing one is created: attached in the spec's order.
+	from = rw.mark()
 	headerMiddleware("late-headers", "X-Late")
 	middlewaresAre("created", "True", "Attached", `"team-headers", "late-headers"`)
 	routed("created", "team-headers", "late-headers", name+"-errors")
+	rw.requireRoutesStay(t, from, "created")
 	if team, late := headers("created"); team != "team-headers" || late != "late-headers" {
 		t.Errorf("created: X-Team %q X-Late %q, want both", team, late)
 	}
@@ -349,7 +364,8 @@ func teamMiddlewares(t *testing.T, rel *release) {
 
 	// One is deleted: until the next sync Traefik disables the route (its
 	// own rule; the deletion is what resyncs the resource), and the next
-	// sync drops the reference.
+	// sync drops the reference. The team's deletion breaks the route
+	// itself, so this phase is not checked write by write.
 	if err := kube().Do(ctx, "DELETE", mwPath+"/team-headers", "", nil, nil); err != nil {
 		t.Fatal(err)
 	}
