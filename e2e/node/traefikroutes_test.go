@@ -100,10 +100,10 @@ func waitServed(t *testing.T, ep, host, path string, port int, reached string) {
 // app's on web and websecure, the second's on websecure, its redirect on
 // web.
 //
-// It bites: with routeEntryPoints (hooks/internal/children/traefik.go)
-// leaving web out for an app without tls, docs' router is on websecure
-// only and plain HTTP to docs gets the catch-all's 404; with HostMatch
-// (schema) matching spec.host alone, www.* gets the 404.
+// It bites (checked): with HostMatch (schema/defaults.go) matching
+// spec.host alone, the routers' rules lack www.*; with the -https
+// Middleware's redirect not permanent (httpsMiddleware,
+// hooks/internal/children/traefik.go), each redirect is a 302.
 func plainHTTPNeverLandsOnTheCatchAll(t *testing.T, rel *release) {
 	ctx := t.Context()
 	ns, own, rw := routesNamespace(t, rel)
@@ -186,10 +186,11 @@ func plainHTTPNeverLandsOnTheCatchAll(t *testing.T, rel *release) {
 // and its EndpointSlice; status says ErrorPages True Wired; an app's 503
 // on every route reaches a browser as the branded page, its status kept.
 //
-// It bites: without the strip Middleware on the /admin route
-// (hooks/internal/children/traefik.go routes) the admin port is asked for
-// /admin/settings; with the errors Middleware left off the routes, the
-// app's own 503 body passes.
+// It bites (checked; hooks/internal/children/traefik.go): without the
+// strip Middleware on the /admin route (routes) its router lacks it; with
+// the strip Middleware stripping another prefix (stripMiddleware) the
+// admin port is asked for /admin/settings and /admin; with the redirect
+// not permanent, it is a 302.
 func tlsRoutes(t *testing.T, rel *release) {
 	ctx := t.Context()
 	ns, own, rw := routesNamespace(t, rel)
@@ -277,9 +278,9 @@ func tlsRoutes(t *testing.T, rel *release) {
 // Middleware inside the team's); once one is deleted the next sync drops
 // it and the route serves again.
 //
-// It bites: with the errors Middleware put before the team's
-// (hooks/internal/children/traefik.go ingressRoute), the routers' order
-// differs and the branded 503 lacks X-Team.
+// It bites (checked): with the errors Middleware put before the team's
+// (ingressRoute, hooks/internal/children/traefik.go) the router's
+// Middlewares are in the other order.
 func teamMiddlewares(t *testing.T, rel *release) {
 	ctx := t.Context()
 	ns, own, rw := routesNamespace(t, rel)
