@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
+	"testing"
 	"time"
 
 	"github.com/stackdome/stackdome/e2e/framework"
@@ -71,4 +73,39 @@ func askTraefik(ctx context.Context, ep, host, path, accept string) (reply, erro
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return reply{Status: resp.StatusCode, Header: resp.Header, Body: string(b), TLS: resp.TLS != nil}, err
+}
+
+// servedBy checks that r is portapp's 200 from port, asked for path on
+// host (what its X-Portapp-* headers say reached it).
+func servedBy(r reply, port int, host, path string) error {
+	if r.Status != http.StatusOK || !strings.HasSuffix(r.Body, fmt.Sprintf(" port %d\n", port)) ||
+		r.Header.Get("X-Portapp-Host") != host || r.Header.Get("X-Portapp-Path") != path {
+		return fmt.Errorf("%d %.100q, the app asked for %q on %q; want port %d's 200 asked for %q on %q",
+			r.Status, r.Body, r.Header.Get("X-Portapp-Path"), r.Header.Get("X-Portapp-Host"), port, path, host)
+	}
+	return nil
+}
+
+// redirectsTo checks that r is a permanent redirect to location.
+func redirectsTo(r reply, location string) error {
+	if (r.Status != http.StatusMovedPermanently && r.Status != http.StatusPermanentRedirect) || r.Header.Get("Location") != location {
+		return fmt.Errorf("%d, Location %q; want a permanent redirect to %s", r.Status, r.Header.Get("Location"), location)
+	}
+	return nil
+}
+
+// waitServed waits until the app's port answers path on host through
+// Traefik's entry point ep: stackdome reads Serving from its own dial,
+// and Traefik sends a request to the pod only once the kubelet has called
+// it Ready and the Service's EndpointSlice says so (until then the chart's
+// Traefik, allowEmptyServices=true, answers 503 itself).
+func waitServed(t *testing.T, ep, host, path string, port int, reached string) {
+	t.Helper()
+	waitFor(t, time.Minute, fmt.Sprintf("%s %s%s served by port %d", ep, host, path, port), func() (bool, error) {
+		r, err := askTraefik(t.Context(), ep, host, path, "")
+		if err == nil {
+			err = servedBy(r, port, host, reached)
+		}
+		return err == nil, err
+	})
 }
