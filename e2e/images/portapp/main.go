@@ -5,10 +5,11 @@
 //	portapp --port 8080 --port 9090=never --port 7070=after:20s --control 8079 --on-term serve
 //
 // Every open port answers 200 "<pod> port <n>" (the pod from $POD_NAME, else
-// the hostname) and /status/<code> with that code. The control port (always
-// open) opens and closes ports on request (see controlHandler). SIGTERM
-// (and SIGINT) does what --on-term says: serve, close or exit (see
-// termMode). It writes nothing to disk, so it runs under Pod Security
+// the hostname), a path ending in /status/<code> with that code, and says
+// the path and Host it was asked in X-Portapp-Path and X-Portapp-Host. The
+// control port (always open) opens and closes ports on request (see
+// controlHandler). SIGTERM (and SIGINT) does what --on-term says: serve,
+// close or exit (see termMode). It writes nothing to disk, so it runs under Pod Security
 // "restricted" with a read-only root filesystem, as uid 65532 in its image.
 package main
 

@@ -260,3 +260,57 @@ func TestFlagsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestEcho: every answer names the path and Host that reached the app in
+// its headers, the body as before; a status under any prefix answers that
+// code, a path merely containing "status" does not.
+func TestEcho(t *testing.T) {
+	a := startApp(t, "--port", "8080", "--control", "8079")
+	type echo struct {
+		Code       int
+		Body       string
+		Path, Host string
+	}
+	for _, tc := range []struct {
+		port       int
+		path, host string
+		want       echo
+	}{
+		{8080, "/", "shop.test", echo{200, "web-0 port 8080\n", "/", "shop.test"}},
+		{8080, "/settings?x=1", "www.shop.test:8443", echo{200, "web-0 port 8080\n", "/settings", "www.shop.test:8443"}},
+		{8080, "/status/503", "shop.test", echo{503, "web-0 port 8080 status 503\n", "/status/503", "shop.test"}},
+		{8080, "/v2/status/503", "shop.test", echo{503, "web-0 port 8080 status 503\n", "/v2/status/503", "shop.test"}},
+		{8080, "/admin/v2/status/502", "shop.test", echo{502, "web-0 port 8080 status 502\n", "/admin/v2/status/502", "shop.test"}},
+		{8080, "/v2/status/abc", "shop.test", echo{400, "want /status/<code>, a code from 200 to 599\n", "/v2/status/abc", "shop.test"}},
+		{8080, "/status/", "shop.test", echo{200, "web-0 port 8080\n", "/status/", "shop.test"}},
+		{8080, "/status/503/more", "shop.test", echo{200, "web-0 port 8080\n", "/status/503/more", "shop.test"}},
+		{8080, "/mystatus/503", "shop.test", echo{200, "web-0 port 8080\n", "/mystatus/503", "shop.test"}},
+		{8079, "/v2/status/500", "ctl.test", echo{500, "web-0 port 8079 status 500\n", "/v2/status/500", "ctl.test"}},
+	} {
+		a.mu.Lock()
+		addr := a.addrs[tc.port]
+		a.mu.Unlock()
+		req, err := http.NewRequest("GET", "http://"+addr+tc.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = tc.host
+		resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+		if err != nil {
+			t.Fatalf("GET :%d%s: %v", tc.port, tc.path, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := echo{resp.StatusCode, string(b), resp.Header.Get("X-Portapp-Path"), resp.Header.Get("X-Portapp-Host")}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("GET :%d%s Host %s (-want +got):\n%s", tc.port, tc.path, tc.host, diff)
+		}
+	}
+	// Only a GET (or HEAD) asks for a status: other methods get the 200.
+	if code, body, err := a.do("POST", 8080, "/status/503"); err != nil || code != 200 || body != "web-0 port 8080\n" {
+		t.Errorf("POST /status/503 = %d %q %v, want the plain 200", code, body, err)
+	}
+}

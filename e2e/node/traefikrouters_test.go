@@ -1,0 +1,148 @@
+//go:build e2e
+
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/stackdome/stackdome/e2e/framework"
+)
+
+// routerAPIPath is where Traefik's API lists its HTTP routers.
+const routerAPIPath = "/api/http/routers?per_page=1000"
+
+// openRouterAPI makes Traefik's API readable from the node for this test:
+// in ns, the IngressRoute the Traefik chart's ingressRoute.dashboard value
+// would create (PathPrefix(`/api`) on the traefik entry point to the
+// TraefikService api@internal, which the chart's default api.dashboard=true
+// provides), and waits until /api/http/routers answers.
+//
+// Why the test's own IngressRoute and not the chart's value or
+// api.insecure: the platform Traefik is installed once for the package,
+// at the defaults users run, and TestInstallDoc installs it again from
+// docs/install.md; a value set there would change what every other test
+// runs on. The IngressRoute adds one router on an entry point no app
+// uses, is what a user following Traefik's own dashboard docs creates,
+// and goes with the test's namespace. api@internal is a cross-provider
+// reference, which the chart's default (no crossProviderNamespaces)
+// allows from any namespace.
+func openRouterAPI(t *testing.T, ns string) {
+	t.Helper()
+	_, err := kube().Create(t.Context(), "/apis/traefik.io/v1alpha1/namespaces/"+ns+"/ingressroutes", obj{
+		"apiVersion": "traefik.io/v1alpha1", "kind": "IngressRoute", "metadata": obj{"name": "traefik-api"},
+		"spec": obj{"entryPoints": []any{"traefik"}, "routes": []any{obj{
+			"kind": "Rule", "match": "PathPrefix(`/api`)",
+			"services": []any{obj{"name": "api@internal", "kind": "TraefikService"}},
+		}}},
+	})
+	if err != nil {
+		t.Fatalf("creating the IngressRoute to Traefik's API: %v", err)
+	}
+	waitFor(t, time.Minute, "Traefik's API answering on its traefik entry point", func() (bool, error) {
+		_, err := traefikRouters(t.Context())
+		return err == nil, err
+	})
+}
+
+// traefikRouters reads Traefik's HTTP routers from the node, through the
+// route openRouterAPI made.
+func traefikRouters(ctx context.Context) ([]framework.Router, error) {
+	body, err := getFromNode(ctx, "http://"+net.JoinHostPort(platform.traefikIP, traefikPorts["traefik"])+routerAPIPath, "")
+	if err != nil {
+		return nil, err
+	}
+	var rs []framework.Router
+	if err := json.Unmarshal([]byte(body), &rs); err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", routerAPIPath, err)
+	}
+	return rs, nil
+}
+
+// waitRouters polls Traefik's routers until cond holds for them — Traefik
+// applies a change a moment after it sees it — and then requires every
+// router of the namespaces namespaces (the test's own and its release's:
+// a kubernetescrd router is named <namespace>-<IngressRoute>-…) to be
+// enabled; it returns the routers. Other namespaces are other tests',
+// which may still be going away.
+func waitRouters(t *testing.T, what string, namespaces []string, cond func([]framework.Router) error) []framework.Router {
+	t.Helper()
+	var rs []framework.Router
+	err := framework.WaitUntil(time.Minute, 250*time.Millisecond, what, func() (bool, error) {
+		var err error
+		if rs, err = traefikRouters(t.Context()); err != nil {
+			return false, err
+		}
+		err = cond(rs)
+		return err == nil, err
+	})
+	if err != nil {
+		out, _ := json.MarshalIndent(rs, "", "  ")
+		t.Fatalf("%v\nrouters: %s", err, out)
+	}
+	for _, r := range rs {
+		if ownRouter(r, namespaces) && r.Status != "enabled" {
+			t.Errorf("%s: router %s is %s: %v", what, r.Name, r.Status, r.Error)
+		}
+	}
+	return rs
+}
+
+// ownRouter says whether r is built from an IngressRoute of one of
+// namespaces: a kubernetescrd router is named <namespace>-<IngressRoute>-…,
+// and one Traefik split per entry point (an entry point with its own
+// http options, websecure's TLS, gives it a copy of its own) has
+// "<entry point>-" before that.
+func ownRouter(r framework.Router, namespaces []string) bool {
+	if r.Provider != "kubernetescrd" {
+		return false
+	}
+	name := r.Name
+	for ep := range traefikPorts {
+		name = strings.TrimPrefix(name, ep+"-")
+	}
+	for _, ns := range namespaces {
+		if strings.HasPrefix(name, ns+"-") {
+			return true
+		}
+	}
+	return false
+}
+
+// routeTable is the routers of the IngressRoutes of ns but openRouterAPI's,
+// keyed "<rule> | <middlewares in order>", each with the entry points it
+// is on, sorted: a router Traefik split per entry point counts once.
+func routeTable(rs []framework.Router, ns string) map[string][]string {
+	out := map[string][]string{}
+	for _, r := range rs {
+		if !ownRouter(r, []string{ns}) || r.Service == "api@internal" {
+			continue
+		}
+		k := r.Rule + " | " + strings.Join(r.Middlewares, ", ")
+		out[k] = append(out[k], r.EntryPoints...)
+		slices.Sort(out[k])
+	}
+	return out
+}
+
+// routesAre is a waitRouters condition: routeTable of ns is want.
+func routesAre(ns string, want map[string][]string) func([]framework.Router) error {
+	return func(rs []framework.Router) error {
+		if diff := cmp.Diff(want, routeTable(rs, ns)); diff != "" {
+			return fmt.Errorf("routers (-want +got):\n%s", diff)
+		}
+		return nil
+	}
+}
+
+// mwRef is how Traefik names the Middleware name of namespace ns on a
+// router.
+func mwRef(ns, name string) string { return ns + "-" + name + "@kubernetescrd" }
