@@ -289,20 +289,21 @@ bench-pages:
 bench-traefik:
 	bash bench/traefik/run.sh
 
-## bench-fleet: the fleet benchmark under the real Metacontroller (e2e/fleet_test.go,
+## bench-fleet: the fleet benchmark on the real node (e2e/node TestFleet,
 ## docs/performance.md "Fleet"; not in CI, minutes long, needs root and what make e2e
-## needs): FLEET_N StackResources (half public) with two stackdome replicas, once at
-## Metacontroller's production flags, once at raised limits (then the Secret cache:
-## FLEET_SECRETS Secrets of 100 KiB). Each run is a fresh cluster; the figures are
-## its "fleet:" lines. The fleet needs no Traefik: STACKDOME_E2E_TRAEFIK=none skips its build.
-## FLEET_PROFILE=<dir> also takes both replicas' CPU profiles (--pprof-listen)
+## needs): FLEET_N StackResources (half public) under the real Metacontroller pod and
+## the chart's two hooks pods behind kube-proxy. The first FLEET_NODE_N apps (default
+## 50) run as containers on the real node; a 2-core node cannot run FLEET_N
+## containers, so the rest run on the stand-in node, the one stand-in kept for
+## scale: a Node object the harness keeps alive, whose pods it reports Ready at the
+## addresses of four real pods (e2e/node/fleetnode_test.go, docs/e2e.md). Once at
+## Metacontroller's production flags, once at raised limits (its StatefulSet
+## patched; then the Secret cache: FLEET_SECRETS Secrets of 100 KiB). Each mode is
+## a fresh control plane and node; the figures are its "fleet:" lines.
+## FLEET_PROFILE=<dir> also takes both hooks pods' CPU profiles (--pprof-listen)
 ## over the creation and over the quiet minute, into <dir>, and logs their top.
 ## FLEET_MODES=raised runs one mode only.
 ## Every 30 s a line says which phase runs and how far it is (apps created, Converged).
-## Then the fleet's first FLEET_NODE_N apps (default 50) as containers on the
-## real node (e2e/node TestFleetOnRealNode; its "fleet-node:" lines): a
-## 2-core node cannot run FLEET_N containers, the stand-in's pods stand in
-## for the rest.
 FLEET_N ?= 200
 FLEET_NODE_N ?= 50
 FLEET_SECRETS ?= 400
@@ -312,12 +313,11 @@ bench-fleet:
 	@$(MAKE) --no-print-directory tools
 	@set -e; for mode in $(FLEET_MODES); do \
 		secrets=0; [ $$mode = raised ] && secrets=$(FLEET_SECRETS); \
-		echo "bench-fleet: N=$(FLEET_N), Metacontroller $$mode"; \
-		STACKDOME_E2E_TRAEFIK=none STACKDOME_FLEET_N=$(FLEET_N) STACKDOME_FLEET_MC=$$mode STACKDOME_FLEET_SECRETS=$$secrets \
-		STACKDOME_FLEET_PROFILE=$(FLEET_PROFILE) $(GO) test -tags e2e -count=1 -timeout 120m -run '^TestFleet$$' -v ./e2e/; \
-	done; \
-	echo "bench-fleet: the first $(FLEET_NODE_N) apps as containers on the real node"; \
-	STACKDOME_FLEET_NODE_N=$(FLEET_NODE_N) $(GO) test -tags e2e -count=1 -timeout 60m -run '^TestFleetOnRealNode$$' -v ./e2e/node/
+		echo "bench-fleet: N=$(FLEET_N) ($(FLEET_NODE_N) on the real node), Metacontroller $$mode"; \
+		STACKDOME_FLEET_N=$(FLEET_N) STACKDOME_FLEET_NODE_N=$(FLEET_NODE_N) STACKDOME_FLEET_MC=$$mode \
+		STACKDOME_FLEET_SECRETS=$$secrets STACKDOME_FLEET_PROFILE=$(FLEET_PROFILE) \
+		$(GO) test -tags e2e -count=1 -timeout 120m -run '^TestFleet$$' -v ./e2e/node/; \
+	done
 
 browser-test:
 	$(GO) test -tags browser -count=1 -run TestBrowser -v ./errorpages/

@@ -143,9 +143,6 @@ func runMain(m *testing.M) (code int) {
 		fmt.Fprintf(os.Stderr, "e2e: no test host, the tests that need one will fail: %v\n", suite.hostErr)
 	}
 
-	if r := fleetServiceRange(); r != "" {
-		serviceRange = r // TestFleet's N Services (fleet_test.go)
-	}
 	ctx := context.Background()
 	start = time.Now()
 	c, err := framework.StartCluster(ctx, suite.binDir, filepath.Join(suite.tmp, "cluster"), serviceRange)
@@ -178,16 +175,12 @@ func runMain(m *testing.M) (code int) {
 	fmt.Fprintf(os.Stderr, "e2e: %s, ready in %s\n", mc, time.Since(start).Round(100*time.Millisecond))
 
 	// Pods on the test host (Traefik's chart, install.md's) reach the API
-	// server at the kubernetes Service's ClusterIP, as in a cluster. A
-	// fleet run's Service range is not the test host's and its pods (the
-	// stackdome replicas) never call the API server.
-	if fleetServiceRange() == "" {
-		stopAPI, err := suite.kubelet.UseHost(ctx, suite.host)
-		if err != nil {
-			return fail(fmt.Errorf("the kubernetes Service on the test host: %w", err))
-		}
-		cl.Add(stopAPI)
+	// server at the kubernetes Service's ClusterIP, as in a cluster.
+	stopAPI, err := suite.kubelet.UseHost(ctx, suite.host)
+	if err != nil {
+		return fail(fmt.Errorf("the kubernetes Service on the test host: %w", err))
 	}
+	cl.Add(stopAPI)
 	if suite.traefikErr == nil {
 		chart, err := framework.TraefikChartPath(suite.shared, filepath.Join(suite.tmp, "traefik-chart"))
 		if err != nil {

@@ -177,13 +177,6 @@ func (w *nsWatch) mark() int {
 // all is every event from the start, in etcd's order.
 func (w *nsWatch) all() []watchEvent { return w.since(0) }
 
-// errors are the watches' own failures.
-func (w *nsWatch) errors() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return slices.Clone(w.errs)
-}
-
 // mirror is the state of the watched objects, rebuilt event by event: what
 // a controller watching them (Traefik) could see at each single write.
 type mirror map[string]map[string]obj // resource → name → object
@@ -411,9 +404,4 @@ func syncWhere(t *testing.T, ns, name string, since time.Time, timeout time.Dura
 		t.Fatalf("%s: %v", what, err)
 	}
 	return ex
-}
-
-// stackPath is the API path of StackResource ns/name.
-func stackPath(ns, name string) string {
-	return "/apis/stackdome.io/v1alpha1/namespaces/" + ns + "/stackresources/" + name
 }

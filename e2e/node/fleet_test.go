@@ -3,57 +3,147 @@
 package node
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/stackdome/stackdome/e2e/framework"
 )
 
-// TestFleetOnRealNode is the fleet benchmark's first apps as containers on
-// the real node (`make bench-fleet`; docs/performance.md, "Fleet"): the
-// chart at its defaults, STACKDOME_FLEET_NODE_N apps (make bench-fleet
-// sets 50) of the shapes e2e/fleet_test.go creates (even ones private,
-// http and metrics; odd ones public at a host, http public), each a pod of
-// the test image listening on both ports, created by eight clients at
-// once. It logs "fleet-node:" lines: the time from the first create to
-// every Deployment and to every app Converged, the writes per app (status
-// writes, and child writes: a child created, or its spec, labels or
-// annotations changed, by anyone but the controllers that keep their own
-// annotations), and the memory of the node with the fleet running. Then a
-// quiet minute, in which nothing may be written (it fails otherwise).
+// TestFleet is the fleet benchmark (`make bench-fleet`, docs/performance.md
+// "Fleet"): STACKDOME_FLEET_N StackResources, even ones private (ports
+// http 8080 and metrics 9090), odd ones public (a host, http public, the
+// chart's error pages wired), created by eight clients at once, under the
+// real Metacontroller from its production manifests and the chart at its
+// defaults (two hooks replicas behind kube-proxy, resyncPeriodSeconds 60),
+// from creation to every app Converged, then a quiet minute. It runs only
+// with STACKDOME_FLEET_N set (`make e2e` skips it): it takes minutes.
 //
-// The stand-in fleet of e2e/fleet_test.go measures 200 and 1,000 apps,
-// which a 2-core node cannot run as containers; this one shows the same
-// figures hold where the kubelet, kube-proxy and the NetworkPolicy engine
-// are real.
-func TestFleetOnRealNode(t *testing.T) {
-	n, _ := strconv.Atoi(os.Getenv("STACKDOME_FLEET_NODE_N"))
+// Where the pods run: the first STACKDOME_FLEET_NODE_N apps (50 unless
+// set) as containers of the test image on the real node; the rest on the
+// stand-in node (fleetnode_test.go), which kube-scheduler places them on by
+// the nodeSelector and toleration their spec carries (standinPlacement) and
+// whose pods the harness reports Ready at the addresses of four real pods
+// of the test image listening on both ports. Its taint keeps everything
+// else off it, so the real apps need nothing of their own.
+//
+// STACKDOME_FLEET_MC=production (the default) runs Metacontroller as its
+// manifests do (--client-go-qps=5, --client-go-burst=10, --workers=5);
+// raised patches its StatefulSet with mcRaisedFlags first.
+// STACKDOME_FLEET_SECRETS=n then measures Metacontroller's Secret cache
+// (measureSecretCache). STACKDOME_FLEET_PROFILE=<dir> takes both hooks
+// pods' CPU profiles over the creation and over the quiet minute
+// (profileHooks).
+//
+// What it reports (t.Log, "fleet:" lines): the time to every Deployment and
+// to every app Converged (and to the real node's apps Converged); the writes
+// per private and per public app (status writes; children created,
+// deleted, or their spec, labels or annotations changed, stackdome's
+// mirrored EndpointSlices included); stackdome's syncs answered (by its own
+// stackdome_hook_requests_total) and CPU per sync, both pods'
+// process_cpu_seconds_total over those syncs, with the idle rate read
+// before the apps; the RSS of both hooks pods and of Metacontroller (their
+// process_resident_memory_bytes, Metacontroller's peak as sampled every
+// 2 s); the real node's memory. It fails on a child written twice, and on
+// any status or child write in the quiet minute after convergence (every
+// app is resynced in it).
+func TestFleet(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("STACKDOME_FLEET_N"))
 	if n == 0 {
-		t.Skip("STACKDOME_FLEET_NODE_N is not set: the real node's fleet runs with make bench-fleet")
+		t.Skip("STACKDOME_FLEET_N is not set: the fleet benchmark runs with make bench-fleet")
 	}
-	installChart(t)
+	onNode := 50
+	if v := os.Getenv("STACKDOME_FLEET_NODE_N"); v != "" {
+		onNode, _ = strconv.Atoi(v)
+	}
+	onNode = min(onNode, n)
+	mode := os.Getenv("STACKDOME_FLEET_MC")
+	if mode == "" {
+		mode = "production"
+	}
+	if mode != "production" && mode != "raised" {
+		t.Fatalf("STACKDOME_FLEET_MC=%q: production or raised", mode)
+	}
+	t.Logf("fleet: N=%d (%d on the real node, %d on the stand-in node), Metacontroller %s, load average %s",
+		n, onNode, n-onNode, mode, loadAverage())
+	progress := framework.NewProgress("fleet", framework.ProgressEvery, func(l string) { t.Log(l) })
+	defer progress.Stop()
+
+	requireMetacontroller(t)
+	if mode == "raised" {
+		progress.Step("patching Metacontroller's StatefulSet with raised limits", nil)
+		raiseMetacontroller(t, mcRaisedFlags)
+	}
+	mc := podIP(metacontrollerPod(t))
+	t.Logf("fleet: Metacontroller's args %s", mcArgs(t))
+	addServiceRange(t, n)
+
+	progress.Step("installing the chart", nil)
+	profiles := os.Getenv("STACKDOME_FLEET_PROFILE")
+	rel := installChart(t, fleetProfileArgs(profiles)...)
+	hooks := rel.pods(t, "controller")
+	if len(hooks) != 2 {
+		t.Fatalf("the chart runs %d hooks pods, want its default 2", len(hooks))
+	}
+
+	var standin *standinNode
+	if n > onNode {
+		progress.Step("starting the stand-in node", nil)
+		standin = startStandinNode(t, fleetBackends(t, 4))
+	}
 	ns := newNamespace(t, nil)
 	t.Cleanup(func() { describePods(t, ns) })
 	ws := []*watcher{watchPath(t, "sr", srPath(ns, ""))}
 	for kind, path := range childKinds {
 		ws = append(ws, watchPath(t, kind, fmt.Sprintf(path, ns)))
 	}
+	// And stackdome's own EndpointSlices (a public app's mirrored
+	// error-page Service), not kube-controller-manager's.
+	ws = append(ws, watchPath(t, "slice", "/apis/discovery.k8s.io/v1/namespaces/"+ns+
+		"/endpointslices?labelSelector=endpointslice.kubernetes.io%2Fmanaged-by%3Dstackdome.io"))
 
+	// What the hooks pods take with nothing to answer (the kubelet's
+	// probes, the metrics reads, the runtime), to tell from what the
+	// syncs take.
+	progress.Step(fmt.Sprintf("measuring stackdome's idle CPU for %s", fleetIdle), nil)
+	idle0, idleFrom := readHooks(t, hooks), time.Now()
+	select {
+	case <-t.Context().Done():
+		t.Fatal("the test ended")
+	case <-time.After(fleetIdle):
+	}
+	idle := (readHooks(t, hooks).cpu() - idle0.cpu()) / time.Since(idleFrom).Seconds()
+	t.Logf("fleet: stackdome idle: %.2f ms of CPU a second over both hooks pods", 1000*idle)
+
+	mcPeak := sampleRSS(t, mc, mcMetricsPort)
+	before := readHooks(t, hooks)
+	stopProfiling := profileHooks(t, profiles, mode+"-converge", hooks)
 	start := time.Now()
 	work := make(chan int)
 	var wg sync.WaitGroup
+	var created atomic.Int64
+	progress.Step("creating apps", func() string { return fmt.Sprintf("%d of %d created", created.Load(), n) })
 	for range 8 {
 		wg.Go(func() {
 			for i := range work {
-				name, spec := fleetNodeApp(i)
+				name, spec := fleetApp(i)
+				if i >= onNode {
+					for k, v := range standinPlacement() {
+						spec[k] = v
+					}
+				}
 				createApp(t, ns, name, spec)
+				created.Add(1)
 			}
 		})
 	}
@@ -62,45 +152,92 @@ func TestFleetOnRealNode(t *testing.T) {
 	}
 	close(work)
 	wg.Wait()
-	created := time.Since(start)
+	tCreated := time.Since(start)
 
-	var tDeployments, tConverged time.Duration
+	var tDeployments, tOnNode, tConverged time.Duration
+	progress.Step("converging", func() string {
+		deps, conv := fleetProgress(ws)
+		return fmt.Sprintf("%d of %d apps Converged, %d of %d Deployments", len(conv), n, deps, n)
+	})
 	waitFor(t, time.Duration(n)*3*time.Second+5*time.Minute, "every app Converged", func() (bool, error) {
-		deps, conv := fleetNodeProgress(ws)
+		deps, conv := fleetProgress(ws)
 		if tDeployments == 0 && deps >= n {
 			tDeployments = time.Since(start)
 		}
-		if conv < n {
-			return false, fmt.Errorf("%d of %d apps Converged, %d Deployments", conv, n, deps)
+		if tOnNode == 0 && countBelow(conv, onNode) >= onNode {
+			tOnNode = time.Since(start)
+		}
+		if len(conv) < n {
+			return false, fmt.Errorf("%d of %d apps Converged, %d Deployments", len(conv), n, deps)
 		}
 		tConverged = time.Since(start)
 		return true, nil
 	})
-	t.Logf("fleet-node: N=%d created in %s; every Deployment after %s, every app Converged after %s (from the first create)",
-		n, created.Round(100*time.Millisecond), tDeployments.Round(100*time.Millisecond), tConverged.Round(100*time.Millisecond))
+	after := readHooks(t, hooks)
+	stopProfiling()
+	mcNow := figuresOf(t, mc, mcMetricsPort)
+	t.Logf("fleet: N=%d created in %s; every Deployment after %s, every app Converged after %s (the real node's %d after %s), from the first create",
+		n, tCreated.Round(100*time.Millisecond), tDeployments.Round(100*time.Millisecond), tConverged.Round(100*time.Millisecond),
+		onNode, tOnNode.Round(100*time.Millisecond))
+	syncs := after.answered() - before.answered()
+	cpu := after.cpu() - before.cpu()
+	t.Logf("fleet: stackdome answered %.0f syncs (%.1f per app; %.0f not 200); CPU %.2f s over both hooks pods: %.2f ms per sync, %.2f net of idle",
+		syncs, syncs/float64(n), after.notOK()-before.notOK(), cpu, 1000*cpu/max(syncs, 1), 1000*(cpu-idle*tConverged.Seconds())/max(syncs, 1))
+	standinPods := int64(0)
+	if standin != nil {
+		standinPods = standin.ready.Load()
+	}
+	t.Logf("fleet: RSS stackdome %s; Metacontroller %s (peak sampled %s); pods reported Ready by the stand-in node: %d",
+		after.rss(), mib(mcNow.rss), mib(mcPeak.value()), standinPods)
+	t.Logf("fleet: memory of the real node with the fleet:\n%s", framework.Indent(framework.FormatMemory(realNode().Memory())))
+
 	all := fleetNodeWrites(merged(ws...), time.Time{})
 	for _, shape := range []struct{ name, prefix string }{{"private", "api-"}, {"public", "web-"}} {
 		m := (n + 1) / 2
 		if shape.prefix == "web-" {
 			m = n / 2
 		}
-		t.Logf("fleet-node: writes per %s app (%d): status %s; children %s", shape.name, m,
-			spread(only(all.status, shape.prefix), m), spread(only(all.children, shape.prefix), m))
+		status, children, created := only(all.status, shape.prefix), only(all.children, shape.prefix), only(all.created, shape.prefix)
+		t.Logf("fleet: writes per %s app (%d): status %s; children %s (created %.2f, changed or deleted %.2f)", shape.name, m,
+			spread(status, m), spread(children, m), float64(sum(created))/float64(m), float64(sum(children)-sum(created))/float64(m))
 	}
-	t.Logf("fleet-node: memory of the node with the fleet:\n%s", framework.Indent(framework.FormatMemory(realNode().Memory())))
+	for _, child := range all.twice() {
+		t.Errorf("fleet: %s", child)
+	}
 
+	progress.Step("the quiet minute", nil)
 	quietFrom := time.Now()
-	time.Sleep(65 * time.Second)
+	q0 := readHooks(t, hooks)
+	stopProfiling = profileHooks(t, profiles, mode+"-quiet", hooks)
+	select {
+	case <-t.Context().Done():
+		t.Fatal("the test ended")
+	case <-time.After(65 * time.Second):
+	}
+	q1 := readHooks(t, hooks)
+	stopProfiling()
 	quiet := fleetNodeWrites(merged(ws...), quietFrom)
-	t.Logf("fleet-node: quiet minute (%s): %d status writes, %d child writes", time.Since(quietFrom).Round(time.Second), sum(quiet.status), sum(quiet.children))
+	qTook := time.Since(quietFrom)
+	qSyncs, qCPU := q1.answered()-q0.answered(), q1.cpu()-q0.cpu()
+	t.Logf("fleet: quiet minute (%s): %.0f syncs answered, %d status writes, %d child writes; CPU %.2f s over both hooks pods: %.2f ms per sync, %.2f net of idle",
+		qTook.Round(time.Second), qSyncs, sum(quiet.status), sum(quiet.children), qCPU,
+		1000*qCPU/max(qSyncs, 1), 1000*(qCPU-idle*qTook.Seconds())/max(qSyncs, 1))
 	for _, w := range quiet.what {
-		t.Errorf("fleet-node: quiet minute: %s", w)
+		t.Errorf("fleet: quiet minute: %s", w)
+	}
+
+	if s, _ := strconv.Atoi(os.Getenv("STACKDOME_FLEET_SECRETS")); s > 0 {
+		measureSecretCache(t, ns, mc, s, progress)
 	}
 }
 
-// fleetNodeApp is app i, as e2e/fleet_test.go's fleetApp shapes it, with
-// the test image listening on its ports.
-func fleetNodeApp(i int) (string, obj) {
+// fleetIdle is how long the hooks pods' idle CPU is read before the apps
+// are created.
+const fleetIdle = 20 * time.Second
+
+// fleetApp is app i: even ones private (http, metrics), odd ones public (a
+// host, http public, metrics private), the test image listening on both.
+func fleetApp(i int) (string, obj) {
 	name := fmt.Sprintf("api-%04d", i)
 	http := obj{"name": "http", "port": 8080}
 	if i%2 == 1 {
@@ -114,9 +251,126 @@ func fleetNodeApp(i int) (string, obj) {
 	return name, spec
 }
 
-// fleetNodeProgress counts, from the watches, the Deployments created and
-// the apps whose last seen status says Converged=True.
-func fleetNodeProgress(ws []*watcher) (deployments, converged int) {
+// fleetBackends runs n pods of the test image on the real node, in a
+// namespace of their own (no app's NetworkPolicy selects them), listening
+// on the ports every fleet app declares, and returns their addresses once
+// they are Ready: the stand-in node's pods are reported at these.
+func fleetBackends(t *testing.T, n int) []string {
+	t.Helper()
+	ns := newNamespace(t, nil)
+	for i := range n {
+		mustCreate(t, "/api/v1/namespaces/"+ns+"/pods", smokePod(fmt.Sprintf("backend-%d", i), framework.ImagePortApp, nil, portArgs("8080", "9090"), false))
+	}
+	var ips []string
+	for i := range n {
+		ips = append(ips, podIP(waitPodReady(t, ns, fmt.Sprintf("backend-%d", i), 2*time.Minute)))
+	}
+	return ips
+}
+
+// fleetServiceRange is a Service range the fleet adds (a ServiceCIDR
+// object, networking.k8s.io/v1): the suite's is half a /24, 126 Services,
+// and a fleet of n apps makes 1.5 n. Nothing dials its addresses but
+// kube-proxy's rules on the node.
+const fleetServiceRange = "10.215.0.0/16"
+
+// addServiceRange adds fleetServiceRange when n apps' Services would not
+// fit the suite's range, and deletes it when the test ends (the API server
+// finishes the deletion once no Service holds an address of it).
+func addServiceRange(t *testing.T, n int) {
+	t.Helper()
+	if n <= 50 {
+		return
+	}
+	const path = "/apis/networking.k8s.io/v1/servicecidrs"
+	if _, err := kube().Create(t.Context(), path, obj{"apiVersion": "networking.k8s.io/v1", "kind": "ServiceCIDR",
+		"metadata": obj{"name": "fleet"}, "spec": obj{"cidrs": []any{fleetServiceRange}}}); err != nil {
+		t.Fatalf("adding the fleet's Service range: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := kube().Do(ctx, "DELETE", path+"/fleet", "", nil, nil); err != nil && !framework.IsCode(err, 404) {
+			t.Errorf("deleting the fleet's Service range: %v", err)
+		}
+	})
+}
+
+// countBelow is how many of the apps named have an index below n.
+func countBelow(names map[string]bool, n int) int {
+	c := 0
+	for name := range names {
+		if i, err := strconv.Atoi(name[strings.IndexByte(name, '-')+1:]); err == nil && i < n {
+			c++
+		}
+	}
+	return c
+}
+
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return err.Error()
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
+// measureSecretCache puts n Secrets of 100 KiB in a namespace of their
+// own, then creates the first StackResource with a secretRef (to a small
+// Secret of ns), and reads Metacontroller's RSS (its metrics at mcIP)
+// before and after its related Secret informer has listed them.
+func measureSecretCache(t *testing.T, ns, mcIP string, n int, progress *framework.Progress) {
+	t.Helper()
+	ctx := t.Context()
+	other := newNamespace(t, nil)
+	blob := strings.Repeat("x", 100<<10)
+	work := make(chan int)
+	var wg sync.WaitGroup
+	var created atomic.Int64
+	progress.Step("Secret cache: creating Secrets of 100 KiB", func() string { return fmt.Sprintf("%d of %d", created.Load(), n) })
+	for range 4 {
+		wg.Go(func() {
+			for i := range work {
+				if _, err := kube().Create(ctx, "/api/v1/namespaces/"+other+"/secrets", obj{"apiVersion": "v1", "kind": "Secret",
+					"metadata": obj{"name": fmt.Sprintf("release-v%d", i)}, "stringData": obj{"release": blob}}); err != nil {
+					t.Errorf("secret %d: %v", i, err)
+				}
+				created.Add(1)
+			}
+		})
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	progress.Step("Secret cache: waiting for an app using a Secret to converge", nil)
+	before := figuresOf(t, mcIP, mcMetricsPort)
+	mustCreate(t, "/api/v1/namespaces/"+ns+"/secrets", obj{"apiVersion": "v1", "kind": "Secret",
+		"metadata": obj{"name": "db"}, "stringData": obj{"password": "x"}})
+	_, spec := fleetApp(0)
+	spec["envFrom"] = []any{obj{"secretRef": obj{"name": "db"}}}
+	start := time.Now()
+	createApp(t, ns, "uses-secret", spec)
+	waitCondition(t, 3*time.Minute, ns, "uses-secret", "Converged", "True", "Serving")
+	converged := time.Since(start)
+	// The informer has listed the Secrets by the time the app converged;
+	// its memory is read 20 s later, as before.
+	select {
+	case <-ctx.Done():
+		t.Fatal("the test ended")
+	case <-time.After(20 * time.Second):
+	}
+	after := figuresOf(t, mcIP, mcMetricsPort)
+	size := float64(n) * 100 * 1024
+	t.Logf("fleet: Secret cache: %d Secrets of 100 KiB (%s) in %s; Metacontroller RSS %s before the first secretRef, %s after (Converged after %s): +%s, %.1f× the Secrets' bytes",
+		n, mib(size), other, mib(before.rss), mib(after.rss), converged.Round(100*time.Millisecond),
+		mib(after.rss-before.rss), (after.rss-before.rss)/size)
+}
+
+// fleetProgress counts, from the watches, the Deployments created, and
+// names the apps whose last seen status says Converged=True.
+func fleetProgress(ws []*watcher) (deployments int, converged map[string]bool) {
 	deps, conv := map[string]bool{}, map[string]bool{}
 	for _, e := range merged(ws...) {
 		name := fmt.Sprint(framework.Dig(e.Obj, "metadata", "name"))
@@ -125,22 +379,35 @@ func fleetNodeProgress(ws []*watcher) (deployments, converged int) {
 			deps[name] = true
 		case "sr":
 			c := srCondition(e.Obj, "Converged")
-			conv[name] = c != nil && c["status"] == "True"
+			if c != nil && c["status"] == "True" {
+				conv[name] = true
+			} else {
+				delete(conv, name)
+			}
 		}
 	}
-	for _, c := range conv {
-		if c {
-			converged++
-		}
-	}
-	return len(deps), converged
+	return len(deps), conv
 }
 
 // fleetWrites are the writes per app (by StackResource name; a child is
-// its app's by the instance label) and what they were.
+// its app's by the instance label), the children created among them, the
+// writes per child (by kind and name), and what they were.
 type fleetWrites struct {
-	status, children map[string]int
-	what             []string
+	status, children, created map[string]int
+	perChild                  map[string]int
+	what                      []string
+}
+
+// twice names the children written more than once, sorted.
+func (fw fleetWrites) twice() []string {
+	var out []string
+	for child, n := range fw.perChild {
+		if n > 1 {
+			out = append(out, fmt.Sprintf("%s written %d times", child, n))
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // controllerAnnotations are the annotations the workload controllers keep
@@ -159,7 +426,7 @@ func fleetNodeWrites(events []event, since time.Time) fleetWrites {
 // nodeWrites reads the writes as fleetNodeWrites does, among the events
 // counted says to count; the others are read to know each object's state.
 func nodeWrites(events []event, counted func(event) bool) fleetWrites {
-	fw := fleetWrites{status: map[string]int{}, children: map[string]int{}}
+	fw := fleetWrites{status: map[string]int{}, children: map[string]int{}, created: map[string]int{}, perChild: map[string]int{}}
 	last := map[string]string{}
 	for _, e := range events {
 		key := e.Kind + "/" + fmt.Sprint(framework.Dig(e.Obj, "metadata", "uid"))
@@ -195,6 +462,10 @@ func nodeWrites(events []event, counted func(event) bool) fleetWrites {
 			fw.status[app]++
 		} else {
 			fw.children[app]++
+			fw.perChild[fmt.Sprintf("%s %v", e.Kind, framework.Dig(e.Obj, "metadata", "name"))]++
+			if !seen {
+				fw.created[app]++
+			}
 		}
 		fw.what = append(fw.what, fmt.Sprintf("rv %d %s %s %v", e.RV, e.Type, e.Kind, framework.Dig(e.Obj, "metadata", "name")))
 	}
@@ -239,7 +510,8 @@ func sum(counts map[string]int) int {
 // create of a StackResource is not; a child's creation, deletion and a
 // change of its spec, labels or annotations are child writes, its status
 // and the workload controllers' own annotations are not; what came before
-// since only tells the state.
+// since only tells the state; a child created then changed is written
+// twice, once created and deleted too.
 func TestFleetWritesCount(t *testing.T) {
 	start := time.Now()
 	at := func(d time.Duration) time.Time { return start.Add(d) }
@@ -271,5 +543,11 @@ func TestFleetWritesCount(t *testing.T) {
 	later := fleetNodeWrites(events, at(5))
 	if got := [2]int{sum(later.status), sum(later.children)}; got != [2]int{1, 2} {
 		t.Errorf("since 5: status %d, children %d, want 1 and 2\n%v", got[0], got[1], later.what)
+	}
+	if diff := cmp.Diff([]string{"deployment web written 2 times", "service web written 2 times"}, all.twice()); diff != "" {
+		t.Errorf("children written twice (-want +got):\n%s", diff)
+	}
+	if got := sum(all.created); got != 2 {
+		t.Errorf("children created: %d, want 2", got)
 	}
 }
