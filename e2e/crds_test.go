@@ -4,10 +4,8 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -17,10 +15,8 @@ import (
 )
 
 const (
-	crdPath        = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-	stackCRDName   = "stackresources.stackdome.io"
-	traefikModule  = "github.com/traefik/traefik/v3@v3.7.11" // the version e2e/traefik builds, the chart's appVersion
-	traefikCRDFile = "docs/content/reference/dynamic-configuration/kubernetes-crd-definition-v1.yml"
+	crdPath      = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	stackCRDName = "stackresources.stackdome.io"
 )
 
 // installCRDFile creates every CustomResourceDefinition in a multi-document
@@ -72,40 +68,48 @@ func waitEstablished(ctx context.Context, k *framework.Kube, name string) error 
 	})
 }
 
-// traefikCRDs returns the path of Traefik's CRD definitions inside the
-// traefik module, fetched through the Go module proxy (no release download).
-func traefikCRDs(scratch string) (string, error) {
-	cmd := exec.Command("go", "mod", "download", "-json", traefikModule)
-	// Outside any module, so the main module's go.mod and go.sum are untouched.
-	cmd.Dir = scratch
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GO111MODULE=on")
-	out, err := cmd.Output()
+// traefikCRDs returns the files of Traefik's own CRDs (API traefik.io) in
+// its pinned chart (framework.TraefikChartPath), extracted under scratch:
+// what `helm install` of Traefik's chart creates first. The chart's
+// hub.traefik.io CRDs are Traefik Hub's, which nothing here uses.
+func traefikCRDs(scratch string) ([]string, error) {
+	chart, err := framework.TraefikChartPath(suite.shared, filepath.Join(scratch, "traefik-chart"))
 	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			err = fmt.Errorf("%w: %s", err, ee.Stderr)
-		}
-		return "", fmt.Errorf("go mod download %s: %w", traefikModule, err)
+		return nil, err
 	}
-	var mod struct{ Dir, Error string }
-	if err := json.Unmarshal(out, &mod); err != nil {
-		return "", fmt.Errorf("decoding go mod download output: %w", err)
+	files, err := filepath.Glob(filepath.Join(chart, "crds", "traefik.io_*.yaml"))
+	if err != nil {
+		return nil, err
 	}
-	if mod.Error != "" {
-		return "", fmt.Errorf("go mod download %s: %s", traefikModule, mod.Error)
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no crds/traefik.io_*.yaml", chart)
 	}
-	return filepath.Join(mod.Dir, filepath.FromSlash(traefikCRDFile)), nil
+	return files, nil
 }
 
-// installPrerequisiteCRDs installs Traefik's CRDs, which a cluster running
-// stackdome has before the chart. Metacontroller's come with its manifests
-// (startRealMetacontroller's `kubectl apply -k`).
-func installPrerequisiteCRDs(ctx context.Context, k *framework.Kube) error {
-	tf, err := traefikCRDs(suite.tmp)
+// installTraefikCRDs installs Traefik's CRDs (traefikCRDs) on k.
+func installTraefikCRDs(ctx context.Context, k *framework.Kube) error {
+	files, err := traefikCRDs(suite.tmp)
 	if err != nil {
 		return err
 	}
-	if _, err := installCRDFile(ctx, k, tf); err != nil {
-		return fmt.Errorf("installing Traefik CRDs: %w", err)
+	for _, f := range files {
+		if _, err := installCRDFile(ctx, k, f); err != nil {
+			return fmt.Errorf("installing Traefik's CRDs: %w", err)
+		}
+	}
+	return nil
+}
+
+// installPrerequisiteCRDs installs what a cluster running stackdome has
+// before the chart: Traefik's CRDs and Metacontroller's (suite.mcCRDs).
+// Only CRDs: nothing here runs Metacontroller or Traefik.
+func installPrerequisiteCRDs(ctx context.Context, k *framework.Kube) error {
+	if err := installTraefikCRDs(ctx, k); err != nil {
+		return err
+	}
+	if _, err := installCRDFile(ctx, k, suite.mcCRDs.path); err != nil {
+		return fmt.Errorf("installing Metacontroller's CRDs: %w", err)
 	}
 	return nil
 }

@@ -87,12 +87,8 @@ func TestChartRefusesMissingPrerequisites(t *testing.T) {
 
 	t.Run("no CRD at all", func(t *testing.T) { install(t, head+mc+"; "+tf+tail) })
 
-	tfFile, err := traefikCRDs(suite.tmp)
-	if err != nil {
+	if err := installTraefikCRDs(ctx, k); err != nil {
 		t.Fatal(err)
-	}
-	if _, err := installCRDFile(ctx, k, tfFile); err != nil {
-		t.Fatalf("installing Traefik's CRDs: %v", err)
 	}
 	served(t, "traefik.io/v1alpha1", "ingressroutes")
 	served(t, "traefik.io/v1alpha1", "middlewares")

@@ -243,3 +243,24 @@ func deepCopy(v any) any {
 	}
 	return out
 }
+
+// changedByApply reports whether a write changed what the hook owns.
+// Workloads' resourceVersion also moves with kube-controller-manager's
+// status writes, so kinds with a generation (which moves only with spec) are
+// judged by it; the others have no writer but the test here.
+func changedByApply(before, after obj) bool {
+	field := "generation"
+	if framework.Dig(before, "metadata", "generation") == nil {
+		field = "resourceVersion"
+	}
+	return framework.Dig(before, "metadata", field) != framework.Dig(after, "metadata", field)
+}
+
+// mustJSON is v as indented JSON, or as fmt prints it if it has none.
+func mustJSON(v any) string {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(data)
+}
