@@ -39,3 +39,12 @@ func BuildMetacontroller(root, shared string) (string, error) {
 	os.Setenv("STACKDOME_SHARED", shared)
 	return runBuildScript(root, "metacontroller", "Metacontroller")
 }
+
+// HookVersion is the version of one of a CompositeController's hooks: "v1"
+// when unset, as the CRD's default and Metacontroller's GetVersion have it.
+func HookVersion(cc Obj, hook string) string {
+	if v, _ := Dig(cc, "spec", "hooks", hook, "version").(string); v != "" {
+		return v
+	}
+	return "v1"
+}

@@ -69,3 +69,16 @@ func TraefikChartPath(shared, dir string) (string, error) {
 	}
 	return chart, nil
 }
+
+// Router is one HTTP router as Traefik's API reports it
+// (/api/http/routers).
+type Router struct {
+	Name        string   `json:"name"`
+	Rule        string   `json:"rule"`
+	Status      string   `json:"status"`
+	Error       []string `json:"error"`
+	Middlewares []string `json:"middlewares"`
+	Service     string   `json:"service"`
+	Provider    string   `json:"provider"`
+	EntryPoints []string `json:"entryPoints"`
+}
