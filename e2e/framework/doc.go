@@ -11,6 +11,13 @@
 // the real Metacontroller built from its pinned source (metacontroller.go),
 // Traefik, stackdome and the test apps), the pinned Traefik chart
 // (traefikchart.go), the processes they run as (proc.go) and the builds that
-// make their binaries (build.go). It holds no package state: a test reaches
-// each part through the value TestMain made.
+// make their binaries (build.go). For the ./e2e package, TestMain starts
+// the loopback control plane and NewFixture gives each test its view of it
+// (fixture.go), with the runners (helm.go, kubectl.go), the CRD
+// installation (crds.go) and the checks (admission.go, stored.go, …) its
+// tests use. Its one package state is that control plane, set by TestMain
+// before any test runs; the node suite reaches each part through the value
+// its TestMain made. The files the untagged tests of ./e2e use in `make
+// test` (jsonmatch.go, vendor.go, crdschema.go, installdoc_*.go) have no
+// build tag and use nothing tagged.
 package framework
