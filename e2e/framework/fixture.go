@@ -48,7 +48,8 @@ var suite *Suite
 // kube-controller-manager from e2e/tools, starts them once on loopback for
 // the whole package with Traefik's and Metacontroller's CRDs, runs the
 // package's tests and stops them whatever happens (an interrupt too); it
-// exits the process with the tests' code. No kubelet, no Metacontroller
+// exits the process with the tests' code. The repository root is the parent
+// of the working directory, which go test makes the package's (e2e/). No kubelet, no Metacontroller
 // process, no network namespace: it needs no root. The package's own
 // TestMain is a call of it; its tests reach the control plane through
 // NewFixture.

@@ -67,7 +67,8 @@ func TraefikChart(t *testing.T) string {
 }
 
 // HelmBinary is bin/helm, which `make tools` (a prerequisite of make test)
-// builds.
+// builds, in the parent of the working directory (the repository root when
+// the calling package is e2e/); the test fails without it.
 func HelmBinary(t *testing.T) string {
 	t.Helper()
 	bin, err := filepath.Abs(filepath.Join("..", "bin", "helm"))

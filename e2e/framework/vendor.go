@@ -39,7 +39,9 @@ const (
 
 // VendorArchive is the path of a pinned archive in shared/vendor/. Without
 // it the test fails, in CI and out, with one line saying what to set: a
-// test of the real component never falls back to something of ours.
+// test of the real component never falls back to something of ours. The
+// repository root is the parent of the working directory, which go test
+// makes the calling package's (e2e/).
 func VendorArchive(t *testing.T, name string) string {
 	t.Helper()
 	root, err := filepath.Abs("..")
