@@ -39,7 +39,7 @@ func TestFirstLoop(t *testing.T) {
 			}
 			path, why := framework.FirstLoop("", want, got)
 			if path != tc.path {
-				t.Errorf("firstLoop = %q (%s), want %q", path, why, tc.path)
+				t.Errorf("FirstLoop = %q (%s), want %q", path, why, tc.path)
 			}
 		})
 	}

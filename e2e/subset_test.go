@@ -38,7 +38,7 @@ func TestFirstMismatch(t *testing.T) {
 			}
 			path, why := framework.FirstMismatch("", want, got)
 			if path != tc.path {
-				t.Errorf("firstMismatch = %q (%s), want %q", path, why, tc.path)
+				t.Errorf("FirstMismatch = %q (%s), want %q", path, why, tc.path)
 			}
 		})
 	}
