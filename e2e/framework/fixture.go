@@ -182,8 +182,10 @@ func removeStaleScratch() {
 // TestMain set up (its Cluster, Root, Shared, Kubectl, Scratch, …), the API
 // client Kube, and Namespace, made for this test alone and deleted when it
 // ends (the namespace controller removes what is left inside). A Fixture
-// belongs to the t it was made from; a subtest that needs a namespace of its
-// own makes its own Fixture.
+// belongs to the t it was made from: a method without a t parameter fails,
+// skips and cleans up on that test, and is called from its goroutine; one
+// with a t parameter reports on that t (a subtest's). A subtest that needs a
+// namespace of its own makes its own Fixture.
 type Fixture struct {
 	*Suite
 	Kube      *Kube
