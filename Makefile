@@ -322,18 +322,19 @@ bench-fleet:
 browser-test:
 	$(GO) test -tags browser -count=1 -run TestBrowser -v ./errorpages/
 
-## e2e: the control-plane suite, under the real Metacontroller v4.17.2 built
-## from its pinned source: ../shared/vendor/metacontroller-4.17.2.tar.gz
-## (STACKDOME_SHARED moves ../shared), or METACONTROLLER_SRC, a checkout or a
-## tar.gz archive of that tag. Without one it stops at once, saying so: there
-## is no stand-in to fall back to. Then the real-node suite (e2e/node: a real
-## kubelet, containerd, kube-proxy, kube-router and CoreDNS; needs root), run
-## after the first (never beside it) and even when the first failed: the
-## target fails if either does.
+## e2e: the control-plane suite (./e2e: the API server alone, no pod runs,
+## no root), with the CRDs of the real Metacontroller v4.17.2 from its pinned
+## source: ../shared/vendor/metacontroller-4.17.2.tar.gz (STACKDOME_SHARED
+## moves ../shared), or METACONTROLLER_SRC, a checkout or a tar.gz archive of
+## that tag. Without one it stops at once, saying so: there is no stand-in to
+## fall back to. Then the real-node suite (e2e/node: a real kubelet,
+## containerd, kube-proxy, kube-router and CoreDNS, the real Metacontroller
+## and Traefik; needs root), run after the first (never beside it) and even
+## when the first failed: the target fails if either does.
 MC_ARCHIVE = $(or $(STACKDOME_SHARED),$(CURDIR)/../shared)/vendor/metacontroller-4.17.2.tar.gz
 
 ## e2e-build: the binaries make e2e needs, built now, or found cached: the
-## control plane, the node's, Traefik, Metacontroller and kubectl (each
+## control plane, the node's, Traefik (the node's image), Metacontroller and kubectl (each
 ## build.sh keeps its cache and its lock, so make e2e finds them, or waits
 ## for a build under way). CI starts it in the background, niced, as it
 ## begins: the cold builds then use the CPU the other targets leave idle.

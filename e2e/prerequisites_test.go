@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackdome/stackdome/e2e/framework"
-	kyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
 // TestChartRefusesMissingPrerequisites installs the chart with helm on a
@@ -29,16 +27,17 @@ import (
 // status` shows the NOTES' lines for pods that cannot pull their image. A
 // failed install stores no release (the chart fails while rendering).
 func TestChartRefusesMissingPrerequisites(t *testing.T) {
+	f := framework.NewFixture(t)
 	ctx := t.Context()
 	start := time.Now()
-	c, err := framework.StartCluster(ctx, suite.binDir, filepath.Join(suite.tmp, "bare-cluster"), "10.0.0.0/24")
+	c, err := framework.StartCluster(ctx, f.BinDir, filepath.Join(f.Scratch, "bare-cluster"), "10.0.0.0/24")
 	if err != nil {
 		t.Fatalf("starting a bare control plane: %v", err)
 	}
 	t.Cleanup(c.Stop)
 	t.Logf("bare control plane up in %s", time.Since(start).Round(100*time.Millisecond))
 	k := c.Kube
-	chart := filepath.Join(suite.root, "chart")
+	chart := filepath.Join(f.Root, "chart")
 
 	const (
 		head = "this cluster does not serve what stackdome runs on; install first: "
@@ -49,7 +48,7 @@ func TestChartRefusesMissingPrerequisites(t *testing.T) {
 	)
 	install := func(t *testing.T, want string) {
 		t.Helper()
-		out, err := helmOn(ctx, c.Kubeconfig, "install", "stackdome", chart, "--namespace", "stackdome", "--create-namespace", "--timeout", "2m",
+		out, err := f.HelmOn(ctx, c.Kubeconfig, "install", "stackdome", chart, "--namespace", "stackdome", "--create-namespace", "--timeout", "2m",
 			"--set", "podCIDRs={10.244.0.0/16}")
 		got := ""
 		if err != nil {
@@ -66,20 +65,20 @@ func TestChartRefusesMissingPrerequisites(t *testing.T) {
 			t.Cleanup(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
-				if out, err := helmOn(ctx, c.Kubeconfig, "uninstall", "stackdome", "--namespace", "stackdome"); err != nil {
+				if out, err := f.HelmOn(ctx, c.Kubeconfig, "uninstall", "stackdome", "--namespace", "stackdome"); err != nil {
 					t.Errorf("helm uninstall: %v\n%s", err, out)
 				}
 			})
 			return
 		}
-		if out, err := helmOn(ctx, c.Kubeconfig, "list", "--all", "--namespace", "stackdome", "--short"); err != nil || len(out) > 0 {
+		if out, err := f.HelmOn(ctx, c.Kubeconfig, "list", "--all", "--namespace", "stackdome", "--short"); err != nil || len(out) > 0 {
 			t.Errorf("a refused install left a release: %v\n%s", err, out)
 		}
 	}
 	served := func(t *testing.T, apiVersion, resource string) {
 		t.Helper()
 		if err := framework.WaitUntil(30*time.Second, 100*time.Millisecond, apiVersion+" "+resource+" in discovery", func() (bool, error) {
-			return servesResource(ctx, k, apiVersion, resource), nil
+			return framework.ServesResource(ctx, k, apiVersion, resource), nil
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -87,18 +86,14 @@ func TestChartRefusesMissingPrerequisites(t *testing.T) {
 
 	t.Run("no CRD at all", func(t *testing.T) { install(t, head+mc+"; "+tf+tail) })
 
-	tfFile, err := traefikCRDs(suite.tmp)
-	if err != nil {
+	if err := f.InstallTraefikCRDs(ctx, k); err != nil {
 		t.Fatal(err)
-	}
-	if _, err := installCRDFile(ctx, k, tfFile); err != nil {
-		t.Fatalf("installing Traefik's CRDs: %v", err)
 	}
 	served(t, "traefik.io/v1alpha1", "ingressroutes")
 	served(t, "traefik.io/v1alpha1", "middlewares")
 	t.Run("Traefik, no Metacontroller", func(t *testing.T) { install(t, head+mc+tail) })
 
-	crd := compositeControllerCRD(t)
+	crd := f.CompositeControllerCRD()
 	syncVersion := func(crd obj) obj {
 		versions, _ := framework.Dig(crd, "spec", "versions").([]any)
 		for _, v := range versions {
@@ -112,17 +107,17 @@ func TestChartRefusesMissingPrerequisites(t *testing.T) {
 	enum := fmt.Sprint(framework.Dig(syncVersion(crd), "version", "enum"))
 
 	// An older Metacontroller's CRD: no hooks.sync.version.
-	older := deepCopy(crd).(obj)
+	older := framework.DeepCopy(crd).(obj)
 	delete(syncVersion(older), "version")
 	data, err := json.Marshal(older)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := k.CreateYAML(ctx, crdPath, data); err != nil {
+	if _, err := k.CreateYAML(ctx, framework.CRDPath, data); err != nil {
 		t.Fatalf("creating the older CompositeController CRD: %v", err)
 	}
 	name := framework.Dig(crd, "metadata", "name").(string)
-	if err := waitEstablished(ctx, k, name); err != nil {
+	if err := framework.WaitEstablished(ctx, k, name); err != nil {
 		t.Fatal(err)
 	}
 	served(t, "metacontroller.k8s.io/v1alpha1", "compositecontrollers")
@@ -130,23 +125,23 @@ func TestChartRefusesMissingPrerequisites(t *testing.T) {
 
 	replace := func(t *testing.T, want obj) {
 		t.Helper()
-		cur, err := k.Get(ctx, crdPath+"/"+name)
+		cur, err := k.Get(ctx, framework.CRDPath+"/"+name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want = deepCopy(want).(obj)
+		want = framework.DeepCopy(want).(obj)
 		want["metadata"].(obj)["resourceVersion"] = framework.Dig(cur, "metadata", "resourceVersion")
-		if _, err := k.Put(ctx, crdPath+"/"+name, want); err != nil {
+		if _, err := k.Put(ctx, framework.CRDPath+"/"+name, want); err != nil {
 			t.Fatalf("replacing the CompositeController CRD: %v", err)
 		}
 	}
-	v1Only := deepCopy(crd).(obj)
+	v1Only := framework.DeepCopy(crd).(obj)
 	syncVersion(v1Only)["version"].(obj)["enum"] = []any{"v1"}
 	replace(t, v1Only)
 	t.Run("a CompositeController CRD whose sync hook takes v1 only", func(t *testing.T) { install(t, old) })
 
 	// A CRD of 4.15.x: version v2, but no webhook clientTLS (4.16.0).
-	noClientTLS := deepCopy(crd).(obj)
+	noClientTLS := framework.DeepCopy(crd).(obj)
 	delete(syncVersion(noClientTLS)["webhook"].(obj)["properties"].(obj), "clientTLS")
 	replace(t, noClientTLS)
 	t.Run("a CompositeController CRD whose webhooks take no clientTLS", func(t *testing.T) { install(t, old) })
@@ -156,7 +151,7 @@ func TestChartRefusesMissingPrerequisites(t *testing.T) {
 		install(t, "")
 		// What an operator sees later: helm status repeats the NOTES,
 		// with how to check pods that cannot pull the image.
-		out, err := helmOn(ctx, c.Kubeconfig, "status", "stackdome", "--namespace", "stackdome")
+		out, err := f.HelmOn(ctx, c.Kubeconfig, "status", "stackdome", "--namespace", "stackdome")
 		if err != nil {
 			t.Fatalf("helm status: %v\n%s", err, out)
 		}
@@ -170,29 +165,4 @@ func TestChartRefusesMissingPrerequisites(t *testing.T) {
 			}
 		}
 	})
-}
-
-// compositeControllerCRD is the CompositeController CRD the suite installs
-// (Metacontroller's own when shared/ is there, see suite.mcCRDs), as JSON.
-func compositeControllerCRD(t *testing.T) obj {
-	t.Helper()
-	data, err := os.ReadFile(suite.mcCRDs.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, doc := range framework.SplitYAML(data) {
-		js, err := kyaml.ToJSON(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var o obj
-		if err := json.Unmarshal(js, &o); err != nil {
-			t.Fatal(err)
-		}
-		if framework.Dig(o, "metadata", "name") == "compositecontrollers.metacontroller.k8s.io" {
-			return o
-		}
-	}
-	t.Fatalf("%s has no CompositeController CRD", suite.mcCRDs.path)
-	return nil
 }

@@ -24,10 +24,11 @@ const tableAccept = "application/json;as=Table;v=v1;g=meta.k8s.io"
 // StackResource whose status has one, nothing where the status is not
 // written yet.
 func TestPrinterColumns(t *testing.T) {
-	requireStackResourceCRD(t)
+	f := framework.NewFixture(t)
+	f.RequireStackResourceCRD()
 	ctx := t.Context()
-	k := suite.cluster.Kube
-	ns := newNamespace(t)
+	k := f.Kube
+	ns := f.Namespace
 	base := "/apis/stackdome.io/v1alpha1/namespaces/" + ns + "/stackresources"
 
 	for _, sr := range []obj{

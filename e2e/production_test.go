@@ -20,13 +20,14 @@ import (
 // and a spec that relaxes a field (security-relaxed) stays inside it. The
 // same pod with runAsNonRoot turned off is refused: the check is live.
 func TestRestrictedNamespaceAdmitsPods(t *testing.T) {
-	ns := newNamespace(t)
-	k := suite.cluster.Kube
+	f := framework.NewFixture(t)
+	ns := f.Namespace
+	k := f.Kube
 	if _, err := k.MergePatch(t.Context(), "/api/v1/namespaces/"+ns, obj{"metadata": obj{"labels": obj{
 		"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest"}}}); err != nil {
 		t.Fatal(err)
 	}
-	paths, err := filepath.Glob(filepath.Join(suite.root, "testdata", "sync", "*.response.json"))
+	paths, err := filepath.Glob(filepath.Join(f.Root, "testdata", "sync", "*.response.json"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no golden responses: %v", err)
 	}
@@ -40,7 +41,7 @@ func TestRestrictedNamespaceAdmitsPods(t *testing.T) {
 		var resp struct {
 			Children []obj `json:"children"`
 		}
-		if err := readJSON(path, &resp); err != nil {
+		if err := framework.ReadJSON(path, &resp); err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range resp.Children {
@@ -54,7 +55,7 @@ func TestRestrictedNamespaceAdmitsPods(t *testing.T) {
 			}
 			name := strings.TrimSuffix(filepath.Base(path), ".response.json")
 			t.Run(name, func(t *testing.T) {
-				spec := deepCopy(framework.Dig(c, tmpl...)).(map[string]any)
+				spec := framework.DeepCopy(framework.Dig(c, tmpl...)).(map[string]any)
 				// What the StatefulSet controller adds: a volume per claim template.
 				claims, _ := framework.Dig(c, "spec", "volumeClaimTemplates").([]any)
 				for _, ct := range claims {

@@ -12,8 +12,9 @@ import (
 // we built, RBAC is on, the prerequisite CRDs serve, and
 // kube-controller-manager turns a Deployment into a ReplicaSet and a Pod.
 func TestControlPlane(t *testing.T) {
+	f := framework.NewFixture(t)
 	ctx := t.Context()
-	k := suite.cluster.Kube
+	k := f.Kube
 
 	v, err := k.Get(ctx, "/version")
 	if err != nil {
@@ -37,7 +38,7 @@ func TestControlPlane(t *testing.T) {
 		}
 	}
 
-	ns := newNamespace(t)
+	ns := f.Namespace
 	dep := obj{
 		"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": obj{"name": "smoke"},
@@ -52,7 +53,7 @@ func TestControlPlane(t *testing.T) {
 	if _, err := k.Create(ctx, "/apis/apps/v1/namespaces/"+ns+"/deployments", dep); err != nil {
 		t.Fatal(err)
 	}
-	pods := waitPods(t, ns, "app=smoke", 1)
+	pods := f.WaitPods("app=smoke", 1)
 	if phase := framework.Dig(pods[0], "status", "phase"); phase != "Pending" {
 		t.Errorf("pod phase = %v, want Pending (there is no kubelet)", phase)
 	}

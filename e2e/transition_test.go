@@ -17,9 +17,10 @@ import (
 // message saying what to do instead, and nothing is stored; every other edit
 // of the same object, and a size written differently but equal, is accepted.
 func TestAdmissionTransitions(t *testing.T) {
-	requireStackResourceCRD(t)
-	ns := newNamespace(t)
-	k := suite.cluster.Kube
+	f := framework.NewFixture(t)
+	f.RequireStackResourceCRD()
+	ns := f.Namespace
+	k := f.Kube
 	base := "/apis/stackdome.io/v1alpha1/namespaces/" + ns + "/stackresources"
 	create := func(name string, spec obj) {
 		t.Helper()

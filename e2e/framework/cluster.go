@@ -18,7 +18,8 @@ import (
 
 // Cluster is a real control plane on loopback: etcd, kube-apiserver and
 // kube-controller-manager, with no kubelet and no scheduler. Pods are created
-// by the controllers and stay Pending until a test patches their status.
+// by the controllers and stay Pending unless a real node joins (ForRealNode,
+// node.go).
 type Cluster struct {
 	dir          string
 	Kube         *Kube
@@ -39,7 +40,7 @@ const (
 
 // StartCluster starts the control plane from the binaries in binDir, with all
 // state under dir and ClusterIPs from serviceRange; without options, on
-// loopback for a kubelet stand-in (node_cluster.go has the options a real
+// loopback, where no node can join (node_cluster.go has the options a real
 // node needs). On error everything started so far is stopped.
 func StartCluster(ctx context.Context, binDir, dir, serviceRange string, opts ...ClusterOption) (*Cluster, error) {
 	c := &Cluster{dir: dir, serviceRange: serviceRange}

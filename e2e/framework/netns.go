@@ -3,42 +3,15 @@
 package framework
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"runtime"
 	"syscall"
 )
 
-// Running code inside a network namespace: listening, dialing and calling a
-// function there from a locked OS thread.
-
-// listenIn opens a TCP listener inside the network namespace netns (a
-// /proc/<pid>/ns/net path): the socket is made on an OS thread moved into the
-// namespace, and keeps that namespace when the thread moves back. The test
-// process serves it like any listener.
-func listenIn(netns, addr string) (net.Listener, error) {
-	var l net.Listener
-	err := inNetns(netns, func() (err error) {
-		l, err = net.Listen("tcp", addr)
-		return err
-	})
-	return l, err
-}
-
-// dialIn connects to addr from inside the network namespace netns, as a
-// process there would (a kubelet's probe runs in the pod's namespace).
-func dialIn(ctx context.Context, netns, addr string) (net.Conn, error) {
-	var c net.Conn
-	err := inNetns(netns, func() (err error) {
-		var d net.Dialer
-		c, err = d.DialContext(ctx, "tcp", addr)
-		return err
-	})
-	return c, err
-}
+// Running code inside a network namespace: calling a function there from a
+// locked OS thread (Node.DialContext dials the node's pods so).
 
 // inNetns runs fn on an OS thread moved into netns and back. A socket fn
 // makes keeps the namespace it was made in.

@@ -13,7 +13,7 @@ import (
 type ClusterOption func(*clusterOptions)
 
 // clusterOptions are the differences a real node needs; the zero value is
-// the control plane the kubelet stand-in runs on.
+// a control plane on loopback that no node joins (the ./e2e suite's).
 type clusterOptions struct {
 	address netip.Addr   // bind and advertise here instead of loopback
 	podCIDR netip.Prefix // the first node's spec.podCIDR
@@ -82,9 +82,7 @@ func (o clusterOptions) apiserverArgs(dir string, p *pki) ([]string, error) {
 // controllerManagerArgs are kube-controller-manager's node-related flags.
 func (o clusterOptions) controllerManagerArgs() []string {
 	if !o.podCIDR.IsValid() {
-		// No kubelet heartbeats for the stand-in's node (kubelet.go): the node
-		// lifecycle controller would mark its pods not ready, then evict them.
-		return []string{"--controllers=*,-node-lifecycle-controller"}
+		return nil // no node joins: nothing to allocate
 	}
 	return []string{
 		"--allocate-node-cidrs",

@@ -4,18 +4,15 @@ package framework
 
 import (
 	"bytes"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 )
 
@@ -30,20 +27,15 @@ type Proc struct {
 	err  error // valid once done is closed
 }
 
-// startProc runs bin with args, logging to <dir>/<name>.log.
+// startProc runs bin with args and the test's environment, logging to
+// <dir>/<name>.log.
 func startProc(dir, name, bin string, args ...string) (*Proc, error) {
-	return startProcEnv(dir, name, nil, bin, args...)
-}
-
-// startProcEnv is startProc with the environment env (nil: the test's own).
-func startProcEnv(dir, name string, env []string, bin string, args ...string) (*Proc, error) {
 	logPath := filepath.Join(dir, name+".log")
 	f, err := os.Create(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("creating log for %s: %w", name, err)
 	}
 	cmd := exec.Command(bin, args...)
-	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -172,27 +164,6 @@ func WaitUntil(timeout, interval time.Duration, what string, cond func() (bool, 
 // Indent indents every line of s by a tab, for a log excerpt in a failure.
 func Indent(s string) string {
 	return "\t" + strings.ReplaceAll(s, "\n", "\n\t")
-}
-
-// WaitOK waits until url answers 200, failing the test if p exits first or
-// timeout passes: a process started by the test is ready.
-func WaitOK(t *testing.T, p *Proc, timeout time.Duration, url string) {
-	t.Helper()
-	// An https:// URL is probed as the kubelet probes: no verification.
-	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	if err := WaitUntil(timeout, 100*time.Millisecond, p.Name+" "+url, func() (bool, error) {
-		if done, err := p.Exited(); done {
-			return false, fmt.Errorf("%s exited (%v):\n%s", p.Name, err, Indent(p.Tail(30)))
-		}
-		resp, err := client.Get(url)
-		if err != nil {
-			return false, err
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, fmt.Errorf("%s: %s", url, resp.Status)
-	}); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // WithoutClusterEnv is env without the in-cluster variables and

@@ -3,12 +3,9 @@
 package framework
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -16,15 +13,13 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"testing"
 	"time"
 )
 
-// TestHost is a machine of its own for backends Traefik must reach: a network
-// namespace joined to the root one by a veth pair on a private /24 that
-// exists only on this machine (EndpointSlices refuse loopback addresses, so a
-// backend on 127.0.0.0/8 can never be a Traefik server). The root side is
-// hostIP, the test host guestIP; both lie in prefix.
+// TestHost is the machine the real node runs in (Node, NodeConfig.Host): a
+// network namespace joined to the root one by a veth pair on a private /24
+// that exists only on this machine. The root side is HostIP (where the
+// control plane listens for the node), the node GuestIP; both lie in Prefix.
 //
 // The namespace is anonymous: it is held by one process (sleep) that dies
 // with the test binary (Pdeathsig), and the kernel removes the namespace, the
@@ -162,33 +157,13 @@ func overlapsAny(p netip.Prefix, ps []netip.Prefix) bool {
 	return false
 }
 
-// ServiceRange is the upper half of the test host's /24: the test cluster's
-// --service-cluster-ip-range, so a ClusterIP can be given to the test host
-// (addAddress) the way a service proxy would make it answer.
+// ServiceRange is the upper half of the test host's /24: the node's
+// cluster's --service-cluster-ip-range, routed to the node, where
+// kube-proxy makes a ClusterIP answer.
 func (h *TestHost) ServiceRange() netip.Prefix {
 	a := h.Prefix.Addr().As4()
 	a[3] = 128
 	return netip.PrefixFrom(netip.AddrFrom4(a), h.Prefix.Bits()+1)
-}
-
-// AddAddress gives the test host one more address (a /32 on its link),
-// reachable from the root namespace through the /24's route. An address it
-// has already is no error: a ClusterIP an earlier test's release held (and
-// left on the host) can be handed to a later release of the same run.
-func (h *TestHost) AddAddress(ip netip.Addr) error {
-	if !h.Prefix.Contains(ip) {
-		return fmt.Errorf("%s is outside the test host's %s: it would not be routed there", ip, h.Prefix)
-	}
-	err := run(h.inside("ip", "addr", "add", ip.String()+"/32", "dev", h.guestLink)...)
-	if err != nil && (strings.Contains(err.Error(), "Address already assigned") || strings.Contains(err.Error(), "File exists")) {
-		return nil
-	}
-	return err
-}
-
-// DelAddress takes an address added by addAddress away again.
-func (h *TestHost) DelAddress(ip netip.Addr) error {
-	return run(h.inside("ip", "addr", "del", ip.String()+"/32", "dev", h.guestLink)...)
 }
 
 // inside is argv run inside the test host's namespace (nsenter execs it, so
@@ -196,40 +171,6 @@ func (h *TestHost) DelAddress(ip netip.Addr) error {
 func (h *TestHost) inside(argv ...string) []string {
 	return append([]string{"nsenter", "--net=" + h.netns, "--"}, argv...)
 }
-
-// StartProc runs bin inside the test host, like the package's startProc.
-func (h *TestHost) StartProc(dir, name, bin string, args ...string) (*Proc, error) {
-	return h.StartProcEnv(dir, name, nil, bin, args...)
-}
-
-// StartProcEnv is StartProc with env added to the test's own environment
-// (a variable of env wins over the test's).
-func (h *TestHost) StartProcEnv(dir, name string, env []string, bin string, args ...string) (*Proc, error) {
-	argv := h.inside(append([]string{bin}, args...)...)
-	var full []string
-	if env != nil {
-		full = append(os.Environ(), env...)
-	}
-	return startProcEnv(dir, name, full, argv[0], argv[1:]...)
-}
-
-// Serve answers HTTP with handler on the test host at address ip, on port
-// (0: one the kernel picks), until the test ends: an app's container as the
-// pod's address reaches it. It returns the port and the server.
-func (h *TestHost) Serve(t *testing.T, ip string, port int, handler http.HandlerFunc) (int, *http.Server) {
-	t.Helper()
-	ln, err := h.Listen(net.JoinHostPort(ip, strconv.Itoa(port)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: handler}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return ln.Addr().(*net.TCPAddr).Port, srv
-}
-
-// Listen opens a TCP listener inside the test host (listenIn).
-func (h *TestHost) Listen(addr string) (net.Listener, error) { return listenIn(h.netns, addr) }
 
 // Close removes the namespace (and with it the veth pair and addresses) by
 // ending its holder, then releases the /24. Processes started inside must
@@ -259,22 +200,4 @@ func run(argv ...string) error {
 		return fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(string(out)))
 	}
 	return nil
-}
-
-// runContext runs argv until it exits or ctx ends.
-func runContext(ctx context.Context, argv ...string) error {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.WaitDelay = 5 * time.Second
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(string(out)))
-	}
-	return nil
-}
-
-// HostAddr is the test host's address with last octet n (n < 128: the
-// lower half, outside the Service range).
-func HostAddr(h *TestHost, n byte) string {
-	a := h.Prefix.Addr().As4()
-	a[3] = n
-	return netip.AddrFrom4(a).String()
 }

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package e2e
+package framework
 
 import (
 	"fmt"
@@ -8,36 +8,37 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"github.com/stackdome/stackdome/e2e/framework"
 )
 
-// syncCase is one parent synced one or more times: a golden sync fixture is a
+// The syncs of the repository's golden fixtures and scenarios, as parents
+// and hook answers to apply.
+
+// SyncCase is one parent synced one or more times: a golden sync fixture is a
 // case of one step, a scenario a case of many. Adding a source of cases is one
-// loop in syncCases; every proof over hook output ranges over all of them.
-type syncCase struct {
-	name  string
-	steps []syncStep
+// loop in SyncCases; every proof over hook output ranges over all of them.
+type SyncCase struct {
+	Name  string
+	Steps []SyncStep
 }
 
-// syncStep is one sync: the parent Metacontroller sent (nil: the previous
+// SyncStep is one sync: the parent Metacontroller sent (nil: the previous
 // step's) and what the hook answered.
-type syncStep struct {
-	name     string
-	parent   obj // request.parent
-	response obj // {"status":…, "children":[…], "resyncAfterSeconds":…}
+type SyncStep struct {
+	Name     string
+	Parent   Obj // request.parent
+	Response Obj // {"status":…, "children":[…], "resyncAfterSeconds":…}
 }
 
-// syncCases loads <testdata>/sync/<case>.{request,response}.json and every
+// SyncCases loads <testdata>/sync/<case>.{request,response}.json and every
 // JSON file under <testdata>/scenarios/. <testdata> is the repository's
-// testdata/, or STACKDOME_E2E_TESTDATA to try new fixtures before adding them.
+// testdata/ (root is the repository's), or STACKDOME_E2E_TESTDATA to try new fixtures before adding them.
 //
 // A scenario file holding no full response (object with a "children" array
 // and a "status" object) is returned in skipped: there is nothing to apply.
-func syncCases() (cases []syncCase, skipped []string, err error) {
+func SyncCases(root string) (cases []SyncCase, skipped []string, err error) {
 	testdata := os.Getenv("STACKDOME_E2E_TESTDATA")
 	if testdata == "" {
-		testdata = filepath.Join(suite.root, "testdata")
+		testdata = filepath.Join(root, "testdata")
 	}
 	dir := filepath.Join(testdata, "sync")
 	responses, err := filepath.Glob(filepath.Join(dir, "*.response.json"))
@@ -47,15 +48,15 @@ func syncCases() (cases []syncCase, skipped []string, err error) {
 	sort.Strings(responses)
 	for _, respPath := range responses {
 		name := strings.TrimSuffix(filepath.Base(respPath), ".response.json")
-		var req, resp obj
-		if err := readJSON(filepath.Join(dir, name+".request.json"), &req); err != nil {
+		var req, resp Obj
+		if err := ReadJSON(filepath.Join(dir, name+".request.json"), &req); err != nil {
 			return nil, nil, err
 		}
-		if err := readJSON(respPath, &resp); err != nil {
+		if err := ReadJSON(respPath, &resp); err != nil {
 			return nil, nil, err
 		}
 		parent, _ := req["parent"].(map[string]any)
-		cases = append(cases, syncCase{name: "sync/" + name, steps: []syncStep{{name: name, parent: parent, response: resp}}})
+		cases = append(cases, SyncCase{Name: "sync/" + name, Steps: []SyncStep{{Name: name, Parent: parent, Response: resp}}})
 	}
 
 	scenarios, err := filepath.Glob(filepath.Join(testdata, "scenarios", "*.json"))
@@ -65,12 +66,12 @@ func syncCases() (cases []syncCase, skipped []string, err error) {
 	sort.Strings(scenarios)
 	for _, p := range scenarios {
 		var doc any
-		if err := readJSON(p, &doc); err != nil {
+		if err := ReadJSON(p, &doc); err != nil {
 			return nil, nil, err
 		}
-		c := syncCase{name: "scenarios/" + strings.TrimSuffix(filepath.Base(p), ".json")}
-		collectSteps(doc, nil, &c.steps)
-		if len(c.steps) == 0 {
+		c := SyncCase{Name: "scenarios/" + strings.TrimSuffix(filepath.Base(p), ".json")}
+		collectSteps(doc, nil, &c.Steps)
+		if len(c.Steps) == 0 {
 			// Scenario inputs summarize each step's expected status rather
 			// than carry the hook's answer; only answers can be applied.
 			skipped = append(skipped, filepath.Base(p))
@@ -85,19 +86,19 @@ func syncCases() (cases []syncCase, skipped []string, err error) {
 // holding a "children" array and a "status" object as a sync response; the
 // parent is the nearest "parent" (or "request"."parent") on the way down or
 // seen before, so the step list does not depend on the exact scenario layout.
-func collectSteps(v any, parent obj, steps *[]syncStep) obj {
+func collectSteps(v any, parent Obj, steps *[]SyncStep) Obj {
 	switch v := v.(type) {
 	case map[string]any:
 		if p, ok := v["parent"].(map[string]any); ok {
 			parent = p
 		}
-		if p, ok := framework.Dig(v, "request", "parent").(map[string]any); ok {
+		if p, ok := Dig(v, "request", "parent").(map[string]any); ok {
 			parent = p
 		}
 		_, hasChildren := v["children"].([]any)
 		_, hasStatus := v["status"].(map[string]any)
 		if hasChildren && hasStatus {
-			*steps = append(*steps, syncStep{name: fmt.Sprintf("step%02d", len(*steps)+1), parent: parent, response: v})
+			*steps = append(*steps, SyncStep{Name: fmt.Sprintf("step%02d", len(*steps)+1), Parent: parent, Response: v})
 			return parent
 		}
 		keys := make([]string, 0, len(v))
@@ -116,15 +117,4 @@ func collectSteps(v any, parent obj, steps *[]syncStep) obj {
 		}
 	}
 	return parent
-}
-
-func readJSON(path string, v any) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if err := decodeJSON(data, v); err != nil {
-		return fmt.Errorf("decoding %s: %w", path, err)
-	}
-	return nil
 }

@@ -1,11 +1,7 @@
-package e2e
+// No build tag: the untagged tests of docs/install.md against the pinned
+// upstream sources run in `make test`.
 
-// The pinned upstream sources in shared/vendor/: Metacontroller v4.17.2's
-// tree (metacontroller/metacontroller@v4.17.2, `git archive v4.17.2`) and
-// the Traefik Helm chart 41.3.0 (traefik/traefik-helm-chart@v41.3.0, its
-// traefik/ directory). This
-// file has no build tag: the tests of install.md that read them without a
-// cluster run in `make test` too.
+package framework
 
 import (
 	"archive/tar"
@@ -20,32 +16,48 @@ import (
 	"testing"
 )
 
+// The pinned upstream sources in shared/vendor/: Metacontroller v4.17.2's
+// tree (metacontroller/metacontroller@v4.17.2, `git archive v4.17.2`) and
+// the Traefik Helm chart 41.3.0 (traefik/traefik-helm-chart@v41.3.0, its
+// traefik/ directory), and where shared/ is.
+
+// SharedDir is where shared/ is: STACKDOME_SHARED, else <root>/../shared
+// (beside the repository, as in CI).
+func SharedDir(root string) string {
+	if d := os.Getenv("STACKDOME_SHARED"); d != "" {
+		return d
+	}
+	return filepath.Join(root, "..", "shared")
+}
+
 // Archives of shared/vendor/, each a tree under one top directory.
 const (
-	metacontrollerArchive = "metacontroller-4.17.2.tar.gz" // metacontroller-4.17.2/
-	traefikChartArchive   = "traefik-helm-chart-41.3.0.tar.gz"
-	traefikChartDir       = "traefik-helm-chart-41.3.0/traefik" // the chart inside it
+	MetacontrollerArchive = "metacontroller-4.17.2.tar.gz" // metacontroller-4.17.2/
+	TraefikChartArchive   = "traefik-helm-chart-41.3.0.tar.gz"
+	TraefikChartDir       = "traefik-helm-chart-41.3.0/traefik" // the chart inside it
 )
 
-// vendorArchive is the path of a pinned archive in shared/vendor/. Without
+// VendorArchive is the path of a pinned archive in shared/vendor/. Without
 // it the test fails, in CI and out, with one line saying what to set: a
-// test of the real component never falls back to something of ours.
-func vendorArchive(t *testing.T, name string) string {
+// test of the real component never falls back to something of ours. The
+// repository root is the parent of the working directory, which go test
+// makes the calling package's (e2e/).
+func VendorArchive(t *testing.T, name string) string {
 	t.Helper()
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(sharedDir(root), "vendor", name)
+	p := filepath.Join(SharedDir(root), "vendor", name)
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("%s is not there (%v): set STACKDOME_SHARED to a shared/ checkout holding vendor/%s", p, err, name)
 	}
 	return p
 }
 
-// readArchive returns the files of a .tar.gz under prefix (a directory
+// ReadArchive returns the files of a .tar.gz under prefix (a directory
 // inside it), by their path relative to prefix; keep selects which.
-func readArchive(archive, prefix string, keep func(rel string) bool) (map[string][]byte, error) {
+func ReadArchive(archive, prefix string, keep func(rel string) bool) (map[string][]byte, error) {
 	f, err := os.Open(archive)
 	if err != nil {
 		return nil, err
@@ -80,10 +92,10 @@ func readArchive(archive, prefix string, keep func(rel string) bool) (map[string
 	}
 }
 
-// extractArchive writes the files of a .tar.gz under prefix into dir.
-func extractArchive(t *testing.T, archive, prefix, dir string) {
+// ExtractArchive writes the files of a .tar.gz under prefix into dir.
+func ExtractArchive(t *testing.T, archive, prefix, dir string) {
 	t.Helper()
-	files, err := readArchive(archive, prefix, func(string) bool { return true })
+	files, err := ReadArchive(archive, prefix, func(string) bool { return true })
 	if err != nil {
 		t.Fatal(err)
 	}
