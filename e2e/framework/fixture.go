@@ -6,8 +6,9 @@ package framework
 // test/integration/framework.Fixture: TestMain starts one loopback control
 // plane for the package; each test makes a Fixture from its t and gets that
 // control plane, a namespace of its own deleted when the test ends, and the
-// waits and runners below. The control plane is the one package state here
-// (suite), set once by TestMain before any test runs and read only after.
+// waits and runners below. What a package's TestMain started is the one
+// package state here (suite), set once by TestMain (this one, or
+// NodeTestMain for e2e/node) before any test runs and read only after.
 
 import (
 	"context"
@@ -24,15 +25,19 @@ import (
 	"time"
 )
 
-// Suite is what TestMain set up for every test of the package.
+// Suite is what TestMain (or NodeTestMain) set up for every test of the
+// package.
 type Suite struct {
 	Root               string             // repository root
 	Shared             string             // <root>/../shared (STACKDOME_SHARED overrides); may not exist
-	MetacontrollerCRDs MetacontrollerCRDs // the Metacontroller CRDs installed
+	MetacontrollerCRDs MetacontrollerCRDs // the Metacontroller CRDs installed (TestMain only)
 	BinDir             string             // cached control-plane binaries
 	Kubectl            string             // the kubectl binary
 	Scratch            string             // per-run scratch, removed at exit
 	Cluster            *Cluster
+	Node               *Node // the real node; NodeTestMain only
+
+	platform platform // what the node's tests install once a run (node_platform.go)
 
 	stackCRD struct { // RequireStackResourceCRD's installation, once a run
 		once sync.Once

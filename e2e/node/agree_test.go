@@ -91,7 +91,7 @@ func TestReplicasAgreeOnRealNode(t *testing.T) {
 	rel := installChart(t, "compositeController.resyncPeriodSeconds=2",
 		"config.portCheckGrace=5s", "config.verdictRequeue=1s", "config.logLevel=debug",
 		"extraArgs={--idle-timeout=500ms}")
-	if n := len(rel.pods(t, "controller")); n != 2 {
+	if n := len(rel.Pods(t, "controller")); n != 2 {
 		t.Fatalf("%d hooks pods, want the chart's 2", n)
 	}
 	ns := newNamespace(t, nil)
@@ -174,7 +174,7 @@ func TestReplicasAgreeOnRealNode(t *testing.T) {
 	}
 
 	// A replica restarted: its new process knows no verdict.
-	killed := rel.pods(t, "controller")[0]
+	killed := rel.Pods(t, "controller")[0]
 	killPods(t, []obj{killed})
 	mark = agree("replica "+podName(killed)+" restarted", mark)
 
@@ -254,11 +254,11 @@ func listRV(t *testing.T, ns string) uint64 {
 // answered since: the "sync" lines of its container's own log (stackdome at
 // --log-level=debug, JSON), by the parent they name. A pod restarted since
 // is read from its running container.
-func syncsLogged(t *testing.T, rel *release, ns string, since time.Time) map[string]map[string]int {
+func syncsLogged(t *testing.T, rel *framework.Release, ns string, since time.Time) map[string]map[string]int {
 	t.Helper()
 	by := map[string]map[string]int{}
-	for _, p := range rel.pods(t, "controller") {
-		out, err := kubectl(t.Context(), "logs", "-n", rel.ns, podName(p), "-c", "stackdome",
+	for _, p := range rel.Pods(t, "controller") {
+		out, err := kubectl(t.Context(), "logs", "-n", rel.NS, podName(p), "-c", "stackdome",
 			"--since-time="+since.Add(-time.Second).UTC().Format(time.RFC3339))
 		if err != nil {
 			t.Fatalf("kubectl logs %s: %v\n%s", podName(p), err, out)

@@ -81,5 +81,5 @@ func TestBrandsOnRealNode(t *testing.T) {
 // throughTraefikAs asks Traefik's web entry point for path on host, with
 // an Accept header and an X-Request-Id (none when empty), from the node.
 func throughTraefikAs(ctx context.Context, host, path, accept, requestID string) (framework.Answer, error) {
-	return fetch(ctx, "http://"+net.JoinHostPort(platform.traefikIP, "8000")+path, host, accept, requestID)
+	return fetch(ctx, "http://"+net.JoinHostPort(traefikIP(), "8000")+path, host, accept, requestID)
 }

@@ -15,7 +15,7 @@ import (
 // controller is the StackResource. Objects that controllers made from the
 // children (a Deployment's ReplicaSet, a Service's own EndpointSlices) are
 // not: their controller is the child.
-func appChildren(t *testing.T, rel *release, ns, name string) []string {
+func appChildren(t *testing.T, rel *framework.Release, ns, name string) []string {
 	t.Helper()
 	ctx := t.Context()
 	sr, err := kube().Get(ctx, srPath(ns, name))
@@ -23,7 +23,7 @@ func appChildren(t *testing.T, rel *release, ns, name string) []string {
 		t.Fatal(err)
 	}
 	uid := framework.Dig(sr, "metadata", "uid")
-	cc, err := kube().Get(ctx, "/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/"+rel.ns+"-"+rel.name)
+	cc, err := kube().Get(ctx, "/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/"+rel.NS+"-"+rel.Name)
 	if err != nil {
 		t.Fatalf("reading the release's CompositeController: %v", err)
 	}

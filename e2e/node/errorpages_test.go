@@ -108,7 +108,7 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 	if diff := cmp.Diff(wired, ownedChildren(t, ns, name)); diff != "" {
 		t.Errorf("installed: the app's children (-want +got):\n%s", diff)
 	}
-	errorSvc := "/api/v1/namespaces/" + rel.ns + "/services/" + rel.name + "-error-pages"
+	errorSvc := "/api/v1/namespaces/" + rel.NS + "/services/" + rel.Name + "-error-pages"
 	svc, err := kube().Get(t.Context(), errorSvc)
 	if err != nil {
 		t.Fatal(err)
@@ -139,10 +139,10 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 	// error-page Service, the one object the app's syncs relate to, stays
 	// as it was.
 	old := map[string]bool{}
-	for _, p := range append(rel.pods(t, "controller"), rel.pods(t, "error-pages")...) {
+	for _, p := range append(rel.Pods(t, "controller"), rel.Pods(t, "error-pages")...) {
 		old[podName(p)] = true
 	}
-	if out, err := helm(t.Context(), "upgrade", rel.name, filepath.Join(repoRoot(), "chart"), "--namespace", rel.ns, "--reuse-values",
+	if out, err := helm(t.Context(), "upgrade", rel.Name, filepath.Join(repoRoot(), "chart"), "--namespace", rel.NS, "--reuse-values",
 		"--wait", "--timeout", "3m", "--set-string", "podAnnotations.e2e-rollout=2"); err != nil {
 		t.Fatalf("helm upgrade: %v\n%s", err, out)
 	}
@@ -187,12 +187,12 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 	// Wired again, and the children, which never lost the address, are
 	// not written.
 	again := obj{"apiVersion": "v1", "kind": "Service",
-		"metadata": obj{"name": rel.name + "-error-pages", "labels": framework.Dig(svc, "metadata", "labels"),
+		"metadata": obj{"name": rel.Name + "-error-pages", "labels": framework.Dig(svc, "metadata", "labels"),
 			"annotations": framework.Dig(svc, "metadata", "annotations")},
 		"spec": obj{"type": "ClusterIP", "clusterIP": clusterIP[0],
 			"selector": framework.Dig(svc, "spec", "selector"), "ports": framework.Dig(svc, "spec", "ports")}}
 	waitFor(t, 30*time.Second, "the error-page Service made again at "+clusterIP[0], func() (bool, error) {
-		_, err := kube().Create(t.Context(), "/api/v1/namespaces/"+rel.ns+"/services", again)
+		_, err := kube().Create(t.Context(), "/api/v1/namespaces/"+rel.NS+"/services", again)
 		return err == nil, err
 	})
 	sr = waitCondition(t, time.Minute, ns, name, "ErrorPages", "True", "Wired")
@@ -202,13 +202,13 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 
 	// --- Both Deployments scaled to 0: their pods stopped, no sync is
 	// answered.
-	for _, d := range []string{rel.name, rel.name + "-error-pages"} {
-		if _, err := kube().MergePatch(t.Context(), "/apis/apps/v1/namespaces/"+rel.ns+"/deployments/"+d, obj{"spec": obj{"replicas": 0}}); err != nil {
+	for _, d := range []string{rel.Name, rel.Name + "-error-pages"} {
+		if _, err := kube().MergePatch(t.Context(), "/apis/apps/v1/namespaces/"+rel.NS+"/deployments/"+d, obj{"spec": obj{"replicas": 0}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	waitFor(t, 2*time.Minute, "the release's pods gone", func() (bool, error) {
-		n := len(rel.pods(t, "controller")) + len(rel.pods(t, "error-pages"))
+		n := len(rel.Pods(t, "controller")) + len(rel.Pods(t, "error-pages"))
 		return n == 0, fmt.Errorf("%d pods left", n)
 	})
 	mark = requireUnwritten(t, "scaled to 0", ws, mark, resync, nil)
@@ -218,7 +218,7 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 
 	// --- Uninstalled: the CompositeController goes with the release, so
 	// nothing syncs the app; every child stays as it is.
-	if out, err := helm(t.Context(), "uninstall", rel.name, "--namespace", rel.ns, "--wait"); err != nil {
+	if out, err := helm(t.Context(), "uninstall", rel.Name, "--namespace", rel.NS, "--wait"); err != nil {
 		t.Fatalf("helm uninstall: %v\n%s", err, out)
 	}
 	requireUnwritten(t, "uninstalled", ws, mark, resync, nil)
@@ -279,7 +279,7 @@ var (
 // asking again as wait says. It logs the slowest answer's time.
 func requireAnswers(t *testing.T, phase, host string, wait answerWait, checks []answerCheck) {
 	t.Helper()
-	url := "http://" + net.JoinHostPort(platform.traefikIP, "8000")
+	url := "http://" + net.JoinHostPort(traefikIP(), "8000")
 	var slowest time.Duration
 	failed := func() []error {
 		errs := make([]error, len(checks))

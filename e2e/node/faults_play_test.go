@@ -78,15 +78,15 @@ func portControl(ctx context.Context, ip string, port int, action string) error 
 // `kubectl drain` does: through the Eviction API, again while a
 // PodDisruptionBudget refuses (429), and each time waits until the
 // Deployment has all its replicas available again.
-func evictPods(t *testing.T, rel *release, component string) {
+func evictPods(t *testing.T, rel *framework.Release, component string) {
 	t.Helper()
-	for _, p := range rel.pods(t, component) {
+	for _, p := range rel.Pods(t, component) {
 		name := podName(p)
-		path := "/api/v1/namespaces/" + rel.ns + "/pods/" + name
+		path := "/api/v1/namespaces/" + rel.NS + "/pods/" + name
 		waitFor(t, 2*time.Minute, "eviction of "+name, func() (bool, error) {
 			_, err := kube().Create(t.Context(), path+"/eviction", obj{
 				"apiVersion": "policy/v1", "kind": "Eviction",
-				"metadata": obj{"name": name, "namespace": rel.ns},
+				"metadata": obj{"name": name, "namespace": rel.NS},
 			})
 			return err == nil, err
 		})
@@ -94,8 +94,8 @@ func evictPods(t *testing.T, rel *release, component string) {
 			if _, err := kube().Get(t.Context(), path); err == nil || !framework.IsCode(err, http.StatusNotFound) {
 				return false, fmt.Errorf("%s still there (%v)", name, err)
 			}
-			pods, err := kube().List(t.Context(), "/api/v1/namespaces/"+rel.ns+"/pods",
-				"app.kubernetes.io/instance="+rel.name+",app.kubernetes.io/component="+component)
+			pods, err := kube().List(t.Context(), "/api/v1/namespaces/"+rel.NS+"/pods",
+				"app.kubernetes.io/instance="+rel.Name+",app.kubernetes.io/component="+component)
 			if err != nil {
 				return false, err
 			}
@@ -114,7 +114,7 @@ func evictPods(t *testing.T, rel *release, component string) {
 // until it is ready again.
 func restartAPIServer(t *testing.T) {
 	t.Helper()
-	if err := suite.Cluster.RestartAPIServer(t.Context(), 2*time.Minute); err != nil {
+	if err := framework.RunningNode().Cluster.RestartAPIServer(t.Context(), 2*time.Minute); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -122,7 +122,7 @@ func restartAPIServer(t *testing.T) {
 // stallEtcd stops etcd for d, then waits until the API server reads again.
 func stallEtcd(t *testing.T, d time.Duration) {
 	t.Helper()
-	if err := suite.Cluster.StallEtcd(t.Context(), d); err != nil {
+	if err := framework.RunningNode().Cluster.StallEtcd(t.Context(), d); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, time.Minute, "the API server reading from etcd again", func() (bool, error) {
@@ -137,7 +137,7 @@ func stallEtcd(t *testing.T, d time.Duration) {
 // which rolls both of its Deployments; it returns once the upgrade has
 // rolled out (--wait). The rolled apps are moved and must reach Serving on
 // their new generation.
-func upgradeAmidRollout(t *testing.T, rel *release, fl *fleet, n int, moved map[string]bool) {
+func upgradeAmidRollout(t *testing.T, rel *framework.Release, fl *fleet, n int, moved map[string]bool) {
 	t.Helper()
 	stamp := strconv.FormatInt(time.Now().Unix(), 10)
 	rolled := 0
@@ -159,7 +159,7 @@ func upgradeAmidRollout(t *testing.T, rel *release, fl *fleet, n int, moved map[
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	out, err := helm(ctx, "upgrade", rel.name, filepath.Join(repoRoot(), "chart"), "--namespace", rel.ns,
+	out, err := helm(ctx, "upgrade", rel.Name, filepath.Join(repoRoot(), "chart"), "--namespace", rel.NS,
 		"--reuse-values", "--wait", "--timeout", "4m", "--set-string", "podAnnotations.stackdome-e2e/upgraded="+stamp)
 	if err != nil {
 		t.Fatalf("helm upgrade: %v\n%s", err, out)

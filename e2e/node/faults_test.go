@@ -139,9 +139,9 @@ func faultFormOf(v string) (faultForm, error) {
 }
 
 // faults are the form's faults in the order they are played.
-func (form faultForm) faults(rel *release, fl *fleet) []fault {
-	hooks := func(t *testing.T) []obj { return rel.pods(t, "controller") }
-	pages := func(t *testing.T) []obj { return rel.pods(t, "error-pages") }
+func (form faultForm) faults(rel *framework.Release, fl *fleet) []fault {
+	hooks := func(t *testing.T) []obj { return rel.Pods(t, "controller") }
+	pages := func(t *testing.T) []obj { return rel.Pods(t, "error-pages") }
 	all := []fault{
 		{name: "kill -9 of one hooks pod", churn: true, play: func(t *testing.T, _ map[string]bool) { killPods(t, hooks(t)[:1]) }},
 		{name: "kill -9 of both hooks pods", churn: true, play: func(t *testing.T, _ map[string]bool) { killPods(t, hooks(t)) }},
@@ -302,10 +302,10 @@ func settle(t *testing.T, ns string, a *faultApp) {
 // pod whose count cannot be read when the fault ends (shutting down after
 // an upgrade, or not listening yet) proves nothing: only a pod read then,
 // or one that appeared since, can show a sync answered after.
-func reconverge(t *testing.T, rel *release, fl *fleet, ended time.Time) time.Duration {
+func reconverge(t *testing.T, rel *framework.Release, fl *fleet, ended time.Time) time.Duration {
 	t.Helper()
 	base, unread := map[string]float64{}, map[string]bool{}
-	for _, p := range rel.pods(t, "controller") {
+	for _, p := range rel.Pods(t, "controller") {
 		key := podName(p) + "/" + fmt.Sprint(restarts(p))
 		codes, err := readSyncCodes(t.Context(), p)
 		if err != nil {
@@ -325,8 +325,8 @@ func reconverge(t *testing.T, rel *release, fl *fleet, ended time.Time) time.Dur
 				return false, err
 			}
 		}
-		pods, err := kube().List(t.Context(), "/api/v1/namespaces/"+rel.ns+"/pods",
-			"app.kubernetes.io/instance="+rel.name+",app.kubernetes.io/component=controller")
+		pods, err := kube().List(t.Context(), "/api/v1/namespaces/"+rel.NS+"/pods",
+			"app.kubernetes.io/instance="+rel.Name+",app.kubernetes.io/component=controller")
 		if err != nil {
 			return false, err
 		}
@@ -394,9 +394,9 @@ func metacontrollerPod(t *testing.T) obj {
 // cutHooks makes the chart's hooks NetworkPolicy admit nothing for d, then
 // puts its ingress rules back: Metacontroller's calls fail meanwhile, and
 // the check that no sync was answered while it lasted proves the cut.
-func cutHooks(t *testing.T, rel *release, d time.Duration) {
+func cutHooks(t *testing.T, rel *framework.Release, d time.Duration) {
 	t.Helper()
-	path := "/apis/networking.k8s.io/v1/namespaces/" + rel.ns + "/networkpolicies/" + rel.name
+	path := "/apis/networking.k8s.io/v1/namespaces/" + rel.NS + "/networkpolicies/" + rel.Name
 	np, err := kube().Get(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
@@ -415,7 +415,7 @@ func cutHooks(t *testing.T, rel *release, d time.Duration) {
 	// replica.
 	const enforced = 10 * time.Second
 	time.Sleep(enforced)
-	for _, p := range rel.pods(t, "controller") {
+	for _, p := range rel.Pods(t, "controller") {
 		if err := realNode().ForgetConnections(t.Context(), fmt.Sprint(framework.Dig(p, "status", "podIP"))); err != nil {
 			t.Fatal(err)
 		}
@@ -434,10 +434,10 @@ func cutHooks(t *testing.T, rel *release, d time.Duration) {
 }
 
 // answered is the syncs the release's hooks pods answered, summed.
-func answered(t *testing.T, rel *release) float64 {
+func answered(t *testing.T, rel *framework.Release) float64 {
 	t.Helper()
 	var n float64
-	for _, p := range rel.pods(t, "controller") {
+	for _, p := range rel.Pods(t, "controller") {
 		n += syncsAnswered(t, p)
 	}
 	return n

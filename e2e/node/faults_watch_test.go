@@ -250,7 +250,7 @@ func startRouteProbe(t *testing.T, apps []*faultApp, pages bool) *routeProbe {
 			case <-time.After(100 * time.Millisecond):
 			}
 			a, path := live[i%len(live)], paths[(i/len(live))%len(paths)]
-			code, body, err := getCodeAs(t.Context(), "http://"+net.JoinHostPort(platform.traefikIP, "8000")+path, a.host(), "text/html")
+			code, body, err := getCodeAs(t.Context(), "http://"+net.JoinHostPort(traefikIP(), "8000")+path, a.host(), "text/html")
 			p.mu.Lock()
 			p.asked++
 			if kind, bad := classifyAnswer(path, code, body, err); bad != nil {

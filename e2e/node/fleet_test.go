@@ -91,7 +91,7 @@ func TestFleet(t *testing.T) {
 	progress.Step("installing the chart", nil)
 	profiles := os.Getenv("STACKDOME_FLEET_PROFILE")
 	rel := installChart(t, fleetProfileArgs(profiles)...)
-	hooks := rel.pods(t, "controller")
+	hooks := rel.Pods(t, "controller")
 	if len(hooks) != 2 {
 		t.Fatalf("the chart runs %d hooks pods, want its default 2", len(hooks))
 	}

@@ -93,16 +93,16 @@ import (
 func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 	rel := installChart(t, "compositeController.resyncPeriodSeconds=2", "extraArgs={--idle-timeout=500ms}")
 	ctx := t.Context()
-	serverName := rel.name + "." + rel.ns
-	ccPath := "/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/" + rel.ns + "-" + rel.name
+	serverName := rel.Name + "." + rel.NS
+	ccPath := "/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/" + rel.NS + "-" + rel.Name
 
 	cc, err := kube().Get(ctx, ccPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hook := framework.Dig(cc, "spec", "hooks", "sync", "webhook")
-	if framework.Dig(hook, "service", "protocol") != "https" || framework.Dig(hook, "caBundle", "secretRef", "name") != rel.name+"-hooks-tls" ||
-		framework.Dig(hook, "clientTLS", "secretRef", "name") != rel.name+"-metacontroller-client" {
+	if framework.Dig(hook, "service", "protocol") != "https" || framework.Dig(hook, "caBundle", "secretRef", "name") != rel.Name+"-hooks-tls" ||
+		framework.Dig(hook, "clientTLS", "secretRef", "name") != rel.Name+"-metacontroller-client" {
 		t.Fatalf("the stored CompositeController's sync webhook: %v", hook)
 	}
 	syncPath := fmt.Sprint(framework.Dig(hook, "path"))
@@ -110,7 +110,7 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 		t.Errorf("the sync path %q carries no credentials hash", syncPath)
 	}
 
-	controllers := rel.pods(t, "controller")
+	controllers := rel.Pods(t, "controller")
 	if len(controllers) != 2 {
 		t.Fatalf("%d hooks pods, want the chart's 2", len(controllers))
 	}
@@ -120,8 +120,8 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 	createApp(t, ns, app, portapp(portArgs("8080"), obj{"name": "http", "port": 8080}))
 	waitCondition(t, 3*time.Minute, ns, app, "Available", "True", "Serving")
 
-	server := secretData(t, rel.ns, rel.name+"-hooks-tls")
-	client := secretData(t, rel.ns, rel.name+"-metacontroller-client")
+	server := secretData(t, rel.NS, rel.Name+"-hooks-tls")
+	client := secretData(t, rel.NS, rel.Name+"-metacontroller-client")
 	mcPair, err := tls.X509KeyPair(client["tls.crt"], client["tls.key"])
 	if err != nil {
 		t.Fatal(err)
@@ -169,9 +169,9 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 
 	// The rotation: a new serving leaf of the same CA written into the
 	// Secret; the kubelet swaps it into each pod's volume on its own.
-	caData := secretData(t, rel.ns, rel.name+"-hooks-ca")
+	caData := secretData(t, rel.NS, rel.Name+"-hooks-ca")
 	crt, key, serial := issueLeaf(t, caData["tls.crt"], caData["tls.key"], serverName,
-		[]string{rel.name, serverName, serverName + ".svc", serverName + ".svc.cluster.local"})
+		[]string{rel.Name, serverName, serverName + ".svc", serverName + ".svc.cluster.local"})
 	if serial.Cmp(installed) == 0 {
 		t.Fatal("the new leaf has the installed leaf's serial")
 	}
@@ -183,7 +183,7 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 		uids[podName(p)] = fmt.Sprint(framework.Dig(p, "metadata", "uid"))
 	}
 	syncErrorsBefore := syncErrors(t, ns, app)
-	if _, err := kube().MergePatch(ctx, "/api/v1/namespaces/"+rel.ns+"/secrets/"+rel.name+"-hooks-tls", obj{"data": obj{
+	if _, err := kube().MergePatch(ctx, "/api/v1/namespaces/"+rel.NS+"/secrets/"+rel.Name+"-hooks-tls", obj{"data": obj{
 		"tls.crt": base64.StdEncoding.EncodeToString(crt), "tls.key": base64.StdEncoding.EncodeToString(key),
 	}}); err != nil {
 		t.Fatal(err)
@@ -250,7 +250,7 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 	})
 
 	t.Run("the same process reloaded", func(t *testing.T) {
-		for _, p := range rel.pods(t, "controller") {
+		for _, p := range rel.Pods(t, "controller") {
 			name := podName(p)
 			if uid, ok := uids[name]; !ok || uid != fmt.Sprint(framework.Dig(p, "metadata", "uid")) {
 				t.Errorf("hooks pod %s is not one of the pods before the rotation %v", name, sortedKeys(uids))
@@ -259,7 +259,7 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 			if n := restarts(p); n != 0 {
 				t.Errorf("%s: restartCount %d, want 0", name, n)
 			}
-			out, err := kubectl(ctx, "logs", "-n", rel.ns, name)
+			out, err := kubectl(ctx, "logs", "-n", rel.NS, name)
 			if err != nil {
 				t.Fatalf("kubectl logs %s: %v\n%s", name, err, out)
 			}
@@ -280,21 +280,21 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 	// (the rotated leaf included), the same credentials hash.
 	secrets := map[string]map[string][]byte{}
 	for _, s := range []string{"-hooks-ca", "-hooks-tls", "-metacontroller-client"} {
-		secrets[s] = secretData(t, rel.ns, rel.name+s)
+		secrets[s] = secretData(t, rel.NS, rel.Name+s)
 	}
-	if out, err := helm(ctx, "upgrade", rel.name, filepath.Join(repoRoot(), "chart"), "--namespace", rel.ns, "--reuse-values",
+	if out, err := helm(ctx, "upgrade", rel.Name, filepath.Join(repoRoot(), "chart"), "--namespace", rel.NS, "--reuse-values",
 		"--wait", "--timeout", "3m"); err != nil {
 		t.Fatalf("helm upgrade: %v\n%s", err, out)
 	}
 	for _, s := range sortedKeys(secrets) {
 		want := secrets[s]
-		got := secretData(t, rel.ns, rel.name+s)
+		got := secretData(t, rel.NS, rel.Name+s)
 		if len(got) != len(want) {
-			t.Errorf("helm upgrade changed the keys of %s%s", rel.name, s)
+			t.Errorf("helm upgrade changed the keys of %s%s", rel.Name, s)
 		}
 		for k := range want {
 			if !bytes.Equal(want[k], got[k]) {
-				t.Errorf("helm upgrade changed %s%s key %s", rel.name, s, k)
+				t.Errorf("helm upgrade changed %s%s key %s", rel.Name, s, k)
 			}
 		}
 	}

@@ -80,7 +80,7 @@ func TestGateCondemnsDeadPorts(t *testing.T) {
 	const resync = 2 * time.Second
 	rel := installChart(t, "compositeController.resyncPeriodSeconds=2",
 		"config.portCheckGrace=5s", "config.verdictRequeue=1s", "extraArgs={--idle-timeout=500ms}")
-	controllers := rel.pods(t, "controller")
+	controllers := rel.Pods(t, "controller")
 	if len(controllers) != 2 {
 		t.Fatalf("%d hooks pods, want the chart's 2", len(controllers))
 	}

@@ -94,10 +94,10 @@ func TestNetworkPolicyEnforced(t *testing.T) {
 		// Metacontroller's syncs get through: the app above was synced to
 		// Serving. Traefik's pod is refused: the hooks speak TLS, so an
 		// admitted plain-HTTP request would get Go's 400, not a 502.
-		hooksHost := "hooks." + rel.ns + ".node.test"
-		addRoute(t, rel.ns, "probe-hooks", hooksHost, rel.name, 8080)
+		hooksHost := "hooks." + rel.NS + ".node.test"
+		addRoute(t, rel.NS, "probe-hooks", hooksHost, rel.Name, 8080)
 		requireRefused(t, hooksHost)
-		if err := kube().Do(t.Context(), "DELETE", "/apis/networking.k8s.io/v1/namespaces/"+rel.ns+"/networkpolicies/"+rel.name, "", nil, nil); err != nil {
+		if err := kube().Do(t.Context(), "DELETE", "/apis/networking.k8s.io/v1/namespaces/"+rel.NS+"/networkpolicies/"+rel.Name, "", nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, time.Minute, "the hooks' own answer once their policy is gone", func() (bool, error) {
@@ -107,7 +107,7 @@ func TestNetworkPolicyEnforced(t *testing.T) {
 	})
 
 	t.Run("the pages policy admits Traefik", func(t *testing.T) {
-		pages := rel.pods(t, "error-pages")
+		pages := rel.Pods(t, "error-pages")
 		if len(pages) == 0 {
 			t.Fatal("no error-page pods")
 		}
@@ -128,11 +128,11 @@ func TestNetworkPolicyEnforced(t *testing.T) {
 	t.Run("with the egress option stackdome still dials pods", func(t *testing.T) {
 		// Only the chart's NetworkPolicy changes: networkPolicy.egress
 		// restricts what stackdome's pods may connect to.
-		if out, err := helm(t.Context(), "upgrade", rel.name, repoRoot()+"/chart", "--namespace", rel.ns, "--reuse-values",
+		if out, err := helm(t.Context(), "upgrade", rel.Name, repoRoot()+"/chart", "--namespace", rel.NS, "--reuse-values",
 			"--wait", "--timeout", "3m", "--set", "networkPolicy.egress.enabled=true"); err != nil {
 			t.Fatalf("helm upgrade: %v\n%s", err, out)
 		}
-		np, err := kube().Get(t.Context(), "/apis/networking.k8s.io/v1/namespaces/"+rel.ns+"/networkpolicies/"+rel.name)
+		np, err := kube().Get(t.Context(), "/apis/networking.k8s.io/v1/namespaces/"+rel.NS+"/networkpolicies/"+rel.Name)
 		if err != nil || !strings.Contains(fmt.Sprint(framework.Dig(np, "spec", "policyTypes")), "Egress") {
 			t.Fatalf("the chart's NetworkPolicy restricts no egress: %v %v", framework.Dig(np, "spec", "policyTypes"), err)
 		}
@@ -183,7 +183,7 @@ func addRoute(t *testing.T, ns, name, host, service string, port int) {
 // throughTraefik sends GET path with Host host to Traefik's web entry
 // point, from the node.
 func throughTraefik(ctx context.Context, host, path string) (int, string, error) {
-	return getCode(ctx, "http://"+net.JoinHostPort(platform.traefikIP, "8000")+path, host)
+	return getCode(ctx, "http://"+net.JoinHostPort(traefikIP(), "8000")+path, host)
 }
 
 // getFromNode is the body of a 200 answer to GET url from the node.

@@ -28,7 +28,8 @@ type obj = framework.Obj
 // log (the API server reaching the kubelet with its client certificate).
 func TestRealNode(t *testing.T) {
 	ctx := t.Context()
-	k, n := suite.Cluster.Kube, suite.Node
+	f := framework.NewNodeFixture(t)
+	k, n := f.Kube, f.Node
 	const ns = "smoke"
 
 	node, err := k.Get(ctx, "/api/v1/nodes/"+n.Name())
@@ -77,14 +78,14 @@ func TestRealNode(t *testing.T) {
 	// verifying its certificate against the service account's CA: what
 	// Metacontroller in a pod does.
 	short, full, api := "http://web."+ns+"/", "http://web."+ns+".svc.cluster.local/", "https://kubernetes.default.svc/version"
-	mustCreate(t, "/api/v1/namespaces/"+ns+"/pods", smokePod("client", smokeImage, map[string]string{"app": "client"}, []string{"get", short, full, api}, false))
+	mustCreate(t, "/api/v1/namespaces/"+ns+"/pods", smokePod("client", framework.SmokeImage, map[string]string{"app": "client"}, []string{"get", short, full, api}, false))
 	waitPodReady(t, ns, "client", 90*time.Second)
 	for _, u := range []string{short, full, api} {
 		waitLastAttempt(t, ns, u, "OK", 30*time.Second)
 	}
 
 	// kubectl logs: the API server fetches the log from the kubelet.
-	out, err := exec.CommandContext(ctx, suite.Kubectl, "--kubeconfig", suite.Cluster.Kubeconfig, "-n", ns, "logs", "client", "--tail=20").CombinedOutput()
+	out, err := exec.CommandContext(ctx, kubectlBin(), "--kubeconfig", kubeconfig(), "-n", ns, "logs", "client", "--tail=20").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "OK "+short+" 200 web port 8080") {
 		t.Fatalf("kubectl logs client: %v\n%s", err, out)
 	}
@@ -124,7 +125,7 @@ func smokePod(name, image string, labels map[string]string, args []string, probe
 
 func mustCreate(t *testing.T, path string, o obj) obj {
 	t.Helper()
-	got, err := suite.Cluster.Kube.Create(t.Context(), path, o)
+	got, err := kube().Create(t.Context(), path, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,10 +138,10 @@ func waitPodReady(t *testing.T, ns, name string, timeout time.Duration) obj {
 	var pod obj
 	if err := framework.WaitUntil(timeout, 200*time.Millisecond, "pod "+ns+"/"+name+" Ready", func() (bool, error) {
 		var err error
-		if pod, err = suite.Cluster.Kube.Get(t.Context(), "/api/v1/namespaces/"+ns+"/pods/"+name); err != nil {
+		if pod, err = kube().Get(t.Context(), "/api/v1/namespaces/"+ns+"/pods/"+name); err != nil {
 			return false, err
 		}
-		if err := suite.Node.Healthy(); err != nil {
+		if err := realNode().Healthy(); err != nil {
 			return false, err
 		}
 		ready := condition(pod, "Ready")
@@ -158,7 +159,7 @@ func waitLastAttempt(t *testing.T, ns, url, result string, timeout time.Duration
 	t.Helper()
 	if err := framework.WaitUntil(timeout, 500*time.Millisecond, "client's last GET "+url+" "+result, func() (bool, error) {
 		var raw []byte
-		if err := suite.Cluster.Kube.Do(t.Context(), http.MethodGet, "/api/v1/namespaces/"+ns+"/pods/client/log?tailLines=30", "", nil, &raw); err != nil {
+		if err := kube().Do(t.Context(), http.MethodGet, "/api/v1/namespaces/"+ns+"/pods/client/log?tailLines=30", "", nil, &raw); err != nil {
 			return false, err
 		}
 		last := ""

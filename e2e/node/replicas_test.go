@@ -64,7 +64,7 @@ func TestReplicasBehindKubeProxy(t *testing.T) {
 	for i := range apps {
 		waitCondition(t, 3*time.Minute, ns, fmt.Sprint("app-", i), "Available", "True", "Serving")
 	}
-	controllers := rel.pods(t, "controller")
+	controllers := rel.Pods(t, "controller")
 	if len(controllers) != 2 {
 		t.Fatalf("%d hooks pods, want the chart's 2", len(controllers))
 	}
@@ -219,7 +219,7 @@ func readSyncCodes(ctx context.Context, pod obj) (map[string]float64, error) {
 // (ForRealNode's --kubelet-client-certificate) kubectl logs is refused.
 func TestKubectlLogsAndDescribe(t *testing.T) {
 	rel := installChart(t)
-	pods := append(rel.pods(t, "controller"), rel.pods(t, "error-pages")...)
+	pods := append(rel.Pods(t, "controller"), rel.Pods(t, "error-pages")...)
 	if len(pods) == 0 {
 		t.Fatal("the release has no pods")
 	}
@@ -228,14 +228,14 @@ func TestKubectlLogsAndDescribe(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 			defer cancel()
-			out, err := kubectl(ctx, "logs", "-n", rel.ns, name)
+			out, err := kubectl(ctx, "logs", "-n", rel.NS, name)
 			if err != nil {
 				t.Fatalf("kubectl logs: %v\n%s", err, out)
 			}
 			if !strings.Contains(string(out), `"msg":"serving"`) {
 				t.Errorf("kubectl logs %s: no \"serving\" line in:\n%s", name, out)
 			}
-			out, err = kubectl(ctx, "describe", "pod", "-n", rel.ns, name)
+			out, err = kubectl(ctx, "describe", "pod", "-n", rel.NS, name)
 			if err != nil {
 				t.Fatalf("kubectl describe: %v\n%s", err, out)
 			}

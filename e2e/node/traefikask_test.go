@@ -51,7 +51,7 @@ func askTraefik(ctx context.Context, ep, host, path, accept string) (reply, erro
 	tr := &http.Transport{Proxy: nil, DisableKeepAlives: true,
 		// Every request goes to the Traefik pod whatever its URL's host.
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return realNode().DialContext(ctx, network, net.JoinHostPort(platform.traefikIP, port))
+			return realNode().DialContext(ctx, network, net.JoinHostPort(traefikIP(), port))
 		}}
 	if ep == "websecure" {
 		scheme = "https"

@@ -56,7 +56,7 @@ func openRouterAPI(t *testing.T, ns string) {
 // traefikRouters reads Traefik's HTTP routers from the node, through the
 // route openRouterAPI made.
 func traefikRouters(ctx context.Context) ([]framework.Router, error) {
-	body, err := getFromNode(ctx, "http://"+net.JoinHostPort(platform.traefikIP, traefikPorts["traefik"])+routerAPIPath, "")
+	body, err := getFromNode(ctx, "http://"+net.JoinHostPort(traefikIP(), traefikPorts["traefik"])+routerAPIPath, "")
 	if err != nil {
 		return nil, err
 	}

@@ -38,13 +38,13 @@ func TestTraefikRoutesOnRealNode(t *testing.T) {
 // Traefik reads to route its IngressRoutes watched from now (watchRoutes);
 // it returns the namespace, the namespaces whose routers the subtest owns,
 // and the watch.
-func routesNamespace(t *testing.T, rel *release) (string, []string, *routeWatch) {
+func routesNamespace(t *testing.T, rel *framework.Release) (string, []string, *routeWatch) {
 	t.Helper()
 	ns := newNamespace(t, nil)
 	t.Cleanup(func() { describePods(t, ns) })
 	rw := watchRoutes(t, ns)
 	openRouterAPI(t, ns)
-	return ns, []string{ns, rel.ns}, rw
+	return ns, []string{ns, rel.NS}, rw
 }
 
 // publicApp is a portapp app on host with one public port, http :8080.
@@ -68,7 +68,7 @@ func publicApp(host string) obj {
 // spec.host alone, the routers' rules lack www.*; with the -https
 // Middleware's redirect not permanent (httpsMiddleware,
 // hooks/internal/children/traefik.go), each redirect is a 302.
-func plainHTTPNeverLandsOnTheCatchAll(t *testing.T, rel *release) {
+func plainHTTPNeverLandsOnTheCatchAll(t *testing.T, rel *framework.Release) {
 	ctx := t.Context()
 	ns, own, rw := routesNamespace(t, rel)
 	from := rw.mark()
@@ -155,7 +155,7 @@ func plainHTTPNeverLandsOnTheCatchAll(t *testing.T, rel *release) {
 // the strip Middleware stripping another prefix (stripMiddleware) the
 // admin port is asked for /admin/settings and /admin; with the redirect
 // not permanent, it is a 302.
-func tlsRoutes(t *testing.T, rel *release) {
+func tlsRoutes(t *testing.T, rel *framework.Release) {
 	ctx := t.Context()
 	ns, own, rw := routesNamespace(t, rel)
 	from := rw.mark()
@@ -245,7 +245,7 @@ func tlsRoutes(t *testing.T, rel *release) {
 // It bites (checked): with the errors Middleware put before the team's
 // (ingressRoute, hooks/internal/children/traefik.go) the router's
 // Middlewares are in the other order.
-func teamMiddlewares(t *testing.T, rel *release) {
+func teamMiddlewares(t *testing.T, rel *framework.Release) {
 	ctx := t.Context()
 	ns, own, rw := routesNamespace(t, rel)
 	from := rw.mark()

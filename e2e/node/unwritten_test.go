@@ -85,10 +85,10 @@ func writesShown(fw fleetWrites, events []event, rv uint64) []string {
 
 // readyPods are rel's pods of component (controller, error-pages) that
 // run and are Ready, none of them terminating.
-func readyPods(t *testing.T, rel *release, component string) []obj {
+func readyPods(t *testing.T, rel *framework.Release, component string) []obj {
 	t.Helper()
 	var out []obj
-	for _, p := range rel.pods(t, component) {
+	for _, p := range rel.Pods(t, component) {
 		if framework.Dig(p, "metadata", "deletionTimestamp") == nil && podReady(p) {
 			out = append(out, p)
 		}

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package node
+package framework
 
 import (
 	"archive/tar"
@@ -15,12 +15,13 @@ import (
 	"runtime"
 )
 
-// smokeImage is TestRealNode's client (testdata/smokeapp): the workload
-// images (framework.BuildImages) serve, and none of them is an HTTP client
-// that reports every attempt in its log.
-const smokeImage = "stackdome.test/node-smoke:e2e"
+// SmokeImage is TestRealNode's client (e2e/node/testdata/smokeapp): the
+// workload images (BuildImages) serve, and none of them is an HTTP client
+// that reports every attempt in its log. NodeTestMain imports it.
+const SmokeImage = "stackdome.test/node-smoke:e2e"
 
-// buildSmokeImage builds testdata/smokeapp and writes its OCI image layout
+// buildSmokeImage builds e2e/node/testdata/smokeapp (root is the
+// repository's) and writes its OCI image layout
 // tar into dir, returning its path.
 func buildSmokeImage(root, dir string) (string, error) {
 	bin := filepath.Join(dir, "smokeapp")
@@ -34,7 +35,7 @@ func buildSmokeImage(root, dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	data, err := ociLayout(smokeImage, []string{"/smokeapp"}, app)
+	data, err := ociLayout(SmokeImage, []string{"/smokeapp"}, app)
 	if err != nil {
 		return "", err
 	}
