@@ -88,8 +88,8 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 	var routesFrom uint64
 	routesStay := func(phase string) {
 		t.Helper()
-		next := rw.mark()
-		rw.requireRoutesStay(t, routesFrom, phase)
+		next := rw.Mark()
+		rw.RequireRoutesStay(t, routesFrom, phase)
 		routesFrom = next
 	}
 

@@ -330,7 +330,7 @@ func TestFaultRowCounts(t *testing.T) {
 		"down": {name: "down", down: true, downSince: at(0)},
 	}
 	f := &fleetWatch{apps: apps, watchers: []*watcher{
-		{kind: "sr", events: []event{
+		framework.RecordedWatcher("sr", []event{
 			// before the fault
 			{Kind: "sr", Type: "MODIFIED", Obj: sr("live", "False", "PortNotListening"), RV: 1, At: at(-2 * time.Second)},
 			{Kind: "sr", Type: "MODIFIED", Obj: sr("dead", "False", "PortNotListening", "r1", micro(-time.Hour), "2026-12-05T10:00:00Z"), RV: 2, At: at(-time.Second)},
@@ -345,12 +345,12 @@ func TestFaultRowCounts(t *testing.T) {
 			{Kind: "sr", Type: "MODIFIED", Obj: sr("dead", "False", "PortNotListening", "r1", micro(-time.Hour), "2026-12-05T10:05:00Z"), RV: 10, At: at(6 * time.Second)},
 			{Kind: "sr", Type: "MODIFIED", Obj: sr("live", "True", "Serving", "r1", micro(-2*time.Minute), ""), RV: 11, At: at(7 * time.Second)},
 			{Kind: "sr", Type: "MODIFIED", Obj: sr("live", "True", "Serving", "r2", micro(-3*time.Minute), ""), RV: 12, At: at(8 * time.Second)}, // a new revision
-		}},
-		{kind: "service", events: []event{
+		}...),
+		framework.RecordedWatcher("service", []event{
 			{Kind: "service", Type: "MODIFIED", Obj: obj{"metadata": obj{"name": "live"}}, RV: 13, At: at(4 * time.Second)},
 			{Kind: "service", Type: "DELETED", Obj: obj{"metadata": obj{"name": "live"}}, RV: 14, At: at(5 * time.Second)},
 			{Kind: "service", Type: "DELETED", Obj: obj{"metadata": obj{"name": "dead"}}, RV: 15, At: at(time.Minute)}, // after it
-		}},
+		}...),
 	}}
 	routes := []routeAnswer{{app: "live", kind: notApp}, {app: "live", kind: noPage}, {app: "live", kind: pageForApp}, {app: "down", kind: pageForApp}}
 	r := f.row("fault", start, at(10*time.Second), time.Second, routes, false, map[string]bool{"down": true})

@@ -123,11 +123,11 @@ func quietFor(t *testing.T, w *watcher, quiet, max time.Duration) {
 	for {
 		es := w.Events()
 		if len(es) > 0 && time.Since(es[len(es)-1].At) >= quiet {
-			t.Logf("settled: no %s event for %s (%d events before)", w.kind, quiet, len(es))
+			t.Logf("settled: no %s event for %s (%d events before)", w.Kind(), quiet, len(es))
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s events never stopped for %s in %s: %d events", w.kind, quiet, max, len(es))
+			t.Fatalf("%s events never stopped for %s in %s: %d events", w.Kind(), quiet, max, len(es))
 		}
 		time.Sleep(200 * time.Millisecond) // polling a condition, with a deadline
 	}

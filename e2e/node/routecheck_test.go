@@ -5,12 +5,14 @@ package node
 import (
 	"strings"
 	"testing"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
-// TestRouteCheckBites: the per-write route check (requireRoutesStay's
-// replay) finds a route left referring to a deleted Middleware, after that
+// TestRouteCheckBites: the per-write route check (the replay of the
+// framework's RouteWatch.RequireRoutesStay) finds a route left referring to a deleted Middleware, after that
 // one write and no other, and it replays the events in resourceVersion
-// order whatever order the watches delivered them in (merged). A new route
+// order whatever order the watches delivered them in (Merged). A new route
 // created a moment before its Middleware has not served: it is not
 // reported, and once routable it is held like any other.
 func TestRouteCheckBites(t *testing.T) {
@@ -20,23 +22,23 @@ func TestRouteCheckBites(t *testing.T) {
 	mw := obj{"kind": "Middleware", "metadata": obj{"name": "app-team"}, "spec": obj{"headers": obj{}}}
 	fixed := obj{"kind": "IngressRoute", "metadata": obj{"name": "app"}, "spec": obj{"routes": []any{obj{}}}}
 	// Delivered out of order: the IngressRoute's watch first.
-	routes := &watcher{kind: "route", events: []event{
+	routes := framework.RecordedWatcher("route", []event{
 		{Kind: "route", Type: "ADDED", RV: 12, Obj: ir},
 		{Kind: "route", Type: "MODIFIED", RV: 14, Obj: fixed},
-	}}
-	mws := &watcher{kind: "middleware", events: []event{
+	}...)
+	mws := framework.RecordedWatcher("middleware", []event{
 		{Kind: "middleware", Type: "ADDED", RV: 11, Obj: mw},
 		{Kind: "middleware", Type: "DELETED", RV: 13, Obj: mw},
-	}}
-	rw := &routeWatch{ns: ns, ws: []*watcher{routes, mws}}
-	got := replayRoutes(merged(rw.ws...), 0, servedRoutesStay(ns))
+	}...)
+	rw := &framework.RouteWatch{NS: ns, WS: []*watcher{routes, mws}}
+	got := framework.ReplayRoutes(framework.Merged(rw.WS...), 0, framework.ServedRoutesStay(ns))
 	if len(got) != 1 || !strings.Contains(got[0], "after DELETED middleware/app-team (rv 13)") {
 		t.Fatalf("replay found %q, want exactly the route broken after the Middleware's deletion", got)
 	}
-	if got := replayRoutes(merged(rw.ws...), 13, servedRoutesStay(ns)); len(got) != 0 {
+	if got := framework.ReplayRoutes(framework.Merged(rw.WS...), 13, framework.ServedRoutesStay(ns)); len(got) != 0 {
 		t.Fatalf("from the fix on, replay found %q, want nothing", got)
 	}
-	if m := rw.mark(); m != 14 {
+	if m := rw.Mark(); m != 14 {
 		t.Fatalf("mark = %d, want 14, the newest write delivered", m)
 	}
 
@@ -47,19 +49,19 @@ func TestRouteCheckBites(t *testing.T) {
 		{Kind: "middleware", Type: "ADDED", RV: 22, Obj: mw},
 		{Kind: "middleware", Type: "DELETED", RV: 23, Obj: mw},
 	}
-	got = replayRoutes(events, 0, servedRoutesStay(ns))
+	got = framework.ReplayRoutes(events, 0, framework.ServedRoutesStay(ns))
 	if len(got) != 1 || !strings.Contains(got[0], "after DELETED middleware/app-team (rv 23)") {
 		t.Fatalf("replay found %q, want the served route broken by the deletion alone", got)
 	}
-	every := func(m routeMirror) error {
+	every := func(m framework.RouteMirror) error {
 		for _, ir := range m["route"] {
-			if err := routeRoutable(m, ns, ir); err != nil {
+			if err := framework.RouteRoutable(m, ns, ir); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	if got := replayRoutes(events, 0, every); len(got) != 2 {
+	if got := framework.ReplayRoutes(events, 0, every); len(got) != 2 {
 		t.Fatalf("routable on every write found %q, want the creation and the deletion", got)
 	}
 
@@ -84,7 +86,7 @@ func TestRouteCheckBites(t *testing.T) {
 		{Kind: "slice", Type: "MODIFIED", RV: 36, Obj: slice(true)},
 		{Kind: "service", Type: "DELETED", RV: 37, Obj: svc},
 	}
-	got = replayRoutes(events, 0, servedRoutesStay(ns))
+	got = framework.ReplayRoutes(events, 0, framework.ServedRoutesStay(ns))
 	want := []string{"after MODIFIED slice/pages-x (rv 35)", "after DELETED service/pages (rv 37)"}
 	if len(got) != len(want) {
 		t.Fatalf("replay found %q, want the two writes %q", got, want)

@@ -22,7 +22,7 @@ import (
 // in a namespace of its own (see each for what it proves and how it
 // bites). After each phase every router of the test's and the release's
 // IngressRoutes is enabled, and after every single write of the phase
-// (replayed from a watch of the namespace, requireRoutesStay) no route
+// (replayed from a watch of the namespace, framework.RouteWatch.RequireRoutesStay) no route
 // that had been routable refers to a Middleware, an error-page Service or
 // a serving endpoint that is not there — but for the team's own deletion
 // of a Middleware its app uses.
@@ -38,7 +38,7 @@ func TestTraefikRoutesOnRealNode(t *testing.T) {
 // Traefik reads to route its IngressRoutes watched from now (watchRoutes);
 // it returns the namespace, the namespaces whose routers the subtest owns,
 // and the watch.
-func routesNamespace(t *testing.T, rel *framework.Release) (string, []string, *routeWatch) {
+func routesNamespace(t *testing.T, rel *framework.Release) (string, []string, *framework.RouteWatch) {
 	t.Helper()
 	ns := newNamespace(t, nil)
 	t.Cleanup(func() { describePods(t, ns) })
@@ -71,7 +71,7 @@ func publicApp(host string) obj {
 func plainHTTPNeverLandsOnTheCatchAll(t *testing.T, rel *framework.Release) {
 	ctx := t.Context()
 	ns, own, rw := routesNamespace(t, rel)
-	from := rw.mark()
+	from := rw.Mark()
 	docs := publicApp("docs.node.test")
 	docs["hosts"] = []any{"www.docs.node.test"}
 	shop := publicApp("shop.node.test")
@@ -92,7 +92,7 @@ func plainHTTPNeverLandsOnTheCatchAll(t *testing.T, rel *framework.Release) {
 	}))
 	waitServed(t, "websecure", "docs.node.test", "/", 8080, "/")
 	waitServed(t, "websecure", "shop.node.test", "/", 8080, "/")
-	rw.requireRoutesStay(t, from, "created")
+	rw.RequireRoutesStay(t, from, "created")
 
 	// Each host of the app without tls, on each entry point: the app, not
 	// the catch-all's 404.
@@ -158,7 +158,7 @@ func plainHTTPNeverLandsOnTheCatchAll(t *testing.T, rel *framework.Release) {
 func tlsRoutes(t *testing.T, rel *framework.Release) {
 	ctx := t.Context()
 	ns, own, rw := routesNamespace(t, rel)
-	from := rw.mark()
+	from := rw.Mark()
 	const name, host = "shopfront", "store.node.test"
 	spec := portapp(portArgs("8080", "9090", "7070"),
 		obj{"name": "http", "port": 8080, "public": true},
@@ -189,7 +189,7 @@ func tlsRoutes(t *testing.T, rel *framework.Release) {
 		hostRule + " | " + mwRef(ns, name+"-https"):                                           {"web"},
 	}))
 	waitServed(t, "websecure", host, "/", 8080, "/")
-	rw.requireRoutesStay(t, from, "created")
+	rw.RequireRoutesStay(t, from, "created")
 
 	// The redirect: plain HTTP on web, any path, answered by Traefik.
 	if r, err := askTraefik(ctx, "web", host, "/admin/settings?x=1", ""); err != nil {
@@ -248,7 +248,7 @@ func tlsRoutes(t *testing.T, rel *framework.Release) {
 func teamMiddlewares(t *testing.T, rel *framework.Release) {
 	ctx := t.Context()
 	ns, own, rw := routesNamespace(t, rel)
-	from := rw.mark()
+	from := rw.Mark()
 	const name, host = "ledger", "ledger.node.test"
 	mwPath := "/apis/traefik.io/v1alpha1/namespaces/" + ns + "/middlewares"
 	headerMiddleware := func(mw, header string) {
@@ -303,17 +303,17 @@ func teamMiddlewares(t *testing.T, rel *framework.Release) {
 	middlewaresAre("one missing", "False", "MiddlewareNotFound", `"late-headers"`)
 	routed("one missing", "team-headers", name+"-errors")
 	waitServed(t, "web", host, "/", 8080, "/")
-	rw.requireRoutesStay(t, from, "one missing")
+	rw.RequireRoutesStay(t, from, "one missing")
 	if team, late := headers("one missing"); team != "team-headers" || late != "" {
 		t.Errorf("one missing: X-Team %q X-Late %q, want team-headers and none", team, late)
 	}
 
 	// The missing one is created: attached in the spec's order.
-	from = rw.mark()
+	from = rw.Mark()
 	headerMiddleware("late-headers", "X-Late")
 	middlewaresAre("created", "True", "Attached", `"team-headers", "late-headers"`)
 	routed("created", "team-headers", "late-headers", name+"-errors")
-	rw.requireRoutesStay(t, from, "created")
+	rw.RequireRoutesStay(t, from, "created")
 	if team, late := headers("created"); team != "team-headers" || late != "late-headers" {
 		t.Errorf("created: X-Team %q X-Late %q, want both", team, late)
 	}
