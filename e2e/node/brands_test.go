@@ -5,7 +5,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -78,8 +77,6 @@ func TestBrandsOnRealNode(t *testing.T) {
 	}
 }
 
-// throughTraefikAs asks Traefik's web entry point for path on host, with
-// an Accept header and an X-Request-Id (none when empty), from the node.
 func throughTraefikAs(ctx context.Context, host, path, accept, requestID string) (framework.Answer, error) {
-	return fetch(ctx, "http://"+net.JoinHostPort(traefikIP(), "8000")+path, host, accept, requestID)
+	return framework.RunningNode().ThroughTraefikAs(ctx, host, path, accept, requestID)
 }

@@ -5,7 +5,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -183,70 +182,33 @@ func addRoute(t *testing.T, ns, name, host, service string, port int) {
 // throughTraefik sends GET path with Host host to Traefik's web entry
 // point, from the node.
 func throughTraefik(ctx context.Context, host, path string) (int, string, error) {
-	return getCode(ctx, "http://"+net.JoinHostPort(traefikIP(), "8000")+path, host)
-}
-
-// getFromNode is the body of a 200 answer to GET url from the node.
-func getFromNode(ctx context.Context, url, host string) (string, error) {
-	code, body, err := getCode(ctx, url, host)
-	if err == nil && code != http.StatusOK {
-		err = fmt.Errorf("GET %s: %d %q", url, code, body)
-	}
-	return body, err
-}
-
-func getCode(ctx context.Context, url, host string) (int, string, error) {
-	return getCodeAs(ctx, url, host, "")
-}
-
-// getCodeAs is getCode with an Accept header (none if accept is "").
-func getCodeAs(ctx context.Context, url, host, accept string) (int, string, error) {
-	a, err := fetch(ctx, url, host, accept, "")
+	a, err := framework.RunningNode().ThroughTraefikAs(ctx, host, path, "", "")
 	return a.Status, a.Body, err
 }
 
-// fetch is the answer to GET url from the node, sent with Host host,
-// Accept accept and X-Request-Id requestID (each left out when empty),
-// within 10 s.
+// Forwarders to the answers fetched from the node (framework's
+// node_answers.go), under the names the tests were written with.
+
+func getFromNode(ctx context.Context, url, host string) (string, error) {
+	return framework.RunningNode().GetFromNode(ctx, url, host)
+}
+
+func getCode(ctx context.Context, url, host string) (int, string, error) {
+	return framework.RunningNode().GetCodeAs(ctx, url, host, "")
+}
+
+func getCodeAs(ctx context.Context, url, host, accept string) (int, string, error) {
+	return framework.RunningNode().GetCodeAs(ctx, url, host, accept)
+}
+
 func fetch(ctx context.Context, url, host, accept, requestID string) (framework.Answer, error) {
-	return fetchWithin(ctx, 10*time.Second, url, host, accept, requestID)
+	return framework.RunningNode().Fetch(ctx, url, host, accept, requestID)
 }
 
-// fetchWithin is fetch within timeout.
 func fetchWithin(ctx context.Context, timeout time.Duration, url, host, accept, requestID string) (framework.Answer, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return framework.Answer{}, err
-	}
-	if host != "" {
-		req.Host = host
-	}
-	if accept != "" {
-		req.Header.Set("Accept", accept)
-	}
-	if requestID != "" {
-		req.Header.Set("X-Request-Id", requestID)
-	}
-	c := realNode().HTTPClient()
-	c.Timeout = timeout
-	resp, err := c.Do(req)
-	if err != nil {
-		return framework.Answer{}, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return framework.Answer{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: string(b)}, err
+	return framework.RunningNode().FetchWithin(ctx, timeout, url, host, accept, requestID)
 }
 
-// dialFromNode connects to ip:port from the node's network.
 func dialFromNode(ctx context.Context, ip string, port int) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	c, err := realNode().DialContext(ctx, "tcp", net.JoinHostPort(ip, fmt.Sprint(port)))
-	if err != nil {
-		return err
-	}
-	return c.Close()
+	return framework.RunningNode().DialFromNode(ctx, ip, port)
 }

@@ -56,7 +56,7 @@ func openRouterAPI(t *testing.T, ns string) {
 // traefikRouters reads Traefik's HTTP routers from the node, through the
 // route openRouterAPI made.
 func traefikRouters(ctx context.Context) ([]framework.Router, error) {
-	body, err := getFromNode(ctx, "http://"+net.JoinHostPort(traefikIP(), traefikPorts["traefik"])+routerAPIPath, "")
+	body, err := getFromNode(ctx, "http://"+net.JoinHostPort(traefikIP(), framework.TraefikPorts["traefik"])+routerAPIPath, "")
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func ownRouter(r framework.Router, namespaces []string) bool {
 		return false
 	}
 	name := r.Name
-	for ep := range traefikPorts {
+	for ep := range framework.TraefikPorts {
 		name = strings.TrimPrefix(name, ep+"-")
 	}
 	for _, ns := range namespaces {

@@ -22,8 +22,8 @@ import (
 // in a namespace of its own (see each for what it proves and how it
 // bites). After each phase every router of the test's and the release's
 // IngressRoutes is enabled, and after every single write of the phase
-// (replayed from a watch of the namespace, framework.RouteWatch.RequireRoutesStay) no route
-// that had been routable refers to a Middleware, an error-page Service or
+// (replayed from a watch of the namespace, RouteWatch.RequireRoutesStay)
+// no route that had been routable refers to a Middleware, an error-page Service or
 // a serving endpoint that is not there — but for the team's own deletion
 // of a Middleware its app uses.
 func TestTraefikRoutesOnRealNode(t *testing.T) {
@@ -132,7 +132,7 @@ func plainHTTPNeverLandsOnTheCatchAll(t *testing.T, rel *framework.Release) {
 	for _, ep := range []string{"web", "websecure"} {
 		r, err := askTraefik(ctx, ep, "nobody.node.test", "/guide", framework.BrowserAccept)
 		if err == nil {
-			err = framework.IsPage(404, "404 Not Found", "")(r.answer())
+			err = framework.IsPage(404, "404 Not Found", "")(r.Answer())
 		}
 		if err != nil {
 			t.Errorf("%s, an unknown host: %v; want the catch-all's branded 404", ep, err)
@@ -223,7 +223,7 @@ func tlsRoutes(t *testing.T, rel *framework.Release) {
 	for _, path := range []string{"/status/503", "/admin/status/503", "/v2/status/503"} {
 		r, err := askTraefik(ctx, "websecure", host, path, framework.BrowserAccept)
 		if err == nil {
-			err = framework.IsPage(503, "503 Service Unavailable", "")(r.answer())
+			err = framework.IsPage(503, "503 Service Unavailable", "")(r.Answer())
 		}
 		if err != nil {
 			t.Errorf("https://%s%s: %v", host, path, err)
@@ -321,7 +321,7 @@ func teamMiddlewares(t *testing.T, rel *framework.Release) {
 	// branded page, the team's header on it.
 	if r, err := askTraefik(ctx, "web", host, "/status/503", framework.BrowserAccept); err != nil {
 		t.Error(err)
-	} else if err := framework.IsPage(503, "503 Service Unavailable", "")(r.answer()); err != nil {
+	} else if err := framework.IsPage(503, "503 Service Unavailable", "")(r.Answer()); err != nil {
 		t.Errorf("created: the app's 503: %v, want the branded page", err)
 	} else if got := r.Header.Get("X-Team"); got != "team-headers" {
 		t.Errorf("created: the branded 503 has X-Team %q, want team-headers (the team's Middleware outside the errors one)", got)
