@@ -32,7 +32,7 @@ import (
 // Where the pods run: the first STACKDOME_FLEET_NODE_N apps (50 unless
 // set) as containers of the test image on the real node; the rest on the
 // stand-in node (fleetnode_test.go), which kube-scheduler places them on by
-// the nodeSelector and toleration their spec carries (standinPlacement) and
+// the nodeSelector and toleration their spec carries (framework.StandinPlacement) and
 // whose pods the harness reports Ready at the addresses of four real pods
 // of the test image listening on both ports. Its taint keeps everything
 // else off it, so the real apps need nothing of their own.
@@ -96,10 +96,10 @@ func TestFleet(t *testing.T) {
 		t.Fatalf("the chart runs %d hooks pods, want its default 2", len(hooks))
 	}
 
-	var standin *standinNode
+	var standin *framework.StandinNode
 	if n > onNode {
 		progress.Step("starting the stand-in node", nil)
-		standin = startStandinNode(t, fleetBackends(t, 4))
+		standin = framework.NewNodeFixture(t).StartStandinNode(fleetBackends(t, 4))
 	}
 	ns := newNamespace(t, nil)
 	t.Cleanup(func() { describePods(t, ns) })
@@ -138,7 +138,7 @@ func TestFleet(t *testing.T) {
 			for i := range work {
 				name, spec := fleetApp(i)
 				if i >= onNode {
-					for k, v := range standinPlacement() {
+					for k, v := range framework.StandinPlacement() {
 						spec[k] = v
 					}
 				}
@@ -185,7 +185,7 @@ func TestFleet(t *testing.T) {
 		syncs, syncs/float64(n), after.notOK()-before.notOK(), cpu, 1000*cpu/max(syncs, 1), 1000*(cpu-idle*tConverged.Seconds())/max(syncs, 1))
 	standinPods := int64(0)
 	if standin != nil {
-		standinPods = standin.ready.Load()
+		standinPods = standin.Ready()
 	}
 	t.Logf("fleet: RSS stackdome %s; Metacontroller %s (peak sampled %s); pods reported Ready by the stand-in node: %d",
 		after.rss(), mib(mcNow.rss), mib(mcPeak.value()), standinPods)

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package node
+package framework
 
 import (
 	"context"
@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // The stand-in node: the one stand-in the suite keeps, for scale only (the
@@ -25,7 +23,7 @@ import (
 // the real pod answers, kube-proxy sends the apps' Services to it.
 //
 // Nothing else lands on it: it carries a NoSchedule taint only the fleet's
-// apps tolerate (standinPlacement), and they select it by its label.
+// apps tolerate (StandinPlacement), and they select it by its label.
 
 // standinKey is the stand-in node's label and taint key; standinValue
 // their value.
@@ -46,35 +44,40 @@ const standinNodeIP = "203.0.113.10"
 // which it would taint the node unreachable and evict its pods.
 const standinHeartbeat = 10 * time.Second
 
-// standinNode is the Node object the harness keeps alive, and what it has
+// StandinNode is the Node object the harness keeps alive, and what it has
 // done with the pods bound to it.
-type standinNode struct {
+type StandinNode struct {
 	name  string
 	ips   []string // the real pods' addresses, given out in turn
 	ready atomic.Int64
+	kube  *Kube
 }
 
-// standinPlacement is what an app's spec carries to run on the stand-in
+// Ready is how many pods the node has reported Running and Ready so far.
+func (n *StandinNode) Ready() int64 { return n.ready.Load() }
+
+// StandinPlacement is what an app's spec carries to run on the stand-in
 // node: its label as nodeSelector, its taint tolerated.
-func standinPlacement() obj {
-	return obj{
-		"nodeSelector": obj{standinKey: standinValue},
-		"tolerations":  []any{obj{"key": standinKey, "operator": "Equal", "value": standinValue, "effect": "NoSchedule"}},
+func StandinPlacement() Obj {
+	return Obj{
+		"nodeSelector": Obj{standinKey: standinValue},
+		"tolerations":  []any{Obj{"key": standinKey, "operator": "Equal", "value": standinValue, "effect": "NoSchedule"}},
 	}
 }
 
-// startStandinNode creates the stand-in node (fleet-standin), its Lease in
+// StartStandinNode creates the stand-in node (fleet-standin), its Lease in
 // kube-node-lease, and keeps both fresh until the test ends; every pod
 // kube-scheduler binds to it is reported Running and Ready at one of ips,
 // in turn. When the test ends it force-deletes the pods bound to it (no
 // kubelet finishes their graceful deletion), then the Lease and the Node.
-func startStandinNode(t *testing.T, ips []string) *standinNode {
+func (f *NodeFixture) StartStandinNode(ips []string) *StandinNode {
+	t := f.t
 	t.Helper()
 	if len(ips) == 0 {
 		t.Fatal("the stand-in node needs the address of at least one real pod")
 	}
-	n := &standinNode{name: "fleet-standin", ips: ips}
-	k := kube()
+	n := &StandinNode{name: "fleet-standin", ips: ips, kube: f.Kube}
+	k := f.Kube
 	ctx, cancel := context.WithCancel(context.Background())
 	if _, err := k.Create(t.Context(), "/api/v1/nodes", n.object()); err != nil {
 		cancel()
@@ -90,11 +93,11 @@ func startStandinNode(t *testing.T, ips []string) *standinNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := k.Create(t.Context(), "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases", obj{
+	if _, err := k.Create(t.Context(), "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases", Obj{
 		"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-		"metadata": obj{"name": n.name, "ownerReferences": []any{obj{
-			"apiVersion": "v1", "kind": "Node", "name": n.name, "uid": framework.Dig(node, "metadata", "uid")}}},
-		"spec": obj{"holderIdentity": n.name, "leaseDurationSeconds": 40, "renewTime": microTime(time.Now())},
+		"metadata": Obj{"name": n.name, "ownerReferences": []any{Obj{
+			"apiVersion": "v1", "kind": "Node", "name": n.name, "uid": Dig(node, "metadata", "uid")}}},
+		"spec": Obj{"holderIdentity": n.name, "leaseDurationSeconds": 40, "renewTime": microTime(time.Now())},
 	}); err != nil {
 		t.Fatalf("creating the stand-in node's Lease: %v", err)
 	}
@@ -121,20 +124,20 @@ func startStandinNode(t *testing.T, ips []string) *standinNode {
 
 // object is the Node as a kubelet registers one: schedulable, with room
 // for every fleet, its status Ready.
-func (n *standinNode) object() obj {
-	resources := obj{"cpu": "1000", "memory": "4Ti", "pods": "5000", "ephemeral-storage": "10Ti"}
-	return obj{
+func (n *StandinNode) object() Obj {
+	resources := Obj{"cpu": "1000", "memory": "4Ti", "pods": "5000", "ephemeral-storage": "10Ti"}
+	return Obj{
 		"apiVersion": "v1", "kind": "Node",
-		"metadata": obj{"name": n.name, "labels": obj{
+		"metadata": Obj{"name": n.name, "labels": Obj{
 			"kubernetes.io/hostname": n.name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
 			standinKey: standinValue,
 		}},
-		"spec": obj{"taints": []any{obj{"key": standinKey, "value": standinValue, "effect": "NoSchedule"}}},
-		"status": obj{
+		"spec": Obj{"taints": []any{Obj{"key": standinKey, "value": standinValue, "effect": "NoSchedule"}}},
+		"status": Obj{
 			"capacity": resources, "allocatable": resources,
 			"conditions": n.conditions(time.Now()),
-			"addresses":  []any{obj{"type": "InternalIP", "address": standinNodeIP}, obj{"type": "Hostname", "address": n.name}},
-			"nodeInfo": obj{"kubeletVersion": framework.ClusterVersion, "operatingSystem": "linux", "architecture": "amd64",
+			"addresses":  []any{Obj{"type": "InternalIP", "address": standinNodeIP}, Obj{"type": "Hostname", "address": n.name}},
+			"nodeInfo": Obj{"kubeletVersion": ClusterVersion, "operatingSystem": "linux", "architecture": "amd64",
 				"containerRuntimeVersion": "standin://0", "kernelVersion": "", "osImage": "the fleet's stand-in node",
 				"machineID": "", "systemUUID": "", "bootID": "", "kubeProxyVersion": ""},
 		},
@@ -142,10 +145,10 @@ func (n *standinNode) object() obj {
 }
 
 // conditions are a healthy kubelet's, heartbeated at now.
-func (n *standinNode) conditions(now time.Time) []any {
+func (n *StandinNode) conditions(now time.Time) []any {
 	at := now.UTC().Format(time.RFC3339)
-	c := func(typ, status, reason string) obj {
-		return obj{"type": typ, "status": status, "reason": reason, "message": "the fleet's stand-in node",
+	c := func(typ, status, reason string) Obj {
+		return Obj{"type": typ, "status": status, "reason": reason, "message": "the fleet's stand-in node",
 			"lastHeartbeatTime": at, "lastTransitionTime": at}
 	}
 	return []any{
@@ -157,14 +160,14 @@ func (n *standinNode) conditions(now time.Time) []any {
 }
 
 // heartbeat renews the Lease and writes the conditions, as a kubelet does.
-func (n *standinNode) heartbeat(ctx context.Context) error {
+func (n *StandinNode) heartbeat(ctx context.Context) error {
 	now := time.Now()
-	if _, err := kube().MergePatch(ctx, "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/"+n.name,
-		obj{"spec": obj{"renewTime": microTime(now)}}); err != nil {
+	if _, err := n.kube.MergePatch(ctx, "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/"+n.name,
+		Obj{"spec": Obj{"renewTime": microTime(now)}}); err != nil {
 		return fmt.Errorf("renewing the Lease: %w", err)
 	}
-	if _, err := kube().MergePatch(ctx, "/api/v1/nodes/"+n.name+"/status",
-		obj{"status": obj{"conditions": n.conditions(now)}}); err != nil {
+	if _, err := n.kube.MergePatch(ctx, "/api/v1/nodes/"+n.name+"/status",
+		Obj{"status": Obj{"conditions": n.conditions(now)}}); err != nil {
 		return fmt.Errorf("writing the Ready condition: %w", err)
 	}
 	return nil
@@ -177,31 +180,32 @@ func microTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.
 // once, listing them (a field selector on node and phase) twice a second,
 // up to eight status writes at once. A pod already reported that a list
 // from the API server's cache still shows Pending keeps its address.
-func (n *standinNode) runPods(ctx context.Context, t *testing.T) {
+func (n *StandinNode) runPods(ctx context.Context, t *testing.T) {
 	sel := url.QueryEscape("spec.nodeName=" + n.name + ",status.phase=Pending")
 	next := 0
 	var done sync.Map // uid → true
 	for {
-		pods, err := kube().List(ctx, "/api/v1/pods?fieldSelector="+sel, "")
+		pods, err := n.kube.List(ctx, "/api/v1/pods?fieldSelector="+sel, "")
 		if err != nil && ctx.Err() == nil {
 			t.Logf("stand-in node: listing its pods: %v", err)
 		}
 		var wg sync.WaitGroup
 		sem := make(chan struct{}, 8)
 		for _, p := range pods {
-			uid := framework.Dig(p, "metadata", "uid")
-			if _, reported := done.Load(uid); reported || framework.Dig(p, "metadata", "deletionTimestamp") != nil {
+			uid := Dig(p, "metadata", "uid")
+			if _, reported := done.Load(uid); reported || Dig(p, "metadata", "deletionTimestamp") != nil {
 				continue
 			}
 			ip := n.ips[next%len(n.ips)]
 			next++
+			name, _ := Dig(p, "metadata", "name").(string)
 			sem <- struct{}{}
 			wg.Go(func() {
 				defer func() { <-sem }()
-				path := fmt.Sprintf("/api/v1/namespaces/%s/pods/%s/status", framework.Dig(p, "metadata", "namespace"), podName(p))
-				if _, err := kube().MergePatch(ctx, path, readyPodStatus(p, ip)); err != nil {
-					if ctx.Err() == nil && !framework.IsCode(err, 404) {
-						t.Errorf("stand-in node: pod %s Ready: %v", podName(p), err)
+				path := fmt.Sprintf("/api/v1/namespaces/%s/pods/%s/status", Dig(p, "metadata", "namespace"), name)
+				if _, err := n.kube.MergePatch(ctx, path, readyPodStatus(p, ip)); err != nil {
+					if ctx.Err() == nil && !IsCode(err, 404) {
+						t.Errorf("stand-in node: pod %s Ready: %v", name, err)
 					}
 					return
 				}
@@ -220,21 +224,21 @@ func (n *standinNode) runPods(ctx context.Context, t *testing.T) {
 
 // readyPodStatus is the status a kubelet writes for pod once its
 // containers run and are ready, at podIP on the stand-in node.
-func readyPodStatus(pod obj, podIP string) obj {
+func readyPodStatus(pod Obj, podIP string) Obj {
 	now := time.Now().UTC().Format(time.RFC3339)
 	var statuses []any
-	containers, _ := framework.Dig(pod, "spec", "containers").([]any)
+	containers, _ := Dig(pod, "spec", "containers").([]any)
 	for _, c := range containers {
-		statuses = append(statuses, obj{
-			"name": framework.Dig(c, "name"), "image": framework.Dig(c, "image"), "imageID": "",
+		statuses = append(statuses, Obj{
+			"name": Dig(c, "name"), "image": Dig(c, "image"), "imageID": "",
 			"ready": true, "started": true, "restartCount": 0,
-			"state": obj{"running": obj{"startedAt": now}},
+			"state": Obj{"running": Obj{"startedAt": now}},
 		})
 	}
-	cond := func(typ string) obj { return obj{"type": typ, "status": "True", "lastTransitionTime": now} }
-	return obj{"status": obj{
-		"phase": "Running", "podIP": podIP, "podIPs": []any{obj{"ip": podIP}},
-		"hostIP": standinNodeIP, "hostIPs": []any{obj{"ip": standinNodeIP}},
+	cond := func(typ string) Obj { return Obj{"type": typ, "status": "True", "lastTransitionTime": now} }
+	return Obj{"status": Obj{
+		"phase": "Running", "podIP": podIP, "podIPs": []any{Obj{"ip": podIP}},
+		"hostIP": standinNodeIP, "hostIPs": []any{Obj{"ip": standinNodeIP}},
 		"startTime": now, "containerStatuses": statuses,
 		"conditions": []any{cond("PodReadyToStartContainers"), cond("Initialized"), cond("Ready"), cond("ContainersReady"), cond("PodScheduled")},
 	}}
@@ -242,22 +246,23 @@ func readyPodStatus(pod obj, podIP string) obj {
 
 // remove force-deletes the pods bound to the node, then deletes its Lease
 // and the Node.
-func (n *standinNode) remove(t *testing.T) {
+func (n *StandinNode) remove(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	k := kube()
+	k := n.kube
 	pods, err := k.List(ctx, "/api/v1/pods?fieldSelector="+url.QueryEscape("spec.nodeName="+n.name), "")
 	if err != nil {
 		t.Errorf("stand-in node: listing its pods: %v", err)
 	}
 	for _, p := range pods {
-		path := fmt.Sprintf("/api/v1/namespaces/%s/pods/%s", framework.Dig(p, "metadata", "namespace"), podName(p))
-		if err := k.Do(ctx, "DELETE", path, "application/json", obj{"gracePeriodSeconds": 0}, nil); err != nil && !framework.IsCode(err, 404) {
-			t.Errorf("stand-in node: deleting pod %s: %v", podName(p), err)
+		name, _ := Dig(p, "metadata", "name").(string)
+		path := fmt.Sprintf("/api/v1/namespaces/%s/pods/%s", Dig(p, "metadata", "namespace"), name)
+		if err := k.Do(ctx, "DELETE", path, "application/json", Obj{"gracePeriodSeconds": 0}, nil); err != nil && !IsCode(err, 404) {
+			t.Errorf("stand-in node: deleting pod %s: %v", name, err)
 		}
 	}
 	for _, path := range []string{"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/" + n.name, "/api/v1/nodes/" + n.name} {
-		if err := k.Do(ctx, "DELETE", path, "", nil, nil); err != nil && !framework.IsCode(err, 404) {
+		if err := k.Do(ctx, "DELETE", path, "", nil, nil); err != nil && !IsCode(err, 404) {
 			t.Errorf("stand-in node: deleting %s: %v", path, err)
 		}
 	}
