@@ -296,7 +296,7 @@ bench-traefik:
 ## 50) run as containers on the real node; a 2-core node cannot run FLEET_N
 ## containers, so the rest run on the stand-in node, the one stand-in kept for
 ## scale: a Node object the harness keeps alive, whose pods it reports Ready at the
-## addresses of four real pods (e2e/node/fleetnode_test.go, docs/e2e.md). Once at
+## addresses of four real pods (e2e/framework/standin_node.go, docs/e2e.md). Once at
 ## Metacontroller's production flags, once at raised limits (its StatefulSet
 ## patched; then the Secret cache: FLEET_SECRETS Secrets of 100 KiB). Each mode is
 ## a fresh control plane and node; the figures are its "fleet:" lines.

@@ -31,7 +31,7 @@ import (
 //
 // Where the pods run: the first STACKDOME_FLEET_NODE_N apps (50 unless
 // set) as containers of the test image on the real node; the rest on the
-// stand-in node (fleetnode_test.go), which kube-scheduler places them on by
+// stand-in node (framework.StartStandinNode), which kube-scheduler places them on by
 // the nodeSelector and toleration their spec carries (framework.StandinPlacement) and
 // whose pods the harness reports Ready at the addresses of four real pods
 // of the test image listening on both ports. Its taint keeps everything
