@@ -143,21 +143,21 @@ func RouteRoutable(m RouteMirror, ns string, ir Obj) error {
 		for _, ref := range anySlice(Dig(r, "middlewares")) {
 			name, _ := Dig(ref, "name").(string)
 			if mns, _ := Dig(ref, "namespace").(string); mns != "" && mns != ns {
-				return fmt.Errorf("IngressRoute %v uses Middleware %s/%s of another namespace", irName, mns, name)
+				return fmt.Errorf("the IngressRoute %v uses Middleware %s/%s of another namespace", irName, mns, name)
 			}
 			mw, ok := m["middleware"][name]
 			if !ok {
-				return fmt.Errorf("IngressRoute %v uses Middleware %s, which does not exist", irName, name)
+				return fmt.Errorf("the IngressRoute %v uses Middleware %s, which does not exist", irName, name)
 			}
 			svc, _ := Dig(mw, "spec", "errors", "service").(map[string]any)
 			if svc == nil {
 				continue
 			}
 			if sns, _ := svc["namespace"].(string); sns != "" && sns != ns {
-				return fmt.Errorf("Middleware %s points at Service %s/%v of another namespace", name, sns, svc["name"])
+				return fmt.Errorf("the Middleware %s points at Service %s/%v of another namespace", name, sns, svc["name"])
 			}
 			if err := servable(m, fmt.Sprint(svc["name"])); err != nil {
-				return fmt.Errorf("Middleware %s: %w", name, err)
+				return fmt.Errorf("the Middleware %s: %w", name, err)
 			}
 		}
 	}
@@ -169,11 +169,11 @@ func RouteRoutable(m RouteMirror, ns string, ir Obj) error {
 func servable(m RouteMirror, name string) error {
 	svc, ok := m["service"][name]
 	if !ok {
-		return fmt.Errorf("Service %s does not exist", name)
+		return fmt.Errorf("the Service %s does not exist", name)
 	}
 	ports := anySlice(Dig(svc, "spec", "ports"))
 	if len(ports) == 0 {
-		return fmt.Errorf("Service %s has no port", name)
+		return fmt.Errorf("the Service %s has no port", name)
 	}
 	portName, _ := Dig(ports[0], "name").(string)
 	n := 0
@@ -194,7 +194,7 @@ func servable(m RouteMirror, name string) error {
 			}
 		}
 	}
-	return fmt.Errorf("Service %s has no EndpointSlice with a serving endpoint on port %q (%d slices)", name, portName, n)
+	return fmt.Errorf("the Service %s has no EndpointSlice with a serving endpoint on port %q (%d slices)", name, portName, n)
 }
 
 // anySlice is v as a JSON array, or nil.

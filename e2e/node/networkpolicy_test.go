@@ -201,10 +201,6 @@ func getCodeAs(ctx context.Context, url, host, accept string) (int, string, erro
 	return framework.RunningNode().GetCodeAs(ctx, url, host, accept)
 }
 
-func fetch(ctx context.Context, url, host, accept, requestID string) (framework.Answer, error) {
-	return framework.RunningNode().Fetch(ctx, url, host, accept, requestID)
-}
-
 func fetchWithin(ctx context.Context, timeout time.Duration, url, host, accept, requestID string) (framework.Answer, error) {
 	return framework.RunningNode().FetchWithin(ctx, timeout, url, host, accept, requestID)
 }

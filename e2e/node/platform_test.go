@@ -11,16 +11,9 @@ import (
 // Forwarders to the platform's one setup (framework's node_platform.go),
 // under the names the tests were written with.
 
-const traefikNS = framework.TraefikNS
-
 func requireMetacontroller(t *testing.T) {
 	t.Helper()
 	framework.NewNodeFixture(t).RequireMetacontroller()
-}
-
-func requireTraefik(t *testing.T) string {
-	t.Helper()
-	return framework.NewNodeFixture(t).RequireTraefik()
 }
 
 func podCIDR(t *testing.T) string {
