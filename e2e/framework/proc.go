@@ -166,6 +166,16 @@ func Indent(s string) string {
 	return "\t" + strings.ReplaceAll(s, "\n", "\n\t")
 }
 
+// Clip is s if it has at most n bytes, else its first and last n/2 bytes
+// around a line saying how many were left out, for a long value in a
+// failure.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n/2] + fmt.Sprintf("\n… %d bytes …\n", len(s)-n) + s[len(s)-n/2:]
+}
+
 // WithoutClusterEnv is env without the in-cluster variables and
 // KUBECONFIG, which would make a kubectl or helm the suite runs talk to
 // another cluster than the one the test names.

@@ -26,7 +26,7 @@ import (
 // and db Available True Serving, api the whole condemnation of
 // TestGateCondemnsDeadPorts, then no status write for three resync
 // periods), read from a watch, from before the apps exist, of the
-// StackResources and of every kind of child stackdome makes (childKinds,
+// StackResources and of every kind of child stackdome makes (framework.ChildKinds,
 // and stackdome's own EndpointSlices):
 //
 //   - a replica restarted: one hooks pod's container killed, so its new
@@ -97,10 +97,10 @@ func TestReplicasAgreeOnRealNode(t *testing.T) {
 	ns := newNamespace(t, nil)
 	t.Cleanup(func() { describePods(t, ns) })
 	ws := []*watcher{watchPath(t, "sr", srPath(ns, ""))}
-	for kind, path := range childKinds {
+	for kind, path := range framework.ChildKinds {
 		ws = append(ws, watchPath(t, kind, fmt.Sprintf(path, ns)))
 	}
-	// And the one kind childKinds leaves out: stackdome's own EndpointSlice
+	// And the one kind framework.ChildKinds leaves out: stackdome's own EndpointSlice
 	// (web's <name>-error-pages, the error-page Service's ClusterIP). Only
 	// stackdome's: kube-controller-manager's slices of the apps' Services
 	// carry their labels and change with their pods' readiness.
@@ -157,15 +157,15 @@ func TestReplicasAgreeOnRealNode(t *testing.T) {
 		})
 		t.Logf("%s: %s, syncs answered by each replica %v", phase, time.Since(since).Round(100*time.Millisecond), by)
 		events := merged(ws...)
-		if fw := nodeWrites(events, func(e event) bool { return e.RV > rv }); len(fw.what) > 0 {
-			lines := slices.Clone(fw.what)
+		if fw := nodeWrites(events, func(e event) bool { return e.RV > rv }); len(fw.What) > 0 {
+			lines := slices.Clone(fw.What)
 			for _, e := range events {
 				if e.Kind == "sr" && e.RV > rv {
 					status, _ := json.Marshal(framework.Dig(e.Obj, "status"))
-					lines = append(lines, fmt.Sprintf("rv %d %v: status %s", e.RV, framework.Dig(e.Obj, "metadata", "name"), clip(string(status), 1500)))
+					lines = append(lines, fmt.Sprintf("rv %d %v: status %s", e.RV, framework.Dig(e.Obj, "metadata", "name"), framework.Clip(string(status), 1500)))
 				}
 			}
-			t.Errorf("%s: %d writes, want none:\n%s", phase, len(fw.what), strings.Join(lines, "\n"))
+			t.Errorf("%s: %d writes, want none:\n%s", phase, len(fw.What), strings.Join(lines, "\n"))
 		}
 		for _, e := range events {
 			rv = max(rv, e.RV)

@@ -121,10 +121,3 @@ func (b *lockedBuffer) From(i int) string {
 	defer b.mu.Unlock()
 	return string(b.buf[i:])
 }
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n/2] + fmt.Sprintf("\n… %d bytes …\n", len(s)-n) + s[len(s)-n/2:]
-}

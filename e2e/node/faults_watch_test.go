@@ -35,26 +35,13 @@ type fleetWatch struct {
 	watchers []*watcher
 }
 
-// childKinds are the collections of the children stackdome makes for a
-// Service or StatefulService (docs/reference.md): a DELETED event of any
-// is a deletion.
-var childKinds = map[string]string{
-	"deployment":  "/apis/apps/v1/namespaces/%s/deployments",
-	"statefulset": "/apis/apps/v1/namespaces/%s/statefulsets",
-	"service":     "/api/v1/namespaces/%s/services",
-	"route":       "/apis/traefik.io/v1alpha1/namespaces/%s/ingressroutes",
-	"middleware":  "/apis/traefik.io/v1alpha1/namespaces/%s/middlewares",
-	"pdb":         "/apis/policy/v1/namespaces/%s/poddisruptionbudgets",
-	"policy":      "/apis/networking.k8s.io/v1/namespaces/%s/networkpolicies",
-}
-
 func watchFleet(t *testing.T, ns string, fl *fleet) *fleetWatch {
 	f := &fleetWatch{apps: map[string]*faultApp{}}
 	for _, a := range fl.apps {
 		f.apps[a.name] = a
 	}
 	f.watchers = append(f.watchers, watchPath(t, "sr", srPath(ns, "")))
-	for kind, path := range childKinds {
+	for kind, path := range framework.ChildKinds {
 		f.watchers = append(f.watchers, watchPath(t, kind, fmt.Sprintf(path, ns)))
 	}
 	return f
@@ -289,7 +276,7 @@ func classifyAnswer(path string, code int, body string, err error) (answerKind, 
 	case path == "/status/503" && code == 503 && (page || strings.Contains(body, "port 8080 status 503")):
 		return notApp, nil
 	}
-	bad := fmt.Errorf("%d %q", code, clip(body, 200))
+	bad := fmt.Errorf("%d %q", code, framework.Clip(body, 200))
 	switch {
 	case path == "/" && code == 503 && page:
 		return pageForApp, bad

@@ -4,11 +4,8 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,7 +101,7 @@ func TestFleet(t *testing.T) {
 	ns := newNamespace(t, nil)
 	t.Cleanup(func() { describePods(t, ns) })
 	ws := []*watcher{watchPath(t, "sr", srPath(ns, ""))}
-	for kind, path := range childKinds {
+	for kind, path := range framework.ChildKinds {
 		ws = append(ws, watchPath(t, kind, fmt.Sprintf(path, ns)))
 	}
 	// And stackdome's own EndpointSlices (a public app's mirrored
@@ -197,11 +194,11 @@ func TestFleet(t *testing.T) {
 		if shape.prefix == "web-" {
 			m = n / 2
 		}
-		status, children, created := only(all.status, shape.prefix), only(all.children, shape.prefix), only(all.created, shape.prefix)
+		status, children, created := only(all.Status, shape.prefix), only(all.Children, shape.prefix), only(all.Created, shape.prefix)
 		t.Logf("fleet: writes per %s app (%d): status %s; children %s (created %.2f, changed or deleted %.2f)", shape.name, m,
 			spread(status, m), spread(children, m), float64(sum(created))/float64(m), float64(sum(children)-sum(created))/float64(m))
 	}
-	for _, child := range all.twice() {
+	for _, child := range all.Twice() {
 		t.Errorf("fleet: %s", child)
 	}
 
@@ -220,9 +217,9 @@ func TestFleet(t *testing.T) {
 	qTook := time.Since(quietFrom)
 	qSyncs, qCPU := q1.answered()-q0.answered(), q1.cpu()-q0.cpu()
 	t.Logf("fleet: quiet minute (%s): %.0f syncs answered, %d status writes, %d child writes; CPU %.2f s over both hooks pods: %.2f ms per sync, %.2f net of idle",
-		qTook.Round(time.Second), qSyncs, sum(quiet.status), sum(quiet.children), qCPU,
+		qTook.Round(time.Second), qSyncs, sum(quiet.Status), sum(quiet.Children), qCPU,
 		1000*qCPU/max(qSyncs, 1), 1000*(qCPU-idle*qTook.Seconds())/max(qSyncs, 1))
-	for _, w := range quiet.what {
+	for _, w := range quiet.What {
 		t.Errorf("fleet: quiet minute: %s", w)
 	}
 
@@ -389,87 +386,13 @@ func fleetProgress(ws []*watcher) (deployments int, converged map[string]bool) {
 	return len(deps), conv
 }
 
-// fleetWrites are the writes per app (by StackResource name; a child is
-// its app's by the instance label), the children created among them, the
-// writes per child (by kind and name), and what they were.
-type fleetWrites struct {
-	status, children, created map[string]int
-	perChild                  map[string]int
-	what                      []string
-}
-
-// twice names the children written more than once, sorted.
-func (fw fleetWrites) twice() []string {
-	var out []string
-	for child, n := range fw.perChild {
-		if n > 1 {
-			out = append(out, fmt.Sprintf("%s written %d times", child, n))
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// controllerAnnotations are the annotations the workload controllers keep
-// on the children stackdome returns: their writes are not stackdome's.
-var controllerAnnotations = []string{"deployment.kubernetes.io/revision"}
-
 // fleetNodeWrites reads the writes received from since on (every write if
 // since is zero): a StackResource's status changed, a child created,
 // deleted, or its spec (an EndpointSlice's endpoints and ports), labels or
 // annotations changed. Events before since are read to
 // know each object's state.
-func fleetNodeWrites(events []event, since time.Time) fleetWrites {
-	return nodeWrites(events, func(e event) bool { return !e.At.Before(since) })
-}
-
-// nodeWrites reads the writes as fleetNodeWrites does, among the events
-// counted says to count; the others are read to know each object's state.
-func nodeWrites(events []event, counted func(event) bool) fleetWrites {
-	fw := fleetWrites{status: map[string]int{}, children: map[string]int{}, created: map[string]int{}, perChild: map[string]int{}}
-	last := map[string]string{}
-	for _, e := range events {
-		key := e.Kind + "/" + fmt.Sprint(framework.Dig(e.Obj, "metadata", "uid"))
-		var state any
-		app := fmt.Sprint(framework.Dig(e.Obj, "metadata", "labels", "app.kubernetes.io/instance"))
-		if e.Kind == "sr" {
-			state, app = framework.Dig(e.Obj, "status"), fmt.Sprint(framework.Dig(e.Obj, "metadata", "name"))
-		} else {
-			annotations := map[string]any{}
-			if a, ok := framework.Dig(e.Obj, "metadata", "annotations").(map[string]any); ok {
-				for k, v := range a {
-					if !slices.Contains(controllerAnnotations, k) {
-						annotations[k] = v
-					}
-				}
-			}
-			// An EndpointSlice has no spec: what it says is its address
-			// type, endpoints and ports (nil for every other kind).
-			state = []any{framework.Dig(e.Obj, "spec"), framework.Dig(e.Obj, "metadata", "labels"), annotations,
-				e.Obj["addressType"], e.Obj["endpoints"], e.Obj["ports"]}
-		}
-		b, _ := json.Marshal(state)
-		prev, seen := last[key]
-		last[key] = string(b)
-		changed := !seen || prev != string(b) || e.Type == "DELETED"
-		if !changed || !counted(e) {
-			continue
-		}
-		if e.Kind == "sr" {
-			if e.Type == "ADDED" {
-				continue // the create, not a status write
-			}
-			fw.status[app]++
-		} else {
-			fw.children[app]++
-			fw.perChild[fmt.Sprintf("%s %v", e.Kind, framework.Dig(e.Obj, "metadata", "name"))]++
-			if !seen {
-				fw.created[app]++
-			}
-		}
-		fw.what = append(fw.what, fmt.Sprintf("rv %d %s %s %v", e.RV, e.Type, e.Kind, framework.Dig(e.Obj, "metadata", "name")))
-	}
-	return fw
+func fleetNodeWrites(events []event, since time.Time) framework.AppWrites {
+	return framework.NodeWrites(events, func(e event) bool { return !e.At.Before(since) })
 }
 
 // spread is the mean, min and max of counts over n apps.
@@ -537,17 +460,17 @@ func TestFleetWritesCount(t *testing.T) {
 		{Kind: "sr", Type: "MODIFIED", Obj: sr(obj{"revision": "b"}), At: at(12)},
 	}
 	all := fleetNodeWrites(events, time.Time{})
-	if got := [2]int{sum(all.status), sum(all.children)}; got != [2]int{2, 4} {
-		t.Errorf("every write: status %d, children %d, want 2 and 4\n%v", got[0], got[1], all.what)
+	if got := [2]int{sum(all.Status), sum(all.Children)}; got != [2]int{2, 4} {
+		t.Errorf("every write: status %d, children %d, want 2 and 4\n%v", got[0], got[1], all.What)
 	}
 	later := fleetNodeWrites(events, at(5))
-	if got := [2]int{sum(later.status), sum(later.children)}; got != [2]int{1, 2} {
-		t.Errorf("since 5: status %d, children %d, want 1 and 2\n%v", got[0], got[1], later.what)
+	if got := [2]int{sum(later.Status), sum(later.Children)}; got != [2]int{1, 2} {
+		t.Errorf("since 5: status %d, children %d, want 1 and 2\n%v", got[0], got[1], later.What)
 	}
-	if diff := cmp.Diff([]string{"deployment web written 2 times", "service web written 2 times"}, all.twice()); diff != "" {
+	if diff := cmp.Diff([]string{"deployment web written 2 times", "service web written 2 times"}, all.Twice()); diff != "" {
 		t.Errorf("children written twice (-want +got):\n%s", diff)
 	}
-	if got := sum(all.created); got != 2 {
+	if got := sum(all.Created); got != 2 {
 		t.Errorf("children created: %d, want 2", got)
 	}
 }

@@ -271,7 +271,7 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 				}
 			}
 			if !reloaded || strings.Count(logs, `"msg":"serving"`) != 1 {
-				t.Errorf("%s: want one \"serving\" line and \"hooks TLS reloaded\" with notAfter %s in its log:\n%s", name, notAfter, clip(logs, 4000))
+				t.Errorf("%s: want one \"serving\" line and \"hooks TLS reloaded\" with notAfter %s in its log:\n%s", name, notAfter, framework.Clip(logs, 4000))
 			}
 		}
 	})

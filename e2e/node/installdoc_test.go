@@ -122,7 +122,7 @@ func TestInstallDoc(t *testing.T) {
 		}
 		began := time.Now()
 		out, err := sh.run(s.Text, 6*time.Minute)
-		t.Logf("%s — %s (%s)\n%s", s.Block, what, time.Since(began).Round(100*time.Millisecond), framework.Indent(clip(out, 3000)))
+		t.Logf("%s — %s (%s)\n%s", s.Block, what, time.Since(began).Round(100*time.Millisecond), framework.Indent(framework.Clip(out, 3000)))
 		if err != nil {
 			describePods(t, "hello")
 			describePods(t, "stackdome")

@@ -31,7 +31,7 @@ type gateApp struct {
 // the primary port of each (so the kubelet calls the pods Ready) and never
 // on the dead ones. Read from a watch, from before the apps exist, of the
 // namespace's StackResources and of every kind of child stackdome makes
-// (childKinds):
+// (framework.ChildKinds):
 //
 //   - each app's first status is Available=False Progressing (the first
 //     sync answers before any pod runs), and its pod carries the
@@ -88,7 +88,7 @@ func TestGateCondemnsDeadPorts(t *testing.T) {
 	t.Cleanup(func() { describePods(t, ns) })
 	makePV(t, "gate-"+ns, "1Gi")
 	ws := []*watcher{watchPath(t, "sr", srPath(ns, ""))}
-	for kind, path := range childKinds {
+	for kind, path := range framework.ChildKinds {
 		ws = append(ws, watchPath(t, kind, fmt.Sprintf(path, ns)))
 	}
 
@@ -164,17 +164,17 @@ func TestGateCondemnsDeadPorts(t *testing.T) {
 	t.Logf("steady state: %s, syncs answered by each replica %v", time.Since(marked).Round(100*time.Millisecond), answered)
 	events := merged(ws...)
 	fw := nodeWrites(events, func(e event) bool { return e.RV > startRV })
-	if len(fw.what) > 0 {
+	if len(fw.What) > 0 {
 		// What each status write said: the reader needs it to tell a
 		// stamp from a verdict.
-		lines := slices.Clone(fw.what)
+		lines := slices.Clone(fw.What)
 		for _, e := range events {
 			if e.Kind == "sr" && e.RV > startRV {
 				status, _ := json.Marshal(framework.Dig(e.Obj, "status"))
-				lines = append(lines, fmt.Sprintf("rv %d %v: status %s", e.RV, framework.Dig(e.Obj, "metadata", "name"), clip(string(status), 1500)))
+				lines = append(lines, fmt.Sprintf("rv %d %v: status %s", e.RV, framework.Dig(e.Obj, "metadata", "name"), framework.Clip(string(status), 1500)))
 			}
 		}
-		t.Errorf("%d writes at steady state, want none:\n%s", len(fw.what), strings.Join(lines, "\n"))
+		t.Errorf("%d writes at steady state, want none:\n%s", len(fw.What), strings.Join(lines, "\n"))
 	}
 
 	// Over the whole run, from the watch: each app's first status, and no

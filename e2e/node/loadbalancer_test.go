@@ -74,7 +74,7 @@ func (lb *loadBalancer) report() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s serves %d Services, ports %v", lb.ip, len(lb.written), lb.nodePorts)
 	for e, n := range lb.errs {
-		fmt.Fprintf(&b, "\n\t%d× %s", n, clip(e, 600))
+		fmt.Fprintf(&b, "\n\t%d× %s", n, framework.Clip(e, 600))
 	}
 	return b.String()
 }

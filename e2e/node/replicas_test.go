@@ -3,11 +3,9 @@
 package node
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -106,7 +104,7 @@ func TestReplicasBehindKubeProxy(t *testing.T) {
 				// What the write said: the reader needs it to tell a
 				// flap from bookkeeping.
 				status, _ := json.Marshal(framework.Dig(e.Obj, "status"))
-				what += ": status " + clip(string(status), 1500)
+				what += ": status " + framework.Clip(string(status), 1500)
 			}
 			writes = append(writes, what)
 		}
@@ -152,60 +150,29 @@ func convergedFlaps(es []event) []string {
 	return flaps
 }
 
-func podName(p obj) string { s, _ := framework.Dig(p, "metadata", "name").(string); return s }
+func podName(p obj) string { return framework.PodName(p) }
 
-func podIP(p obj) string { s, _ := framework.Dig(p, "status", "podIP").(string); return s }
+func podIP(p obj) string { return framework.PodIP(p) }
 
-// syncsAnswered is the hooks pod's stackdome_hook_requests_total of
-// successful syncs, read from its metrics port (the chart's 8081) from
-// the node.
+// Forwarders to the hooks pods' metrics (framework's hook_metrics.go).
+
 func syncsAnswered(t *testing.T, pod obj) float64 {
 	t.Helper()
-	return hookSyncs(t, pod, "200")
+	return framework.NewNodeFixture(t).SyncsAnswered(pod)
 }
 
-// hookSyncs is the hooks pod's stackdome_hook_requests_total of syncs
-// answered with code (e.g. "429": held for a dial).
 func hookSyncs(t *testing.T, pod obj, code string) float64 {
 	t.Helper()
-	return syncCodes(t, pod)[code]
+	return framework.NewNodeFixture(t).HookSyncs(pod, code)
 }
 
-// syncCodes is the hooks pod's stackdome_hook_requests_total{hook="sync"}
-// by code, read from its metrics port (the chart's 8081) from the node.
 func syncCodes(t *testing.T, pod obj) map[string]float64 {
 	t.Helper()
-	out, err := readSyncCodes(t.Context(), pod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return framework.NewNodeFixture(t).SyncCodes(pod)
 }
 
-// readSyncCodes is syncCodes, or why the pod's metrics could not be read
-// (a pod shutting down, or not listening yet).
 func readSyncCodes(ctx context.Context, pod obj) (map[string]float64, error) {
-	body, err := getFromNode(ctx, "http://"+net.JoinHostPort(podIP(pod), "8081")+"/metrics", "")
-	if err != nil {
-		return nil, fmt.Errorf("metrics of %s: %w", podName(pod), err)
-	}
-	out := map[string]float64{}
-	sc := bufio.NewScanner(strings.NewReader(body))
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "stackdome_hook_requests_total{") || !strings.Contains(line, `hook="sync"`) {
-			continue
-		}
-		_, rest, ok := strings.Cut(line, `code="`)
-		code, _, ok2 := strings.Cut(rest, `"`)
-		f := strings.Fields(line)
-		v, err := strconv.ParseFloat(f[len(f)-1], 64)
-		if !ok || !ok2 || err != nil {
-			return nil, fmt.Errorf("metrics of %s: %q: no code or value (%v)", podName(pod), line, err)
-		}
-		out[code] += v
-	}
-	return out, nil
+	return framework.RunningNode().ReadSyncCodes(ctx, pod)
 }
 
 // TestKubectlLogsAndDescribe proves a user's first debugging step works
