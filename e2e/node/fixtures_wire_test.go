@@ -1,12 +1,12 @@
 //go:build e2e
 
-package e2e
+package node
 
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/stackdome/stackdome/e2e/framework"
 	"maps"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -15,22 +15,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stackdome/stackdome/e2e/framework"
 	"github.com/stackdome/stackdome/internal/mcrequest"
 )
 
-// wireFixtures are the fixtures whose spec runs on the suite's cluster and
-// whose pods the controllers make as the fixture has them (there is no
-// kubelet: every pod stays Pending): a public Service with error pages, a
-// private one with non-canonical quantities, a StatefulService (OrderedReady
-// makes only pod 0), one using ConfigMaps and Secrets, and a Job.
+// wireFixtures are the fixtures whose spec runs on the node and whose pods
+// the controllers make as the fixture has them: a public Service with error
+// pages, a private one with non-canonical quantities, a StatefulService
+// (OrderedReady makes only pod 0), one using ConfigMaps and Secrets, and a
+// Job. Their images are the fixtures' own, which the node does not have:
+// every pod stays Pending, and pods are compared by the fields the hook
+// reads only (a request is read within seconds, before a pull fails).
 var wireFixtures = []string{"serving", "server-defaulted", "stateful-storage", "config-follows", "job-complete"}
 
 // TestFixturesMatchTheWire proves the generator's requests
 // (hooks/fixturegen_*_test.go, internal/mcrequest) have the shape of what the
-// real Metacontroller v4.17.2 sends: for each of wireFixtures it makes the
-// fixture's objects on the cluster (its parent's spec, the team's ConfigMaps,
-// Secrets and Middlewares it relates), waits for a sync request whose
-// children and related keys are the fixture's, and compares:
+// node's Metacontroller v4.17.2 sends, read from its log (traceHooks): for
+// each of wireFixtures it makes the fixture's objects on the cluster (its
+// parent's spec, the team's ConfigMaps, Secrets and Middlewares it relates),
+// waits for a sync request whose children and related keys are the
+// fixture's, and compares:
 //
 //   - the controller's child resources and hook versions;
 //   - the groups of children and related objects, and the keys in each
@@ -43,35 +47,39 @@ var wireFixtures = []string{"serving", "server-defaulted", "stateful-storage", "
 //     ClusterIP, and the fixture's child has the stored child's fields.
 //
 // Statuses are not compared: a fixture's is the state its case shows, the
-// wire's is a cluster without a kubelet.
+// wire's is a node whose pods cannot start.
 func TestFixturesMatchTheWire(t *testing.T) {
-	requireStackResourceCRD(t)
-	rel := newPagesRelease(t, "stackdome")
-	rel.install(t, "")
+	hooks := traceHooks(t)
+	rel := installChart(t)
 	for _, name := range wireFixtures {
 		t.Run(name, func(t *testing.T) {
 			var fx obj
-			if err := readJSON(filepath.Join(suite.root, "testdata", "sync", name+".request.json"), &fx); err != nil {
+			b, err := os.ReadFile(filepath.Join(repoRoot(), "testdata", "sync", name+".request.json"))
+			if err != nil {
 				t.Fatal(err)
 			}
-			ns := newNamespace(t)
+			if err := json.Unmarshal(b, &fx); err != nil {
+				t.Fatal(err)
+			}
+			ns := newNamespace(t, nil)
+			t.Cleanup(func() { describePods(t, ns) })
 			n := wireNames{fixtureApp: framework.Dig(fx, "parent", "metadata", "namespace").(string), fixtureRelease: mcrequest.ReleaseNamespace,
-				wireApp: ns, wireRelease: rel.namespace}
+				wireApp: ns, wireRelease: rel.ns}
 			createRelatedOf(t, ns, fx)
 			parent := framework.Dig(fx, "parent", "metadata", "name").(string)
 			since := time.Now()
-			if _, err := suite.cluster.Kube.Create(t.Context(), "/apis/stackdome.io/v1alpha1/namespaces/"+ns+"/stackresources", obj{
+			if _, err := kube().Create(t.Context(), srPath(ns, ""), obj{
 				"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
 				"metadata": obj{"name": parent}, "spec": framework.Dig(fx, "parent", "spec")}); err != nil {
 				t.Fatal(err)
 			}
-			ex := syncWhere(t, ns, parent, since, 2*time.Minute, "a sync request with the fixture's keys and settled children", func(ex framework.HookExchange) error {
-				if err := n.sameKeys(fx, ex.Request); err != nil {
+			req := hooks.waitSyncRequest(t, ns, parent, since, 2*time.Minute, "a sync request with the fixture's keys and settled children", func(req obj) error {
+				if err := n.sameKeys(fx, req); err != nil {
 					return err
 				}
-				return n.sameLastApplied(fx, ex.Request)
+				return n.sameLastApplied(fx, req)
 			})
-			for _, e := range n.compare(fx, ex.Request) {
+			for _, e := range n.compare(fx, req) {
 				t.Error(e)
 			}
 		})
@@ -95,7 +103,7 @@ func createRelatedOf(t *testing.T, ns string, fx obj) {
 					body[f] = v
 				}
 			}
-			if _, err := suite.cluster.Kube.Create(t.Context(), path, body); err != nil {
+			if _, err := kube().Create(t.Context(), path, body); err != nil {
 				t.Fatalf("creating %s %v: %v", group, body["metadata"], err)
 			}
 		}
@@ -242,7 +250,8 @@ func (n wireNames) present(what string, f, w map[string]any, paths []string) []s
 }
 
 // pods: every pod of either has the fields the hook reads of a pod the
-// other's first pod has (the wire's are Pending: no kubelet).
+// other's first pod has (the wire's are Pending: the node has not their
+// images).
 func (n wireNames) pods(f, w map[string]any) []string {
 	first := func(m map[string]any) map[string]any {
 		keys := slices.Sorted(func(yield func(string) bool) {
@@ -386,4 +395,12 @@ func at(o map[string]any, path string) (any, bool) {
 		return nil, false
 	}
 	return cur, true
+}
+
+func mustJSON(v any) string {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(data)
 }
