@@ -69,12 +69,3 @@ func (n *clusterNet) HookCalls(path, ns, name string, since time.Time) []HookExc
 	}
 	return out
 }
-
-// HookVersion is the version of one of cc's hooks: "v1" when unset, as
-// HookVersion's CRD default and GetVersion have it.
-func HookVersion(cc Obj, hook string) string {
-	if v, _ := Dig(cc, "spec", "hooks", hook, "version").(string); v != "" {
-		return v
-	}
-	return "v1"
-}

@@ -227,3 +227,12 @@ func (m *Metacontroller) Healthy() error {
 func (m *Metacontroller) String() string {
 	return fmt.Sprintf("Metacontroller %s as in its StatefulSet: %s", metacontrollerImage, strings.Join(m.command, " "))
 }
+
+// HookVersion is the version of one of cc's hooks: "v1" when unset, as
+// HookVersion's CRD default and GetVersion have it.
+func HookVersion(cc Obj, hook string) string {
+	if v, _ := Dig(cc, "spec", "hooks", hook, "version").(string); v != "" {
+		return v
+	}
+	return "v1"
+}
