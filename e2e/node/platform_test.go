@@ -136,10 +136,20 @@ func podCIDR(t *testing.T) string {
 // unless the test did.
 func installChart(t *testing.T, set ...string) *release {
 	t.Helper()
+	return installChartFrom(t, repoChart(), set...)
+}
+
+// repoChart is the repository's chart directory.
+func repoChart() string { return filepath.Join(repoRoot(), "chart") }
+
+// installChartFrom is installChart of the chart in dir (a changed copy of
+// the repository's).
+func installChartFrom(t *testing.T, dir string, set ...string) *release {
+	t.Helper()
 	requireMetacontroller(t)
 	requireTraefik(t)
 	r := &release{name: "stackdome", ns: newNamespace(t, nil)}
-	args := []string{"install", r.name, filepath.Join(repoRoot(), "chart"), "--namespace", r.ns,
+	args := []string{"install", r.name, dir, "--namespace", r.ns,
 		"--wait", "--timeout", "3m", "--set", "podCIDRs={" + podCIDR(t) + "}"}
 	for _, s := range set {
 		args = append(args, "--set", s)
