@@ -168,12 +168,22 @@ func (f *NodeFixture) PodCIDR() string {
 // unless the test did; a failed test's log gets the namespace's pods
 // described first.
 func (f *NodeFixture) InstallChart(set ...string) *Release {
+	f.t.Helper()
+	return f.InstallChartFrom(f.RepoChart(), set...)
+}
+
+// RepoChart is the repository's chart directory.
+func (s *Suite) RepoChart() string { return filepath.Join(s.Root, "chart") }
+
+// InstallChartFrom is InstallChart of the chart in dir (a changed copy of
+// the repository's).
+func (f *NodeFixture) InstallChartFrom(dir string, set ...string) *Release {
 	t := f.t
 	t.Helper()
 	f.RequireMetacontroller()
 	f.RequireTraefik()
 	r := &Release{Name: "stackdome", NS: f.Namespace(nil), kube: f.Kube}
-	args := []string{"install", r.Name, filepath.Join(f.Root, "chart"), "--namespace", r.NS,
+	args := []string{"install", r.Name, dir, "--namespace", r.NS,
 		"--wait", "--timeout", "3m", "--set", "podCIDRs={" + f.PodCIDR() + "}"}
 	for _, s := range set {
 		args = append(args, "--set", s)

@@ -26,6 +26,13 @@ func installChart(t *testing.T, set ...string) *framework.Release {
 	return framework.NewNodeFixture(t).InstallChart(set...)
 }
 
+func repoChart() string { return framework.RunningNode().RepoChart() }
+
+func installChartFrom(t *testing.T, dir string, set ...string) *framework.Release {
+	t.Helper()
+	return framework.NewNodeFixture(t).InstallChartFrom(dir, set...)
+}
+
 func tearDownPlatform(t *testing.T) {
 	t.Helper()
 	framework.NewNodeFixture(t).TearDownPlatform()

@@ -30,7 +30,7 @@ import (
 //
 // Only the kinds whose defaults the fixtures carry are defaulted: Service,
 // Deployment, StatefulSet, Job and CronJob. The e2e
-// (e2e/fixtures_wire_test.go) checks each default written here against what
+// (e2e/node/fixtures_wire_test.go) checks each default written here against what
 // the real API server stored.
 
 // Default writes the API server's defaults into o, a stored object of one of
