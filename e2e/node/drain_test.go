@@ -3,12 +3,7 @@
 package node
 
 import (
-	"context"
 	"fmt"
-	"net/http"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -192,81 +187,4 @@ func terminated(events []event, pod string) (obj, time.Time) {
 		}
 	}
 	return term, deleted
-}
-
-// load sends GET / with a Host at a steady rate through Traefik, from the
-// node, on kept-alive connections, and counts the answers by the pod that
-// gave them (portapp answers "<pod> port <n>").
-type load struct {
-	total  atomic.Int64
-	mu     sync.Mutex
-	failed []string
-	by     map[string]int
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-}
-
-// startLoad starts perSecond requests a second to host.
-func startLoad(host string, perSecond int) *load {
-	ctx, cancel := context.WithCancel(context.Background())
-	l := &load{by: map[string]int{}, cancel: cancel}
-	tick := time.NewTicker(time.Second / time.Duration(perSecond))
-	l.wg.Add(1)
-	go func() {
-		defer l.wg.Done()
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			l.wg.Add(1)
-			go func() {
-				defer l.wg.Done()
-				// Not the test's context: a request in flight at the end
-				// still counts.
-				code, body, err := throughTraefik(context.Background(), host, "/")
-				l.total.Add(1)
-				l.mu.Lock()
-				defer l.mu.Unlock()
-				if err != nil || code != http.StatusOK {
-					l.failed = append(l.failed, fmt.Sprintf("%d %q %v", code, strings.TrimSpace(body), err))
-					return
-				}
-				pod, _, _ := strings.Cut(body, " ")
-				l.by[pod]++
-			}()
-		}
-	}()
-	return l
-}
-
-// reset forgets the requests made so far.
-func (l *load) reset() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.total.Store(0)
-	l.failed = nil
-}
-
-// servers are the answers so far by pod.
-func (l *load) servers() map[string]int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := map[string]int{}
-	for k, v := range l.by {
-		out[k] = v
-	}
-	return out
-}
-
-// stop ends the load, waits for the requests in flight, and returns the
-// requests made and the failed ones.
-func (l *load) stop() (int64, []string) {
-	l.cancel()
-	l.wg.Wait()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.total.Load(), l.failed
 }

@@ -3,14 +3,11 @@
 package node
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -116,7 +113,7 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 	})
 	checkRoute(t, "sync hook at v1", host, []routeCheck{{"the app's 503 passes as it sent it", "/status/503", framework.BrowserAccept, appOwn503}})
 
-	probe := startRouteTally(host)
+	probe := startLoad(host, 100) // one request every 10 ms
 
 	// --- helm upgrade to this chart: the sync hook at v2.
 	since = time.Now()
@@ -268,55 +265,4 @@ func checkRoute(t *testing.T, phase, host string, checks []routeCheck) {
 			t.Errorf("%s: %s: %v", phase, c.name, err)
 		}
 	}
-}
-
-// routeTally asks a route through Traefik's web entry point every 10 ms
-// and records every answer that is not 200.
-type routeTally struct {
-	total  atomic.Int64
-	mu     sync.Mutex
-	failed []string
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-}
-
-func startRouteTally(host string) *routeTally {
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &routeTally{cancel: cancel}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-			rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
-			a, err := throughTraefikAs(rctx, host, "/", "", "")
-			rcancel()
-			if ctx.Err() != nil {
-				return
-			}
-			p.total.Add(1)
-			if err != nil || a.Status != http.StatusOK {
-				p.mu.Lock()
-				p.failed = append(p.failed, fmt.Sprintf("%s: %d %.80q %v", time.Now().Format("15:04:05.000"), a.Status, a.Body, err))
-				p.mu.Unlock()
-			}
-		}
-	}()
-	return p
-}
-
-// stop ends the probe and returns how many requests it made and the
-// failures.
-func (p *routeTally) stop() (int64, []string) {
-	p.cancel()
-	p.wg.Wait()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.total.Load(), p.failed
 }
