@@ -5,6 +5,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -67,12 +68,17 @@ func traefikRouters(ctx context.Context) ([]framework.Router, error) {
 	return rs, nil
 }
 
-// waitRouters polls Traefik's routers until cond holds for them — Traefik
-// applies a change a moment after it sees it — and then requires every
-// router of the namespaces namespaces (the test's own and its release's:
-// a kubernetescrd router is named <namespace>-<IngressRoute>-…) to be
-// enabled; it returns the routers. Other namespaces are other tests',
-// which may still be going away.
+// waitRouters polls Traefik's routers until cond holds for them and every
+// router of the namespaces namespaces (the test's own and its release's: a
+// kubernetescrd router is named <namespace>-<IngressRoute>-…) is enabled,
+// and returns them; a minute without both fails t. Enabled is waited for,
+// not read once: Metacontroller creates a new app's IngressRoute and its
+// Middlewares in its own order, and a configuration Traefik builds between
+// them disables the route (`middleware "…" does not exist`) until the next
+// one, which disables nothing that served (docs/design.md: a new
+// resource's first sync returns the route whole; requireRoutesStay holds
+// every write after a route served). Other namespaces are other tests', which may still be
+// going away.
 func waitRouters(t *testing.T, what string, namespaces []string, cond func([]framework.Router) error) []framework.Router {
 	t.Helper()
 	var rs []framework.Router
@@ -81,17 +87,21 @@ func waitRouters(t *testing.T, what string, namespaces []string, cond func([]fra
 		if rs, err = traefikRouters(t.Context()); err != nil {
 			return false, err
 		}
-		err = cond(rs)
+		if err = cond(rs); err != nil {
+			return false, err
+		}
+		var disabled []error
+		for _, r := range rs {
+			if ownRouter(r, namespaces) && r.Status != "enabled" {
+				disabled = append(disabled, fmt.Errorf("router %s is %s: %v", r.Name, r.Status, r.Error))
+			}
+		}
+		err = errors.Join(disabled...)
 		return err == nil, err
 	})
 	if err != nil {
 		out, _ := json.MarshalIndent(rs, "", "  ")
 		t.Fatalf("%v\nrouters: %s", err, out)
-	}
-	for _, r := range rs {
-		if ownRouter(r, namespaces) && r.Status != "enabled" {
-			t.Errorf("%s: router %s is %s: %v", what, r.Name, r.Status, r.Error)
-		}
 	}
 	return rs
 }
