@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -66,21 +65,8 @@ func runSuite(m *testing.M) (code int) {
 	var cl Cleanups
 	defer cl.Run()
 
-	// An interrupt or a CI cancellation still stops the control plane and
-	// removes the scratch directory; Pdeathsig covers a crash.
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		s := <-sig
-		fmt.Fprintf(os.Stderr, "e2e: %v: stopping the control plane\n", s)
-		cl.Run()
-		os.Exit(2)
-	}()
-
-	fail := func(err error) int {
-		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
-		return 1
-	}
+	runCleanupsOnSignal(&cl, "e2e", "the control plane")
+	fail := failWith("e2e")
 
 	s := &Suite{}
 	root, err := filepath.Abs("..")

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -37,18 +36,8 @@ func NodeTestMain(m *testing.M) {
 func runNodeSuite(m *testing.M) int {
 	var cl Cleanups
 	defer cl.Run()
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		s := <-sig
-		fmt.Fprintf(os.Stderr, "e2e/node: %v: stopping the node and the control plane\n", s)
-		cl.Run()
-		os.Exit(2)
-	}()
-	fail := func(err error) int {
-		fmt.Fprintf(os.Stderr, "e2e/node: %v\n", err)
-		return 1
-	}
+	runCleanupsOnSignal(&cl, "e2e/node", "the node and the control plane")
+	fail := failWith("e2e/node")
 
 	s, err := setUpNode(context.Background(), &cl)
 	if err != nil {
