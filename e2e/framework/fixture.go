@@ -103,7 +103,7 @@ func runSuite(m *testing.M) (code int) {
 	}
 	fmt.Fprintf(os.Stderr, "e2e: kubectl ready in %s (%s)\n", time.Since(start).Round(time.Second), s.Kubectl)
 
-	removeStaleScratch()
+	removeStaleScratch("stackdome-e2e-*")
 	s.Scratch, err = os.MkdirTemp("", "stackdome-e2e-")
 	if err != nil {
 		return fail(err)
@@ -149,21 +149,20 @@ func runSuite(m *testing.M) (code int) {
 	return code
 }
 
-// removeStaleScratch removes scratch directories of earlier runs whose test
-// binary is gone: a panic in a test exits without running TestMain's
-// cleanups (the processes die with it through Pdeathsig; their files stay).
-func removeStaleScratch() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "stackdome-e2e-*"))
+// removeStaleScratch removes the scratch directories matching pattern (in
+// os.TempDir) of earlier runs whose test binary is gone, read from the pid
+// file each holds: a panic or a kill -9 exits without running the suite's
+// cleanups (the processes die with it through Pdeathsig; their files stay;
+// StartNode sweeps what a node left running).
+func removeStaleScratch(pattern string) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), pattern))
 	for _, dir := range dirs {
 		data, err := os.ReadFile(filepath.Join(dir, "pid"))
 		if err != nil {
 			continue
 		}
 		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-		if err != nil || pid <= 0 {
-			continue
-		}
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		if err == nil && pid > 0 && errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
 			os.RemoveAll(dir)
 		}
 	}

@@ -10,13 +10,10 @@ package framework
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -86,7 +83,7 @@ func setUpNode(ctx context.Context, cl *Cleanups) (*Suite, error) {
 	}
 	step("binaries ready ("+s.BinDir+", "+nodeBin+")", start)
 
-	removeStaleNodeScratch()
+	removeStaleScratch("stackdome-e2e-node-*")
 	if s.Scratch, err = os.MkdirTemp("", "stackdome-e2e-node-"); err != nil {
 		return nil, err
 	}
@@ -159,21 +156,4 @@ func setUpNode(ctx context.Context, cl *Cleanups) (*Suite, error) {
 	step(fmt.Sprintf("%d images imported", len(images)), start)
 	fmt.Fprintf(os.Stderr, "e2e/node: memory of the idle node:\n%s\n", Indent(FormatMemory(s.Node.Memory())))
 	return s, nil
-}
-
-// removeStaleNodeScratch removes the scratch directories of earlier node
-// runs whose test binary is gone (a kill -9 or a panic skips the cleanups;
-// StartNode sweeps what their nodes left running).
-func removeStaleNodeScratch() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "stackdome-e2e-node-*"))
-	for _, dir := range dirs {
-		data, err := os.ReadFile(filepath.Join(dir, "pid"))
-		if err != nil {
-			continue
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-		if err == nil && pid > 0 && errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-			os.RemoveAll(dir)
-		}
-	}
 }
