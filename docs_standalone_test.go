@@ -37,18 +37,19 @@ var sharedInputFiles = []string{
 	"chart/crdschema_test.go",                   // Metacontroller's CRDs from shared/testdata
 	"docs/e2e.md",                               // STACKDOME_SHARED and what the suite reads there
 	"e2e/chart_test.go",                         // the real CRDs when shared/ is there
-	"e2e/crds_test.go",                          // ditto
 	"e2e/installdoc_events_test.go",             // Metacontroller's source from shared/vendor
 	"e2e/installdoc_traefik_test.go",            // the Traefik chart from shared/vendor
-	"e2e/main_test.go",                          // suite.shared
-	"e2e/mccrds_test.go",                        // sharedDir, the real CRDs
-	"e2e/prerequisites_test.go",                 // the real CRDs when shared/ is there
+	"e2e/mccrds_test.go",                        // the real CRDs
 	"e2e/metacontroller/build.sh",               // Metacontroller's source from shared/vendor
-	"e2e/framework/metacontroller.go",           // ditto, or METACONTROLLER_SRC
+	"e2e/framework/crdschema.go",                // the real CRDs when shared/ is there
+	"e2e/framework/fixture.go",                  // Fixture.Shared
+	"e2e/framework/installdoc_events.go",        // Metacontroller's source from shared/vendor
+	"e2e/framework/installdoc_traefik.go",       // the Traefik chart from shared/vendor
+	"e2e/framework/metacontroller.go",           // Metacontroller's source, or METACONTROLLER_SRC
 	"e2e/framework/traefikchart.go",             // the Traefik chart from shared/vendor
+	"e2e/framework/vendor.go",                   // SharedDir, VendorArchive
 	"Makefile",                                  // make e2e's check for that source
 	"e2e/testdata/compositecontroller-crd.yaml", // stands in when ../shared is absent
-	"e2e/vendor_test.go",                        // vendorArchive
 	"metacontroller/wire_test.go",               // the recorded requests in shared/testdata
 }
 
@@ -110,14 +111,19 @@ func outsideRefs(t *testing.T, root string) []string {
 
 // TestDocsStandAlone: no doc, comment, script or manifest of the repository
 // points at a file outside it, except the tests that read their inputs
-// from the shared folder (sharedInputFiles).
+// from the shared folder (sharedInputFiles), and every file on that list
+// exists and still names the folder.
 func TestDocsStandAlone(t *testing.T) {
 	for _, f := range outsideRefs(t, ".") {
 		t.Errorf("%s\n\tcites a file outside the repository: state the fact here with its upstream source (e.g. metacontroller/metacontroller@v4.17.2 pkg/controller/composite/controller.go), or drop it", f)
 	}
-	for _, f := range sharedInputFiles {
-		if _, err := os.Stat(f); err != nil {
+	for _, f := range sharedInputFiles { // the list holds only what needs it
+		data, err := os.ReadFile(f)
+		switch {
+		case err != nil:
 			t.Errorf("sharedInputFiles names %s: %v", f, err)
+		case !namesSharedInput.Match(data):
+			t.Errorf("sharedInputFiles names %s, which no longer names the shared folder: drop it from the list", f)
 		}
 	}
 }
@@ -145,7 +151,7 @@ func TestOutsideRefsBites(t *testing.T) {
 		"bad: `shared/testdata/x.json`\n"+
 		"ok: docs/content/reference/dynamic-configuration/kubernetes-crd-definition-v1.yml\n")
 	write("x.go", "// bad: STYLE.md says so\n// ok: 2 shared cores\n")
-	write("e2e/vendor_test.go", "// ok: the archives in shared/vendor/\n// bad: traefik-errorpages.md §2.3\n")
+	write("e2e/framework/vendor.go", "// ok: the archives in shared/vendor/\n// bad: traefik-errorpages.md §2.3\n")
 	write("notes.py", "# skipped: ../shared/testdata\n")
 	write(".git/x.md", "skipped: DESIGN.md\n")
 	got := outsideRefs(t, root)
@@ -155,7 +161,7 @@ func TestOutsideRefsBites(t *testing.T) {
 		"docs/a.md:4: bad: (reference §2)",
 		"docs/a.md:5: bad: see ../shared/reference/traefik-build.md",
 		"docs/a.md:6: bad: `shared/testdata/x.json`",
-		"e2e/vendor_test.go:2: // bad: traefik-errorpages.md §2.3",
+		"e2e/framework/vendor.go:2: // bad: traefik-errorpages.md §2.3",
 		"x.go:1: // bad: STYLE.md says so",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
