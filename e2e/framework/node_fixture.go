@@ -37,17 +37,6 @@ func NewNodeFixture(t *testing.T) *NodeFixture {
 	return &NodeFixture{Suite: suite, Kube: suite.Cluster.Kube, t: t}
 }
 
-// RunningNode is the Suite NodeTestMain set up, for what has no t (a
-// package-level helper of e2e/node that tests call before they have a
-// fixture of their own); it panics outside a run of NodeTestMain. A test
-// uses NewNodeFixture.
-func RunningNode() *Suite {
-	if suite == nil || suite.Node == nil {
-		panic("no node: the package's TestMain must be framework.NodeTestMain")
-	}
-	return suite
-}
-
 // Namespace creates a namespace (generateName node-) labelled
 // stackdome.io/e2e=true and labels (Pod Security levels, for one), and
 // deletes it when the test ends; it fails the test if it cannot create it.

@@ -87,16 +87,17 @@ import (
 // by the port answering writes in the fixed-in-place window; a rollout
 // that is not verified afresh never reads Serving with the new hash.
 func TestReplicasAgreeOnRealNode(t *testing.T) {
+	f := framework.NewNodeFixture(t)
 	const resync = 2 * time.Second
-	rel := installChart(t, "compositeController.resyncPeriodSeconds=2",
+	rel := f.InstallChart("compositeController.resyncPeriodSeconds=2",
 		"config.portCheckGrace=5s", "config.verdictRequeue=1s", "config.logLevel=debug",
 		"extraArgs={--idle-timeout=500ms}")
 	if n := len(rel.Pods(t, "controller")); n != 2 {
 		t.Fatalf("%d hooks pods, want the chart's 2", n)
 	}
-	ns := newNamespace(t, nil)
-	t.Cleanup(func() { describePods(t, ns) })
-	ws := []*watcher{watchPath(t, "sr", srPath(ns, ""))}
+	ns := f.Namespace(nil)
+	t.Cleanup(func() { f.DescribePods(ns) })
+	ws := []*watcher{watchPath(t, "sr", framework.SRPath(ns, ""))}
 	for kind, path := range framework.ChildKinds {
 		ws = append(ws, watchPath(t, kind, fmt.Sprintf(path, ns)))
 	}
@@ -116,14 +117,14 @@ func TestReplicasAgreeOnRealNode(t *testing.T) {
 		spec: portapp(append(portArgs("8080", "9090=never"), "--control", strconv.Itoa(controlPort)),
 			obj{"name": "http", "port": 8080}, obj{"name": "admin", "port": 9090})}
 	apps := []string{"web", "db", "api"}
-	createApp(t, ns, "web", web)
-	createApp(t, ns, "db", db)
-	createApp(t, ns, "api", api.spec)
+	f.CreateApp(ns, "web", web)
+	f.CreateApp(ns, "db", db)
+	f.CreateApp(ns, "api", api.spec)
 
-	waitCondition(t, 3*time.Minute, ns, "web", "Available", "True", "Serving")
-	waitCondition(t, 3*time.Minute, ns, "db", "Available", "True", "Serving")
-	waitFor(t, 3*time.Minute, "api condemned", func() (bool, error) {
-		sr, err := kube().Get(t.Context(), srPath(ns, "api"))
+	f.WaitCondition(3*time.Minute, ns, "web", "Available", "True", "Serving")
+	f.WaitCondition(3*time.Minute, ns, "db", "Available", "True", "Serving")
+	f.WaitFor(3*time.Minute, "api condemned", func() (bool, error) {
+		sr, err := f.Kube.Get(t.Context(), framework.SRPath(ns, "api"))
 		if err != nil {
 			return false, err
 		}
@@ -145,7 +146,7 @@ func TestReplicasAgreeOnRealNode(t *testing.T) {
 		t.Helper()
 		since := time.Now()
 		var by map[string]map[string]int
-		waitFor(t, 90*time.Second, phase+": three resync periods, each replica answering each app", func() (bool, error) {
+		f.WaitFor(90*time.Second, phase+": three resync periods, each replica answering each app", func() (bool, error) {
 			by = syncsLogged(t, rel, ns, since)
 			ok := time.Since(since) >= 3*resync && len(by) == 2
 			for _, answered := range by {
@@ -156,7 +157,7 @@ func TestReplicasAgreeOnRealNode(t *testing.T) {
 			return ok, fmt.Errorf("%s since the window opened, syncs answered %v", time.Since(since).Round(time.Second), by)
 		})
 		t.Logf("%s: %s, syncs answered by each replica %v", phase, time.Since(since).Round(100*time.Millisecond), by)
-		events := merged(ws...)
+		events := framework.Merged(ws...)
 		if fw := nodeWrites(events, func(e event) bool { return e.RV > rv }); len(fw.What) > 0 {
 			lines := slices.Clone(fw.What)
 			for _, e := range events {
@@ -176,16 +177,16 @@ func TestReplicasAgreeOnRealNode(t *testing.T) {
 	// A replica restarted: its new process knows no verdict.
 	killed := rel.Pods(t, "controller")[0]
 	killPods(t, []obj{killed})
-	mark = agree("replica "+podName(killed)+" restarted", mark)
+	mark = agree("replica "+framework.PodName(killed)+" restarted", mark)
 
 	// The dead port fixed in place.
-	pod := appPods(t, ns, "api", 1, time.Minute)[0]
+	pod := f.AppPods(ns, "api", 1, time.Minute)[0]
 	setPort(t, ns, "api", 9090, "open")
-	if err := dialFromNode(t.Context(), fmt.Sprint(framework.Dig(pod, "status", "podIP")), 9090); err != nil {
+	if err := f.DialFromNode(t.Context(), fmt.Sprint(framework.Dig(pod, "status", "podIP")), 9090); err != nil {
 		t.Fatalf("api's port 9090 opened, yet: %v", err)
 	}
 	agree("api's port 9090 fixed in place", mark)
-	sr, err := kube().Get(t.Context(), srPath(ns, "api"))
+	sr, err := f.Kube.Get(t.Context(), framework.SRPath(ns, "api"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,12 +196,12 @@ func TestReplicasAgreeOnRealNode(t *testing.T) {
 
 	// kubectl rollout restart: a new ReplicaSet, verified from scratch.
 	oldHash := framework.Dig(pod, "metadata", "labels", "pod-template-hash")
-	if out, err := kubectl(t.Context(), "rollout", "restart", "deployment/api", "-n", ns); err != nil {
+	if out, err := f.KubectlRun(t.Context(), "rollout", "restart", "deployment/api", "-n", ns); err != nil {
 		t.Fatalf("kubectl rollout restart: %v\n%s", err, out)
 	}
 	var fresh obj
-	waitFor(t, time.Minute, "a pod of the restarted ReplicaSet, its port 9090 opened", func() (bool, error) {
-		pods, err := kube().List(t.Context(), "/api/v1/namespaces/"+ns+"/pods", "app.kubernetes.io/instance=api")
+	f.WaitFor(time.Minute, "a pod of the restarted ReplicaSet, its port 9090 opened", func() (bool, error) {
+		pods, err := f.Kube.List(t.Context(), "/api/v1/namespaces/"+ns+"/pods", "app.kubernetes.io/instance=api")
 		if err != nil {
 			return false, err
 		}
@@ -210,24 +211,24 @@ func TestReplicasAgreeOnRealNode(t *testing.T) {
 			}
 			ip, _ := framework.Dig(p, "status", "podIP").(string)
 			if ip == "" {
-				return false, fmt.Errorf("pod %s has no address yet", podName(p))
+				return false, fmt.Errorf("pod %s has no address yet", framework.PodName(p))
 			}
-			if err := portControl(t.Context(), ip, 9090, "open"); err != nil {
-				return false, fmt.Errorf("pod %s: %w", podName(p), err)
+			if err := portControl(f, t.Context(), ip, 9090, "open"); err != nil {
+				return false, fmt.Errorf("pod %s: %w", framework.PodName(p), err)
 			}
 			fresh = p
 			return true, nil
 		}
 		return false, fmt.Errorf("%d pods, all of the old ReplicaSet", len(pods))
 	})
-	t.Logf("port 9090 of %s opened; the pod Ready then: %v", podName(fresh), podReady(fresh))
+	t.Logf("port 9090 of %s opened; the pod Ready then: %v", framework.PodName(fresh), framework.PodReady(fresh))
 	newHash := framework.Dig(fresh, "metadata", "labels", "pod-template-hash")
-	waitFor(t, 2*time.Minute, "api Available True Serving for the new ReplicaSet", func() (bool, error) {
-		sr, err := kube().Get(t.Context(), srPath(ns, "api"))
+	f.WaitFor(2*time.Minute, "api Available True Serving for the new ReplicaSet", func() (bool, error) {
+		sr, err := f.Kube.Get(t.Context(), framework.SRPath(ns, "api"))
 		if err != nil {
 			return false, err
 		}
-		c, rev := srCondition(sr, "Available"), framework.Dig(sr, "status", "portCheck", "revision")
+		c, rev := framework.SRCondition(sr, "Available"), framework.Dig(sr, "status", "portCheck", "revision")
 		return c != nil && c["status"] == "True" && c["reason"] == "Serving" && rev == newHash,
 			fmt.Errorf("Available %v, portCheck.revision %v (the new pod-template-hash %v)", c, rev, newHash)
 	})
@@ -239,7 +240,8 @@ func TestReplicasAgreeOnRealNode(t *testing.T) {
 // write after it has a greater one.
 func listRV(t *testing.T, ns string) uint64 {
 	t.Helper()
-	list, err := kube().Get(t.Context(), srPath(ns, ""))
+	f := framework.NewNodeFixture(t)
+	list, err := f.Kube.Get(t.Context(), framework.SRPath(ns, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,12 +258,13 @@ func listRV(t *testing.T, ns string) uint64 {
 // is read from its running container.
 func syncsLogged(t *testing.T, rel *framework.Release, ns string, since time.Time) map[string]map[string]int {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	by := map[string]map[string]int{}
 	for _, p := range rel.Pods(t, "controller") {
-		out, err := kubectl(t.Context(), "logs", "-n", rel.NS, podName(p), "-c", "stackdome",
+		out, err := f.KubectlRun(t.Context(), "logs", "-n", rel.NS, framework.PodName(p), "-c", "stackdome",
 			"--since-time="+since.Add(-time.Second).UTC().Format(time.RFC3339))
 		if err != nil {
-			t.Fatalf("kubectl logs %s: %v\n%s", podName(p), err, out)
+			t.Fatalf("kubectl logs %s: %v\n%s", framework.PodName(p), err, out)
 		}
 		counts := map[string]int{}
 		sc := bufio.NewScanner(strings.NewReader(string(out)))
@@ -280,9 +283,9 @@ func syncsLogged(t *testing.T, rel *framework.Release, ns string, since time.Tim
 			}
 		}
 		if err := sc.Err(); err != nil {
-			t.Fatal(errors.Join(fmt.Errorf("reading the log of %s", podName(p)), err))
+			t.Fatal(errors.Join(fmt.Errorf("reading the log of %s", framework.PodName(p)), err))
 		}
-		by[podName(p)] = counts
+		by[framework.PodName(p)] = counts
 	}
 	return by
 }

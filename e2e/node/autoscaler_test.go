@@ -43,9 +43,10 @@ import (
 // after the patch write the count back from 3 to 2 and move
 // Metacontroller's entry.
 func TestAutoscalerOwnsReplicas(t *testing.T) {
-	rel := installChart(t, "compositeController.resyncPeriodSeconds=2")
-	ns := newNamespace(t, nil)
-	t.Cleanup(func() { describePods(t, ns) })
+	f := framework.NewNodeFixture(t)
+	rel := f.InstallChart("compositeController.resyncPeriodSeconds=2")
+	ns := f.Namespace(nil)
+	t.Cleanup(func() { f.DescribePods(ns) })
 	const name = "catalog"
 	depPath := "/apis/apps/v1/namespaces/" + ns + "/deployments/" + name
 	deps := watchPath(t, "deployment", "/apis/apps/v1/namespaces/"+ns+"/deployments")
@@ -53,13 +54,13 @@ func TestAutoscalerOwnsReplicas(t *testing.T) {
 	spec := portapp(portArgs("8080"), obj{"name": "http", "port": 8080})
 	spec["resources"] = obj{"requests": obj{"cpu": "100m"}}
 	spec["autoscaling"] = obj{"minReplicas": 2, "maxReplicas": 5}
-	createApp(t, ns, name, spec)
+	f.CreateApp(ns, name, spec)
 	waitReplicas(t, depPath, 2) // the HorizontalPodAutoscaler controller enforces minReplicas
-	appPods(t, ns, name, 2, 2*time.Minute)
-	waitCondition(t, 2*time.Minute, ns, name, "Available", "True", "Serving")
+	f.AppPods(ns, name, 2, 2*time.Minute)
+	f.WaitCondition(2*time.Minute, ns, name, "Available", "True", "Serving")
 
 	// Metacontroller's entry once the app is Serving: what it applied.
-	dep, err := kube().Get(t.Context(), depPath)
+	dep, err := f.Kube.Get(t.Context(), depPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestAutoscalerOwnsReplicas(t *testing.T) {
 	keeps := func(phase string, from uint64, want int) {
 		t.Helper()
 		before := answered(t, rel)
-		waitFor(t, time.Minute, phase+": three more syncs answered", func() (bool, error) {
+		f.WaitFor(time.Minute, phase+": three more syncs answered", func() (bool, error) {
 			n := answered(t, rel) - before
 			return n >= 3, fmt.Errorf("%.0f syncs answered", n)
 		})
@@ -105,21 +106,22 @@ func TestAutoscalerOwnsReplicas(t *testing.T) {
 	served := resourceVersion(dep)
 	keeps("minReplicas", served, 2)
 
-	scale, err := kube().MergePatch(t.Context(), depPath+"/scale", obj{"spec": obj{"replicas": 3}})
+	scale, err := f.Kube.MergePatch(t.Context(), depPath+"/scale", obj{"spec": obj{"replicas": 3}})
 	if err != nil {
 		t.Fatalf("patching the Deployment's /scale: %v", err)
 	}
 	scaled := resourceVersion(scale)
 	keeps("scaled to 3", scaled, 3)
 	eventsKeep("minReplicas, to the patch", served, scaled, 2)
-	appPods(t, ns, name, 3, 2*time.Minute) // the third pod runs
+	f.AppPods(ns, name, 3, 2*time.Minute) // the third pod runs
 }
 
 // waitReplicas waits until the Deployment at path has spec.replicas want.
 func waitReplicas(t *testing.T, path string, want int) {
 	t.Helper()
-	waitFor(t, time.Minute, fmt.Sprintf("%s at %d replicas", path, want), func() (bool, error) {
-		d, err := kube().Get(t.Context(), path)
+	f := framework.NewNodeFixture(t)
+	f.WaitFor(time.Minute, fmt.Sprintf("%s at %d replicas", path, want), func() (bool, error) {
+		d, err := f.Kube.Get(t.Context(), path)
 		if err != nil {
 			return false, err
 		}

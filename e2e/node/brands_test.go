@@ -3,7 +3,6 @@
 package node
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"testing"
@@ -25,31 +24,32 @@ import (
 // default brand's page (no "Acme Pay"); without the brand file mounted the
 // page server serves its built-in brand (neither name).
 func TestBrandsOnRealNode(t *testing.T) {
-	installChart(t, "config.entryPoints={web}",
+	f := framework.NewNodeFixture(t)
+	f.InstallChart("config.entryPoints={web}",
 		"errorPages.defaultBrand=northwind",
 		"errorPages.brands[0].name=acme-pay", "errorPages.brands[0].displayName=Acme Pay",
 		"errorPages.brands[0].colors.light.accent=#0f766e",
 		"errorPages.brands[0].pages.503.title=Payments are paused for a moment",
 		"errorPages.brands[1].name=northwind", "errorPages.brands[1].displayName=Northwind Traders")
-	ns := newNamespace(t, nil)
-	t.Cleanup(func() { describePods(t, ns) })
+	ns := f.Namespace(nil)
+	t.Cleanup(func() { f.DescribePods(ns) })
 	const name, host = "pay", "pay.node.test"
 	spec := portapp(portArgs("8080"), obj{"name": "http", "port": 8080, "public": true})
 	spec["host"] = host
 	spec["errorPages"] = obj{"brand": "acme-pay"}
-	createApp(t, ns, name, spec)
-	waitCondition(t, 3*time.Minute, ns, name, "Available", "True", "Serving")
-	waitCondition(t, time.Minute, ns, name, "ErrorPages", "True", "Wired")
+	f.CreateApp(ns, name, spec)
+	f.WaitCondition(3*time.Minute, ns, name, "Available", "True", "Serving")
+	f.WaitCondition(time.Minute, ns, name, "ErrorPages", "True", "Wired")
 
-	mw, err := kube().Get(t.Context(), "/apis/traefik.io/v1alpha1/namespaces/"+ns+"/middlewares/"+name+"-errors")
+	mw, err := f.Kube.Get(t.Context(), "/apis/traefik.io/v1alpha1/namespaces/"+ns+"/middlewares/"+name+"-errors")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if q := framework.Dig(mw, "spec", "errors", "query"); q != "/_errors/{status}?brand=acme-pay" {
 		t.Errorf("the errors Middleware's query is %v, want the brand in it", q)
 	}
-	waitFor(t, time.Minute, "the app's own 200 through Traefik", func() (bool, error) {
-		a, err := throughTraefikAs(t.Context(), host, "/", framework.BrowserAccept, "")
+	f.WaitFor(time.Minute, "the app's own 200 through Traefik", func() (bool, error) {
+		a, err := f.ThroughTraefikAs(t.Context(), host, "/", framework.BrowserAccept, "")
 		return err == nil && a.Status == http.StatusOK, fmt.Errorf("%d %.100q %v", a.Status, a.Body, err)
 	})
 
@@ -66,7 +66,7 @@ func TestBrandsOnRealNode(t *testing.T) {
 		{"unknown host → the default brand's 404", "nobody.node.test", "/x", framework.BrowserAccept, "",
 			framework.All(framework.IsPage(404, "404 Not Found", ""), framework.HasBody("Northwind Traders</div>"))},
 	} {
-		a, err := throughTraefikAs(t.Context(), c.host, c.path, c.accept, c.requestID)
+		a, err := f.ThroughTraefikAs(t.Context(), c.host, c.path, c.accept, c.requestID)
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
@@ -75,8 +75,4 @@ func TestBrandsOnRealNode(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 		}
 	}
-}
-
-func throughTraefikAs(ctx context.Context, host, path, accept, requestID string) (framework.Answer, error) {
-	return framework.RunningNode().ThroughTraefikAs(ctx, host, path, accept, requestID)
 }

@@ -17,13 +17,14 @@ import (
 // not: their controller is the child.
 func appChildren(t *testing.T, rel *framework.Release, ns, name string) []string {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	ctx := t.Context()
-	sr, err := kube().Get(ctx, srPath(ns, name))
+	sr, err := f.Kube.Get(ctx, framework.SRPath(ns, name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	uid := framework.Dig(sr, "metadata", "uid")
-	cc, err := kube().Get(ctx, "/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/"+rel.NS+"-"+rel.Name)
+	cc, err := f.Kube.Get(ctx, "/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/"+rel.NS+"-"+rel.Name)
 	if err != nil {
 		t.Fatalf("reading the release's CompositeController: %v", err)
 	}
@@ -36,7 +37,7 @@ func appChildren(t *testing.T, rel *framework.Release, ns, name string) []string
 		if apiVersion == "v1" {
 			base = "/api/v1"
 		}
-		items, err := kube().List(ctx, base+"/namespaces/"+ns+"/"+resource, "")
+		items, err := f.Kube.List(ctx, base+"/namespaces/"+ns+"/"+resource, "")
 		if err != nil {
 			t.Fatalf("listing %s: %v", resource, err)
 		}

@@ -36,20 +36,21 @@ import (
 // It bites on the exit code (the message must carry the kubelet's 2, not a
 // stand-in's), on the owner, and on each status step.
 func TestCronJobRunsOnRealNode(t *testing.T) {
-	installChart(t, "compositeController.resyncPeriodSeconds=2")
-	ns := newNamespace(t, nil)
-	t.Cleanup(func() { describePods(t, ns) })
+	f := framework.NewNodeFixture(t)
+	f.InstallChart("compositeController.resyncPeriodSeconds=2")
+	ns := f.Namespace(nil)
+	t.Cleanup(func() { f.DescribePods(ns) })
 	spec := obj{"type": "CronJob", "image": framework.ImagePortApp, "args": []any{"--no-such-flag"},
 		"cronJob": obj{"schedule": "* * * * *", "concurrencyPolicy": "Forbid", "failedJobsHistoryLimit": 2},
 		"job":     obj{"backoffLimit": 0}}
-	createApp(t, ns, "nightly", spec)
-	waitCondition(t, time.Minute, ns, "nightly", "Available", "True", "NotYetRun")
+	f.CreateApp(ns, "nightly", spec)
+	f.WaitCondition(time.Minute, ns, "nightly", "Available", "True", "NotYetRun")
 
 	// The CronJob controller's own run, within the next minute.
 	jobs := "/apis/batch/v1/namespaces/" + ns + "/jobs"
 	var first obj
-	waitFor(t, 100*time.Second, "a Job made by the CronJob controller", func() (bool, error) {
-		items, err := kube().List(t.Context(), jobs, "app.kubernetes.io/instance=nightly")
+	f.WaitFor(100*time.Second, "a Job made by the CronJob controller", func() (bool, error) {
+		items, err := f.Kube.List(t.Context(), jobs, "app.kubernetes.io/instance=nightly")
 		if len(items) > 0 {
 			first = items[0]
 		}
@@ -60,8 +61,8 @@ func TestCronJobRunsOnRealNode(t *testing.T) {
 		t.Fatalf("Job %v is not the CronJob's: owners %v", framework.Dig(first, "metadata", "name"), owners)
 	}
 	firstName, _ := framework.Dig(first, "metadata", "name").(string)
-	sr := waitCondition(t, 2*time.Minute, ns, "nightly", "Available", "False", "JobFailed")
-	if msg, _ := srCondition(sr, "Available")["message"].(string); !strings.Contains(msg, "Job "+firstName+" failed") || !strings.Contains(msg, "exited with code 2") {
+	sr := f.WaitCondition(2*time.Minute, ns, "nightly", "Available", "False", "JobFailed")
+	if msg, _ := framework.SRCondition(sr, "Available")["message"].(string); !strings.Contains(msg, "Job "+firstName+" failed") || !strings.Contains(msg, "exited with code 2") {
 		t.Fatalf("Available's message %q names neither the Job %s nor the exit code 2", msg, firstName)
 	}
 
@@ -69,14 +70,14 @@ func TestCronJobRunsOnRealNode(t *testing.T) {
 	// then one run by hand from the job template.
 	spec["args"] = []any{"--control", "8079"}
 	spec["cronJob"].(obj)["suspend"] = true
-	if _, err := kube().MergePatch(t.Context(), srPath(ns, "nightly"), obj{"spec": spec}); err != nil {
+	if _, err := f.Kube.MergePatch(t.Context(), framework.SRPath(ns, "nightly"), obj{"spec": spec}); err != nil {
 		t.Fatal(err)
 	}
-	waitCondition(t, time.Minute, ns, "nightly", "Stalled", "True", "Suspended")
+	f.WaitCondition(time.Minute, ns, "nightly", "Stalled", "True", "Suspended")
 	var cron obj
-	waitFor(t, time.Minute, "the CronJob suspended, with the new args", func() (bool, error) {
+	f.WaitFor(time.Minute, "the CronJob suspended, with the new args", func() (bool, error) {
 		var err error
-		if cron, err = kube().Get(t.Context(), "/apis/batch/v1/namespaces/"+ns+"/cronjobs/nightly"); err != nil {
+		if cron, err = f.Kube.Get(t.Context(), "/apis/batch/v1/namespaces/"+ns+"/cronjobs/nightly"); err != nil {
 			return false, err
 		}
 		args := fmt.Sprint(framework.Dig(cron, "spec", "jobTemplate", "spec", "template", "spec", "containers"))
@@ -85,21 +86,21 @@ func TestCronJobRunsOnRealNode(t *testing.T) {
 	tmpl, _ := framework.Dig(cron, "spec", "jobTemplate").(obj)
 	md, _ := tmpl["metadata"].(obj)
 	const manual = "nightly-manual"
-	if _, err := kube().Create(t.Context(), jobs, obj{"apiVersion": "batch/v1", "kind": "Job",
+	if _, err := f.Kube.Create(t.Context(), jobs, obj{"apiVersion": "batch/v1", "kind": "Job",
 		"metadata": obj{"name": manual, "labels": md["labels"], "annotations": obj{"cronjob.kubernetes.io/instantiate": "manual"},
 			"ownerReferences": []any{obj{"apiVersion": "batch/v1", "kind": "CronJob", "name": "nightly", "uid": framework.Dig(cron, "metadata", "uid"), "controller": true}}},
 		"spec": tmpl["spec"]}); err != nil {
 		t.Fatalf("creating a Job from the CronJob's template: %v", err)
 	}
 	exitPodOf(t, ns, "batch.kubernetes.io/job-name="+manual, 2*time.Minute)
-	waitFor(t, 2*time.Minute, "status.run.lastSucceeded the manual Job", func() (bool, error) {
+	f.WaitFor(2*time.Minute, "status.run.lastSucceeded the manual Job", func() (bool, error) {
 		var err error
-		if sr, err = kube().Get(t.Context(), srPath(ns, "nightly")); err != nil {
+		if sr, err = f.Kube.Get(t.Context(), framework.SRPath(ns, "nightly")); err != nil {
 			return false, err
 		}
 		return framework.Dig(sr, "status", "run", "lastSucceeded", "job") == manual, fmt.Errorf("status.run %v", framework.Dig(sr, "status", "run"))
 	})
-	if c := srCondition(sr, "Available"); c["status"] != "True" {
+	if c := framework.SRCondition(sr, "Available"); c["status"] != "True" {
 		t.Errorf("after a successful run: Available %v, want True", c)
 	}
 	if got := framework.Dig(sr, "status", "run", "lastFailed", "job"); got != firstName {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // docShell is one bash that runs the page's blocks one after another, so
@@ -28,7 +30,7 @@ type docShell struct {
 	err    error // valid once done is closed
 }
 
-func startDocShell(env []string, dir string) (*docShell, error) {
+func startDocShell(f *framework.NodeFixture, env []string, dir string) (*docShell, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -36,7 +38,7 @@ func startDocShell(env []string, dir string) (*docShell, error) {
 	defer w.Close()
 	s := &docShell{dir: dir, status: bufio.NewReader(r), done: make(chan struct{})}
 	s.cmd = exec.Command("bash", "--noprofile", "--norc")
-	s.cmd.Dir = repoRoot()
+	s.cmd.Dir = f.Root
 	s.cmd.Env = env
 	s.cmd.Stdout, s.cmd.Stderr = &s.out, &s.out
 	s.cmd.ExtraFiles = []*os.File{w}

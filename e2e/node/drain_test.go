@@ -37,7 +37,8 @@ import (
 // The chart sets config.entryPoints={web}: the requests are plain HTTP on
 // Traefik's web entry point; TLS is not what is proved.
 func TestDrainOnRealNode(t *testing.T) {
-	installChart(t, "config.entryPoints={web}")
+	f := framework.NewNodeFixture(t)
+	f.InstallChart("config.entryPoints={web}")
 	tests := []struct {
 		name  string
 		drain any // spec.drainSeconds; nil: the default
@@ -48,8 +49,9 @@ func TestDrainOnRealNode(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ns := newNamespace(t, nil)
-			t.Cleanup(func() { describePods(t, ns) })
+			f := framework.NewNodeFixture(t)
+			ns := f.Namespace(nil)
+			t.Cleanup(func() { f.DescribePods(ns) })
 			const name, host = "checkout", "checkout.node.test"
 			spec := portapp(append(portArgs("8080"), "--on-term", "exit"), obj{"name": "http", "port": 8080, "public": true})
 			spec["host"], spec["replicas"] = host, 2
@@ -57,9 +59,9 @@ func TestDrainOnRealNode(t *testing.T) {
 				spec["drainSeconds"] = tc.drain
 			}
 			podWatch := watchPath(t, "pod", "/api/v1/namespaces/"+ns+"/pods")
-			createApp(t, ns, name, spec)
-			waitCondition(t, 3*time.Minute, ns, name, "Available", "True", "Serving")
-			pods := appPods(t, ns, name, 2, time.Minute)
+			f.CreateApp(ns, name, spec)
+			f.WaitCondition(3*time.Minute, ns, name, "Available", "True", "Serving")
+			pods := f.AppPods(ns, name, 2, time.Minute)
 			requireDisruptionBudget(t, ns, name, 2)
 			victim, _ := framework.Dig(pods[0], "metadata", "name").(string)
 			other, _ := framework.Dig(pods[1], "metadata", "name").(string)
@@ -68,22 +70,22 @@ func TestDrainOnRealNode(t *testing.T) {
 				t.Fatalf("pod %s: preStop sleep %ds, want %d", victim, sleep, want)
 			}
 
-			l := startLoad(host, 100)
-			waitFor(t, time.Minute, "Traefik sending to both pods", func() (bool, error) {
+			l := startLoad(f, host, 100)
+			f.WaitFor(time.Minute, "Traefik sending to both pods", func() (bool, error) {
 				s := l.servers()
 				return s[victim] > 0 && s[other] > 0, fmt.Errorf("answers by pod: %v", s)
 			})
 			l.reset() // counted from here: Traefik routes to both pods
-			waitFor(t, time.Minute, "100 requests to both pods", func() (bool, error) { return l.total.Load() >= 100, nil })
+			f.WaitFor(time.Minute, "100 requests to both pods", func() (bool, error) { return l.total.Load() >= 100, nil })
 			deleted := time.Now()
-			if out, err := kubectl(t.Context(), "delete", "pod", "-n", ns, victim, "--wait=true"); err != nil {
+			if out, err := f.KubectlRun(t.Context(), "delete", "pod", "-n", ns, victim, "--wait=true"); err != nil {
 				l.stop()
 				t.Fatalf("kubectl delete pod: %v\n%s", err, out)
 			}
 			gone := time.Since(deleted)
 			before := l.total.Load()
 			// Two seconds more under load once the pod is gone.
-			waitFor(t, time.Minute, "200 more requests", func() (bool, error) { return l.total.Load() >= before+200, nil })
+			f.WaitFor(time.Minute, "200 more requests", func() (bool, error) { return l.total.Load() >= before+200, nil })
 			total, failed := l.stop()
 			t.Logf("%s: preStop sleep %ds; the pod was gone %s after the deletion; %d requests through Traefik, %d failed",
 				tc.name, sleep, gone.Round(100*time.Millisecond), total, len(failed))
@@ -124,11 +126,12 @@ func TestDrainOnRealNode(t *testing.T) {
 // controller counts pods pods under it with one disruption allowed.
 func requireDisruptionBudget(t *testing.T, ns, name string, pods int) {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	path := "/apis/policy/v1/namespaces/" + ns + "/poddisruptionbudgets/" + name
 	var pdb obj
-	waitFor(t, 30*time.Second, fmt.Sprintf("PodDisruptionBudget %s counting %d pods", name, pods), func() (bool, error) {
+	f.WaitFor(30*time.Second, fmt.Sprintf("PodDisruptionBudget %s counting %d pods", name, pods), func() (bool, error) {
 		var err error
-		if pdb, err = kube().Get(t.Context(), path); err != nil {
+		if pdb, err = f.Kube.Get(t.Context(), path); err != nil {
 			return false, err
 		}
 		st := fmt.Sprint(framework.Dig(pdb, "status", "expectedPods"), " ", framework.Dig(pdb, "status", "disruptionsAllowed"))

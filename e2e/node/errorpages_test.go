@@ -76,11 +76,12 @@ import (
 // Service is not seen fails the Service-deleted step listing the children
 // written.
 func TestErrorPagesOnRealNode(t *testing.T) {
+	f := framework.NewNodeFixture(t)
 	const resync = 2 * time.Second
 	values := []string{"config.entryPoints={web}", "compositeController.resyncPeriodSeconds=2"}
-	rel := installChart(t, values...)
-	ns := newNamespace(t, nil)
-	t.Cleanup(func() { describePods(t, ns) })
+	rel := f.InstallChart(values...)
+	ns := f.Namespace(nil)
+	t.Cleanup(func() { f.DescribePods(ns) })
 	ws := watchAppWrites(t, ns)
 	rw := watchRoutes(t, ns)
 	// routesStay: every write of the phase, from the end of the one
@@ -97,24 +98,24 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 	spec := portapp(portArgs("8080"), obj{"name": "http", "port": 8080, "public": true})
 	spec["host"] = host
 	spec["replicas"] = 1
-	createApp(t, ns, name, spec)
+	f.CreateApp(ns, name, spec)
 
 	// --- Installed.
-	waitCondition(t, 3*time.Minute, ns, name, "Available", "True", "Serving")
-	waitCondition(t, time.Minute, ns, name, "ErrorPages", "True", "Wired")
+	f.WaitCondition(3*time.Minute, ns, name, "Available", "True", "Serving")
+	f.WaitCondition(time.Minute, ns, name, "ErrorPages", "True", "Wired")
 	quietFor(t, ws[0], 3*resync, time.Minute)
 	wired := []string{"Deployment/" + name, "EndpointSlice/" + name + "-error-pages", "IngressRoute/" + name,
 		"Middleware/" + name + "-errors", "Service/" + name, "Service/" + name + "-error-pages"}
-	if diff := cmp.Diff(wired, ownedChildren(t, ns, name)); diff != "" {
+	if diff := cmp.Diff(wired, f.OwnedChildren(ns, name)); diff != "" {
 		t.Errorf("installed: the app's children (-want +got):\n%s", diff)
 	}
 	errorSvc := "/api/v1/namespaces/" + rel.NS + "/services/" + rel.Name + "-error-pages"
-	svc, err := kube().Get(t.Context(), errorSvc)
+	svc, err := f.Kube.Get(t.Context(), errorSvc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	clusterIP := []string{fmt.Sprint(framework.Dig(svc, "spec", "clusterIP"))}
-	if diff := cmp.Diff(clusterIP, sliceAddresses(t, ns, name+"-error-pages")); diff != "" {
+	if diff := cmp.Diff(clusterIP, f.SliceAddresses(ns, name+"-error-pages")); diff != "" {
 		t.Errorf("installed: the mirrored EndpointSlice's addresses, want the error-page Service's ClusterIP (-want +got):\n%s", diff)
 	}
 	appOK := answerCheck{"the app's 200", "/", framework.BrowserAccept, "", framework.HasBody("port 8080\n")}
@@ -140,19 +141,19 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 	// as it was.
 	old := map[string]bool{}
 	for _, p := range append(rel.Pods(t, "controller"), rel.Pods(t, "error-pages")...) {
-		old[podName(p)] = true
+		old[framework.PodName(p)] = true
 	}
-	if out, err := helm(t.Context(), "upgrade", rel.Name, filepath.Join(repoRoot(), "chart"), "--namespace", rel.NS, "--reuse-values",
+	if out, err := f.Helm(t.Context(), "upgrade", rel.Name, filepath.Join(f.Root, "chart"), "--namespace", rel.NS, "--reuse-values",
 		"--wait", "--timeout", "3m", "--set-string", "podAnnotations.e2e-rollout=2"); err != nil {
 		t.Fatalf("helm upgrade: %v\n%s", err, out)
 	}
 	hooks := readyPods(t, rel, "controller")
 	for _, p := range append(append([]obj(nil), hooks...), readyPods(t, rel, "error-pages")...) {
-		if old[podName(p)] {
-			t.Fatalf("rollout: pod %s was not replaced", podName(p))
+		if old[framework.PodName(p)] {
+			t.Fatalf("rollout: pod %s was not replaced", framework.PodName(p))
 		}
 	}
-	after, err := kube().Get(t.Context(), errorSvc)
+	after, err := f.Kube.Get(t.Context(), errorSvc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,15 +168,15 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 	// child. No Service holds that address now: Traefik's errors
 	// Middleware dials it until its dial timeout (the chart's Traefik at
 	// its defaults: 30 s), and the app's 5xx answer then, status kept.
-	if err := kube().Do(t.Context(), "DELETE", errorSvc, "", nil, nil); err != nil {
+	if err := f.Kube.Do(t.Context(), "DELETE", errorSvc, "", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	sr := waitCondition(t, time.Minute, ns, name, "ErrorPages", "False", "ErrorServiceNotSeen")
+	sr := f.WaitCondition(time.Minute, ns, name, "ErrorPages", "False", "ErrorServiceNotSeen")
 	requireChildrenKept(t, "Service deleted", ws, mark, resourceVersion(sr))
-	if diff := cmp.Diff(wired, ownedChildren(t, ns, name)); diff != "" {
+	if diff := cmp.Diff(wired, f.OwnedChildren(ns, name)); diff != "" {
 		t.Errorf("Service deleted: the app's children (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(clusterIP, sliceAddresses(t, ns, name+"-error-pages")); diff != "" {
+	if diff := cmp.Diff(clusterIP, f.SliceAddresses(ns, name+"-error-pages")); diff != "" {
 		t.Errorf("Service deleted: the mirrored EndpointSlice's addresses, want the ClusterIP kept (-want +got):\n%s", diff)
 	}
 	mark = requireUnwritten(t, "Service deleted, once said", ws, resourceVersion(sr), resync, hooks)
@@ -191,11 +192,11 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 			"annotations": framework.Dig(svc, "metadata", "annotations")},
 		"spec": obj{"type": "ClusterIP", "clusterIP": clusterIP[0],
 			"selector": framework.Dig(svc, "spec", "selector"), "ports": framework.Dig(svc, "spec", "ports")}}
-	waitFor(t, 30*time.Second, "the error-page Service made again at "+clusterIP[0], func() (bool, error) {
-		_, err := kube().Create(t.Context(), "/api/v1/namespaces/"+rel.NS+"/services", again)
+	f.WaitFor(30*time.Second, "the error-page Service made again at "+clusterIP[0], func() (bool, error) {
+		_, err := f.Kube.Create(t.Context(), "/api/v1/namespaces/"+rel.NS+"/services", again)
 		return err == nil, err
 	})
-	sr = waitCondition(t, time.Minute, ns, name, "ErrorPages", "True", "Wired")
+	sr = f.WaitCondition(time.Minute, ns, name, "ErrorPages", "True", "Wired")
 	requireChildrenKept(t, "Service made again", ws, mark, resourceVersion(sr))
 	mark = requireUnwritten(t, "Service made again, once said", ws, resourceVersion(sr), resync, hooks)
 	routesStay("Service made again")
@@ -203,11 +204,11 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 	// --- Both Deployments scaled to 0: their pods stopped, no sync is
 	// answered.
 	for _, d := range []string{rel.Name, rel.Name + "-error-pages"} {
-		if _, err := kube().MergePatch(t.Context(), "/apis/apps/v1/namespaces/"+rel.NS+"/deployments/"+d, obj{"spec": obj{"replicas": 0}}); err != nil {
+		if _, err := f.Kube.MergePatch(t.Context(), "/apis/apps/v1/namespaces/"+rel.NS+"/deployments/"+d, obj{"spec": obj{"replicas": 0}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 2*time.Minute, "the release's pods gone", func() (bool, error) {
+	f.WaitFor(2*time.Minute, "the release's pods gone", func() (bool, error) {
 		n := len(rel.Pods(t, "controller")) + len(rel.Pods(t, "error-pages"))
 		return n == 0, fmt.Errorf("%d pods left", n)
 	})
@@ -218,7 +219,7 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 
 	// --- Uninstalled: the CompositeController goes with the release, so
 	// nothing syncs the app; every child stays as it is.
-	if out, err := helm(t.Context(), "uninstall", rel.Name, "--namespace", rel.NS, "--wait"); err != nil {
+	if out, err := f.Helm(t.Context(), "uninstall", rel.Name, "--namespace", rel.NS, "--wait"); err != nil {
 		t.Fatalf("helm uninstall: %v\n%s", err, out)
 	}
 	requireUnwritten(t, "uninstalled", ws, mark, resync, nil)
@@ -226,18 +227,18 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 	routesStay("uninstalled")
 
 	// --- A release with error pages disabled: no Middleware at all.
-	installChart(t, append(values, "errorPages.enabled=false")...)
-	waitFor(t, time.Minute, "disabled: no ErrorPages condition", func() (bool, error) {
-		sr, err := kube().Get(t.Context(), srPath(ns, name))
+	f.InstallChart(append(values, "errorPages.enabled=false")...)
+	f.WaitFor(time.Minute, "disabled: no ErrorPages condition", func() (bool, error) {
+		sr, err := f.Kube.Get(t.Context(), framework.SRPath(ns, name))
 		if err != nil {
 			return false, err
 		}
-		c := srCondition(sr, "ErrorPages")
+		c := framework.SRCondition(sr, "ErrorPages")
 		return c == nil, fmt.Errorf("ErrorPages %v", c)
 	})
 	unwired := []string{"Deployment/" + name, "IngressRoute/" + name, "Service/" + name}
-	waitFor(t, time.Minute, "disabled: no Middleware, error-page Service or EndpointSlice", func() (bool, error) {
-		got := ownedChildren(t, ns, name)
+	f.WaitFor(time.Minute, "disabled: no Middleware, error-page Service or EndpointSlice", func() (bool, error) {
+		got := f.OwnedChildren(ns, name)
 		return cmp.Equal(unwired, got), fmt.Errorf("children %v", got)
 	})
 	requireAnswers(t, "disabled", host, untilApplied, []answerCheck{
@@ -279,7 +280,8 @@ var (
 // asking again as wait says. It logs the slowest answer's time.
 func requireAnswers(t *testing.T, phase, host string, wait answerWait, checks []answerCheck) {
 	t.Helper()
-	url := "http://" + net.JoinHostPort(traefikIP(), "8000")
+	f := framework.NewNodeFixture(t)
+	url := "http://" + net.JoinHostPort(f.TraefikIP(), "8000")
 	var slowest time.Duration
 	failed := func() []error {
 		errs := make([]error, len(checks))
@@ -288,7 +290,7 @@ func requireAnswers(t *testing.T, phase, host string, wait answerWait, checks []
 		for i, c := range checks {
 			wg.Go(func() {
 				start := time.Now()
-				a, err := fetchWithin(t.Context(), wait.request, url+c.path, host, c.accept, c.requestID)
+				a, err := f.FetchWithin(t.Context(), wait.request, url+c.path, host, c.accept, c.requestID)
 				took[i] = time.Since(start)
 				if err == nil {
 					err = c.want(a)

@@ -41,7 +41,8 @@ func (fl *fleet) churn(t *testing.T, moved map[string]bool) {
 // or close port.
 func setPort(t *testing.T, ns, app string, port int, action string) {
 	t.Helper()
-	pods, err := kube().List(t.Context(), "/api/v1/namespaces/"+ns+"/pods", "app.kubernetes.io/instance="+app)
+	f := framework.NewNodeFixture(t)
+	pods, err := f.Kube.List(t.Context(), "/api/v1/namespaces/"+ns+"/pods", "app.kubernetes.io/instance="+app)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,20 +51,20 @@ func setPort(t *testing.T, ns, app string, port int, action string) {
 	}
 	for _, p := range pods {
 		ip, _ := framework.Dig(p, "status", "podIP").(string)
-		if err := portControl(t.Context(), ip, port, action); err != nil {
-			t.Fatalf("%s: %v", podName(p), err)
+		if err := portControl(f, t.Context(), ip, port, action); err != nil {
+			t.Fatalf("%s: %v", framework.PodName(p), err)
 		}
 	}
 }
 
 // portControl asks portapp at ip, on its control port, to open or close
 // port, from the node.
-func portControl(ctx context.Context, ip string, port int, action string) error {
+func portControl(f *framework.NodeFixture, ctx context.Context, ip string, port int, action string) error {
 	url := "http://" + net.JoinHostPort(ip, strconv.Itoa(controlPort)) + "/ports/" + strconv.Itoa(port) + "/" + action
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
-	resp, err := realNode().HTTPClient().Do(req)
+	resp, err := f.Node.HTTPClient().Do(req)
 	if err != nil {
 		return fmt.Errorf("%s port %d: %w", action, port, err)
 	}
@@ -80,28 +81,29 @@ func portControl(ctx context.Context, ip string, port int, action string) error 
 // Deployment has all its replicas available again.
 func evictPods(t *testing.T, rel *framework.Release, component string) {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	for _, p := range rel.Pods(t, component) {
-		name := podName(p)
+		name := framework.PodName(p)
 		path := "/api/v1/namespaces/" + rel.NS + "/pods/" + name
-		waitFor(t, 2*time.Minute, "eviction of "+name, func() (bool, error) {
-			_, err := kube().Create(t.Context(), path+"/eviction", obj{
+		f.WaitFor(2*time.Minute, "eviction of "+name, func() (bool, error) {
+			_, err := f.Kube.Create(t.Context(), path+"/eviction", obj{
 				"apiVersion": "policy/v1", "kind": "Eviction",
 				"metadata": obj{"name": name, "namespace": rel.NS},
 			})
 			return err == nil, err
 		})
-		waitFor(t, 2*time.Minute, name+" gone and "+component+" available again", func() (bool, error) {
-			if _, err := kube().Get(t.Context(), path); err == nil || !framework.IsCode(err, http.StatusNotFound) {
+		f.WaitFor(2*time.Minute, name+" gone and "+component+" available again", func() (bool, error) {
+			if _, err := f.Kube.Get(t.Context(), path); err == nil || !framework.IsCode(err, http.StatusNotFound) {
 				return false, fmt.Errorf("%s still there (%v)", name, err)
 			}
-			pods, err := kube().List(t.Context(), "/api/v1/namespaces/"+rel.NS+"/pods",
+			pods, err := f.Kube.List(t.Context(), "/api/v1/namespaces/"+rel.NS+"/pods",
 				"app.kubernetes.io/instance="+rel.Name+",app.kubernetes.io/component="+component)
 			if err != nil {
 				return false, err
 			}
 			ready := 0
 			for _, q := range pods {
-				if podReady(q) {
+				if framework.PodReady(q) {
 					ready++
 				}
 			}
@@ -114,7 +116,8 @@ func evictPods(t *testing.T, rel *framework.Release, component string) {
 // until it is ready again.
 func restartAPIServer(t *testing.T) {
 	t.Helper()
-	if err := framework.RunningNode().Cluster.RestartAPIServer(t.Context(), 2*time.Minute); err != nil {
+	f := framework.NewNodeFixture(t)
+	if err := f.Cluster.RestartAPIServer(t.Context(), 2*time.Minute); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -122,11 +125,12 @@ func restartAPIServer(t *testing.T) {
 // stallEtcd stops etcd for d, then waits until the API server reads again.
 func stallEtcd(t *testing.T, d time.Duration) {
 	t.Helper()
-	if err := framework.RunningNode().Cluster.StallEtcd(t.Context(), d); err != nil {
+	f := framework.NewNodeFixture(t)
+	if err := f.Cluster.StallEtcd(t.Context(), d); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, time.Minute, "the API server reading from etcd again", func() (bool, error) {
-		_, err := kube().Get(t.Context(), "/api/v1/namespaces/default")
+	f.WaitFor(time.Minute, "the API server reading from etcd again", func() (bool, error) {
+		_, err := f.Kube.Get(t.Context(), "/api/v1/namespaces/default")
 		return err == nil, err
 	})
 }
@@ -139,6 +143,7 @@ func stallEtcd(t *testing.T, d time.Duration) {
 // their new generation.
 func upgradeAmidRollout(t *testing.T, rel *framework.Release, fl *fleet, n int, moved map[string]bool) {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	stamp := strconv.FormatInt(time.Now().Unix(), 10)
 	rolled := 0
 	for _, a := range fl.apps {
@@ -148,8 +153,8 @@ func upgradeAmidRollout(t *testing.T, rel *framework.Release, fl *fleet, n int, 
 		if a.dead || isVictim(fl, a) {
 			continue
 		}
-		path := srPath(fl.ns, a.name)
-		sr, err := kube().MergePatch(t.Context(), path, obj{"spec": obj{"env": []any{obj{"name": "ROLL", "value": stamp}}}})
+		path := framework.SRPath(fl.ns, a.name)
+		sr, err := f.Kube.MergePatch(t.Context(), path, obj{"spec": obj{"env": []any{obj{"name": "ROLL", "value": stamp}}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,7 +164,7 @@ func upgradeAmidRollout(t *testing.T, rel *framework.Release, fl *fleet, n int, 
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	out, err := helm(ctx, "upgrade", rel.Name, filepath.Join(repoRoot(), "chart"), "--namespace", rel.NS,
+	out, err := f.Helm(ctx, "upgrade", rel.Name, filepath.Join(f.Root, "chart"), "--namespace", rel.NS,
 		"--reuse-values", "--wait", "--timeout", "4m", "--set-string", "podAnnotations.stackdome-e2e/upgraded="+stamp)
 	if err != nil {
 		t.Fatalf("helm upgrade: %v\n%s", err, out)

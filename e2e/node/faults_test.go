@@ -67,25 +67,26 @@ import (
 // false-healthy moment of the fault that caused it (TestFaultRowCounts
 // holds each count to what it is for).
 func TestFaultsSurvived(t *testing.T) {
+	f := framework.NewNodeFixture(t)
 	form, err := faultFormOf(os.Getenv("STACKDOME_FAULTS"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	phase := "installing the chart"
 	var rows []faultRow
-	restate(t, func() string {
+	f.Restate(func() string {
 		var details []string
 		for _, r := range rows {
 			details = append(details, r.details...)
 		}
 		return fmt.Sprintf("while %s; the faults played:\n%s%s", phase, formatFaultTable(rows), strings.Join(details, "\n"))
 	})
-	rel := installChart(t, "config.portCheckGrace=30s")
-	ns := newNamespace(t, nil)
-	t.Cleanup(func() { describePods(t, ns) })
+	rel := f.InstallChart("config.portCheckGrace=30s")
+	ns := f.Namespace(nil)
+	t.Cleanup(func() { f.DescribePods(ns) })
 	fl := newFleet(ns, form.apps)
 	for _, a := range fl.apps {
-		createApp(t, ns, a.name, a.spec())
+		f.CreateApp(ns, a.name, a.spec())
 	}
 	phase = "settling the fleet"
 	settling := time.Now()
@@ -93,7 +94,7 @@ func TestFaultsSurvived(t *testing.T) {
 		settle(t, ns, a)
 	}
 	t.Logf("%d apps at their true status in %s", len(fl.apps), time.Since(settling).Round(time.Second))
-	f := watchFleet(t, ns, fl)
+	fw := watchFleet(t, ns, fl)
 	probe := startRouteProbe(t, fl.apps, form.full)
 
 	for _, flt := range form.faults(rel, fl) {
@@ -108,7 +109,7 @@ func TestFaultsSurvived(t *testing.T) {
 		ended := time.Now()
 		phase = "reconverging after " + flt.name
 		took := reconverge(t, rel, fl, ended)
-		rows = append(rows, f.row(flt.name, start, time.Now(), took, probe.failures(), flt.pagesKilled, moved))
+		rows = append(rows, fw.row(flt.name, start, time.Now(), took, probe.failures(), flt.pagesKilled, moved))
 		t.Logf("%s: played in %s, reconverged %s after", flt.name, ended.Sub(start).Round(100*time.Millisecond), took.Round(100*time.Millisecond))
 	}
 	phase = "checking the table"
@@ -159,9 +160,9 @@ func (form faultForm) faults(rel *framework.Release, fl *fleet) []fault {
 		{name: "helm upgrade of stackdome amid a rollout of 10 apps", full: true, play: func(t *testing.T, moved map[string]bool) { upgradeAmidRollout(t, rel, fl, 10, moved) }},
 	}
 	var out []fault
-	for _, f := range all {
-		if form.full || !f.full {
-			out = append(out, f)
+	for _, flt := range all {
+		if form.full || !flt.full {
+			out = append(out, flt)
 		}
 	}
 	return out
@@ -262,7 +263,7 @@ const controlPort = 8079
 // port PortNotListening past the grace (Stalled), for a port the test
 // closed PortNotListening, and a changed spec's generation observed.
 func (a *faultApp) atTruth(sr obj) (bool, error) {
-	c, s := srCondition(sr, "Available"), srCondition(sr, "Stalled")
+	c, s := framework.SRCondition(sr, "Available"), framework.SRCondition(sr, "Stalled")
 	var gen int64
 	fmt.Sscan(fmt.Sprint(framework.Dig(sr, "status", "observedGeneration")), &gen)
 	switch {
@@ -288,8 +289,9 @@ func (a *faultApp) settled() [2]any {
 
 func settle(t *testing.T, ns string, a *faultApp) {
 	t.Helper()
-	waitFor(t, 4*time.Minute, a.name+" at its true status", func() (bool, error) {
-		sr, err := kube().Get(t.Context(), srPath(ns, a.name))
+	f := framework.NewNodeFixture(t)
+	f.WaitFor(4*time.Minute, a.name+" at its true status", func() (bool, error) {
+		sr, err := f.Kube.Get(t.Context(), framework.SRPath(ns, a.name))
 		if err != nil {
 			return false, err
 		}
@@ -304,10 +306,11 @@ func settle(t *testing.T, ns string, a *faultApp) {
 // or one that appeared since, can show a sync answered after.
 func reconverge(t *testing.T, rel *framework.Release, fl *fleet, ended time.Time) time.Duration {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	base, unread := map[string]float64{}, map[string]bool{}
 	for _, p := range rel.Pods(t, "controller") {
-		key := podName(p) + "/" + fmt.Sprint(restarts(p))
-		codes, err := readSyncCodes(t.Context(), p)
+		key := framework.PodName(p) + "/" + fmt.Sprint(restarts(p))
+		codes, err := f.ReadSyncCodes(t.Context(), p)
 		if err != nil {
 			t.Logf("reconverging: %v", err)
 			unread[key] = true
@@ -315,9 +318,9 @@ func reconverge(t *testing.T, rel *framework.Release, fl *fleet, ended time.Time
 		}
 		base[key] = codes["200"]
 	}
-	waitFor(t, 2*faultBound, "the fleet back at its truth, a sync answered", func() (bool, error) {
+	f.WaitFor(2*faultBound, "the fleet back at its truth, a sync answered", func() (bool, error) {
 		for _, a := range fl.apps {
-			sr, err := kube().Get(t.Context(), srPath(fl.ns, a.name))
+			sr, err := f.Kube.Get(t.Context(), framework.SRPath(fl.ns, a.name))
 			if err != nil {
 				return false, err
 			}
@@ -325,17 +328,17 @@ func reconverge(t *testing.T, rel *framework.Release, fl *fleet, ended time.Time
 				return false, err
 			}
 		}
-		pods, err := kube().List(t.Context(), "/api/v1/namespaces/"+rel.NS+"/pods",
+		pods, err := f.Kube.List(t.Context(), "/api/v1/namespaces/"+rel.NS+"/pods",
 			"app.kubernetes.io/instance="+rel.Name+",app.kubernetes.io/component=controller")
 		if err != nil {
 			return false, err
 		}
 		for _, p := range pods {
-			key := podName(p) + "/" + fmt.Sprint(restarts(p))
-			if !podReady(p) || unread[key] || framework.Dig(p, "metadata", "deletionTimestamp") != nil {
+			key := framework.PodName(p) + "/" + fmt.Sprint(restarts(p))
+			if !framework.PodReady(p) || unread[key] || framework.Dig(p, "metadata", "deletionTimestamp") != nil {
 				continue
 			}
-			codes, err := readSyncCodes(t.Context(), p)
+			codes, err := f.ReadSyncCodes(t.Context(), p)
 			if err != nil {
 				continue // shutting down since: another pod will tell
 			}
@@ -352,21 +355,22 @@ func reconverge(t *testing.T, rel *framework.Release, fl *fleet, ended time.Time
 // until the kubelet has restarted each and the pod is Ready again.
 func killPods(t *testing.T, pods []obj) {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	for _, p := range pods {
 		for _, c := range toSlice(framework.Dig(p, "status", "containerStatuses")) {
-			if err := realNode().KillContainer(t.Context(), fmt.Sprint(framework.Dig(c, "containerID"))); err != nil {
+			if err := f.Node.KillContainer(t.Context(), fmt.Sprint(framework.Dig(c, "containerID"))); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	for _, p := range pods {
-		ns, name, before := fmt.Sprint(framework.Dig(p, "metadata", "namespace")), podName(p), restarts(p)
-		waitFor(t, 2*time.Minute, name+" restarted and Ready", func() (bool, error) {
-			now, err := kube().Get(t.Context(), "/api/v1/namespaces/"+ns+"/pods/"+name)
+		ns, name, before := fmt.Sprint(framework.Dig(p, "metadata", "namespace")), framework.PodName(p), restarts(p)
+		f.WaitFor(2*time.Minute, name+" restarted and Ready", func() (bool, error) {
+			now, err := f.Kube.Get(t.Context(), "/api/v1/namespaces/"+ns+"/pods/"+name)
 			if err != nil {
 				return false, err
 			}
-			return restarts(now) > before && podReady(now), fmt.Errorf("restarts %d, Ready %v", restarts(now), podReady(now))
+			return restarts(now) > before && framework.PodReady(now), fmt.Errorf("restarts %d, Ready %v", restarts(now), framework.PodReady(now))
 		})
 	}
 }
@@ -384,7 +388,8 @@ func restarts(p obj) int {
 
 func metacontrollerPod(t *testing.T) obj {
 	t.Helper()
-	p, err := kube().Get(t.Context(), "/api/v1/namespaces/metacontroller/pods/metacontroller-0")
+	f := framework.NewNodeFixture(t)
+	p, err := f.Kube.Get(t.Context(), "/api/v1/namespaces/metacontroller/pods/metacontroller-0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,13 +401,14 @@ func metacontrollerPod(t *testing.T) obj {
 // the check that no sync was answered while it lasted proves the cut.
 func cutHooks(t *testing.T, rel *framework.Release, d time.Duration) {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	path := "/apis/networking.k8s.io/v1/namespaces/" + rel.NS + "/networkpolicies/" + rel.Name
-	np, err := kube().Get(t.Context(), path)
+	np, err := f.Kube.Get(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rules := framework.Dig(np, "spec", "ingress")
-	if _, err := kube().MergePatch(t.Context(), path, obj{"spec": obj{"ingress": []any{}}}); err != nil {
+	if _, err := f.Kube.MergePatch(t.Context(), path, obj{"spec": obj{"ingress": []any{}}}); err != nil {
 		t.Fatal(err)
 	}
 	// kube-router applies a policy within seconds. Metacontroller keeps
@@ -416,7 +422,7 @@ func cutHooks(t *testing.T, rel *framework.Release, d time.Duration) {
 	const enforced = 10 * time.Second
 	time.Sleep(enforced)
 	for _, p := range rel.Pods(t, "controller") {
-		if err := realNode().ForgetConnections(t.Context(), fmt.Sprint(framework.Dig(p, "status", "podIP"))); err != nil {
+		if err := f.Node.ForgetConnections(t.Context(), fmt.Sprint(framework.Dig(p, "status", "podIP"))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -428,7 +434,7 @@ func cutHooks(t *testing.T, rel *framework.Release, d time.Duration) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := kube().MergePatch(ctx, path, obj{"spec": obj{"ingress": rules}}); err != nil {
+	if _, err := f.Kube.MergePatch(ctx, path, obj{"spec": obj{"ingress": rules}}); err != nil {
 		t.Fatal(err)
 	}
 }

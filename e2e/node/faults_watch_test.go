@@ -36,15 +36,15 @@ type fleetWatch struct {
 }
 
 func watchFleet(t *testing.T, ns string, fl *fleet) *fleetWatch {
-	f := &fleetWatch{apps: map[string]*faultApp{}}
+	fw := &fleetWatch{apps: map[string]*faultApp{}}
 	for _, a := range fl.apps {
-		f.apps[a.name] = a
+		fw.apps[a.name] = a
 	}
-	f.watchers = append(f.watchers, watchPath(t, "sr", srPath(ns, "")))
+	fw.watchers = append(fw.watchers, watchPath(t, "sr", framework.SRPath(ns, "")))
 	for kind, path := range framework.ChildKinds {
-		f.watchers = append(f.watchers, watchPath(t, kind, fmt.Sprintf(path, ns)))
+		fw.watchers = append(fw.watchers, watchPath(t, kind, fmt.Sprintf(path, ns)))
 	}
-	return f
+	return fw
 }
 
 // gateMemory is what the statuses of one app said of its port gate so
@@ -61,8 +61,8 @@ type gateMemory struct {
 // fault changed, whose Available may change and whose route may answer
 // the branded page. An app's 5xx without the page is a route failure
 // unless the fault killed page servers (pagesKilled).
-func (f *fleetWatch) row(name string, start, end time.Time, took time.Duration, routes []routeAnswer, pagesKilled bool, moved map[string]bool) faultRow {
-	r := faultRow{fault: name, apps: len(f.apps), reconverge: took}
+func (fw *fleetWatch) row(name string, start, end time.Time, took time.Duration, routes []routeAnswer, pagesKilled bool, moved map[string]bool) faultRow {
+	r := faultRow{fault: name, apps: len(fw.apps), reconverge: took}
 	for _, a := range routes {
 		switch {
 		case a.kind == noPage:
@@ -78,7 +78,7 @@ func (f *fleetWatch) row(name string, start, end time.Time, took time.Duration, 
 		r.details = append(r.details, a.what)
 	}
 	gates := map[string]gateMemory{}
-	for _, e := range merged(f.watchers...) {
+	for _, e := range framework.Merged(fw.watchers...) {
 		during := !e.At.Before(start) && e.At.Before(end)
 		what := fmt.Sprintf("rv %d %s %s %v", e.RV, e.Type, e.Kind, framework.Dig(e.Obj, "metadata", "name"))
 		if e.Kind != "sr" {
@@ -88,7 +88,7 @@ func (f *fleetWatch) row(name string, start, end time.Time, took time.Duration, 
 			}
 			continue
 		}
-		a, ok := f.apps[fmt.Sprint(framework.Dig(e.Obj, "metadata", "name"))]
+		a, ok := fw.apps[fmt.Sprint(framework.Dig(e.Obj, "metadata", "name"))]
 		if !ok {
 			continue
 		}
@@ -103,7 +103,7 @@ func (f *fleetWatch) row(name string, start, end time.Time, took time.Duration, 
 			r.windowsAgain++
 			r.details = append(r.details, what+": "+again)
 		}
-		c := srCondition(e.Obj, "Available")
+		c := framework.SRCondition(e.Obj, "Available")
 		if c == nil {
 			continue
 		}
@@ -212,6 +212,7 @@ const (
 )
 
 func startRouteProbe(t *testing.T, apps []*faultApp, pages bool) *routeProbe {
+	f := framework.NewNodeFixture(t)
 	p := &routeProbe{}
 	var live []*faultApp
 	for _, a := range apps {
@@ -237,7 +238,7 @@ func startRouteProbe(t *testing.T, apps []*faultApp, pages bool) *routeProbe {
 			case <-time.After(100 * time.Millisecond):
 			}
 			a, path := live[i%len(live)], paths[(i/len(live))%len(paths)]
-			code, body, err := getCodeAs(t.Context(), "http://"+net.JoinHostPort(traefikIP(), "8000")+path, a.host(), "text/html")
+			code, body, err := f.GetCodeAs(t.Context(), "http://"+net.JoinHostPort(f.TraefikIP(), "8000")+path, a.host(), "text/html")
 			p.mu.Lock()
 			p.asked++
 			if kind, bad := classifyAnswer(path, code, body, err); bad != nil {
@@ -316,7 +317,7 @@ func TestFaultRowCounts(t *testing.T) {
 		"live": {name: "live"}, "dead": {name: "dead", dead: true},
 		"down": {name: "down", down: true, downSince: at(0)},
 	}
-	f := &fleetWatch{apps: apps, watchers: []*watcher{
+	fw := &fleetWatch{apps: apps, watchers: []*watcher{
 		framework.RecordedWatcher("sr", []event{
 			// before the fault
 			{Kind: "sr", Type: "MODIFIED", Obj: sr("live", "False", "PortNotListening"), RV: 1, At: at(-2 * time.Second)},
@@ -340,7 +341,7 @@ func TestFaultRowCounts(t *testing.T) {
 		}...),
 	}}
 	routes := []routeAnswer{{app: "live", kind: notApp}, {app: "live", kind: noPage}, {app: "live", kind: pageForApp}, {app: "down", kind: pageForApp}}
-	r := f.row("fault", start, at(10*time.Second), time.Second, routes, false, map[string]bool{"down": true})
+	r := fw.row("fault", start, at(10*time.Second), time.Second, routes, false, map[string]bool{"down": true})
 	got := [7]int{r.deletions, r.falseHealthy, r.flaps, r.windowsAgain, r.routeFailures, r.noPage, r.pages}
 	if want := [7]int{1, 2, 2, 2, 3, 1, 1}; got != want {
 		t.Errorf("deletions, false-healthy, flaps, windows again, route failures, 5xx without the page, pages of moved apps = %v, want %v\n%s", got, want, strings.Join(r.details, "\n"))
@@ -348,7 +349,7 @@ func TestFaultRowCounts(t *testing.T) {
 	// With page servers killed, a 5xx without the page is counted, not
 	// failed; every other answer still fails (the branded page for "/"
 	// of an app the fault did not move, too).
-	if r := f.row("fault", start, at(10*time.Second), time.Second, routes, true, nil); r.routeFailures != 3 || r.noPage != 1 {
+	if r := fw.row("fault", start, at(10*time.Second), time.Second, routes, true, nil); r.routeFailures != 3 || r.noPage != 1 {
 		t.Errorf("page servers killed: route failures %d, 5xx without the page %d, want 3 and 1", r.routeFailures, r.noPage)
 	}
 }

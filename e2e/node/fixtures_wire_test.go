@@ -49,26 +49,28 @@ var wireFixtures = []string{"serving", "server-defaulted", "stateful-storage", "
 // Statuses are not compared: a fixture's is the state its case shows, the
 // wire's is a node whose pods cannot start.
 func TestFixturesMatchTheWire(t *testing.T) {
+	f := framework.NewNodeFixture(t)
 	hooks := traceHooks(t)
-	rel := installChart(t)
+	rel := f.InstallChart()
 	for _, name := range wireFixtures {
 		t.Run(name, func(t *testing.T) {
+			f := framework.NewNodeFixture(t)
 			var fx obj
-			b, err := os.ReadFile(filepath.Join(repoRoot(), "testdata", "sync", name+".request.json"))
+			b, err := os.ReadFile(filepath.Join(f.Root, "testdata", "sync", name+".request.json"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := json.Unmarshal(b, &fx); err != nil {
 				t.Fatal(err)
 			}
-			ns := newNamespace(t, nil)
-			t.Cleanup(func() { describePods(t, ns) })
+			ns := f.Namespace(nil)
+			t.Cleanup(func() { f.DescribePods(ns) })
 			n := wireNames{fixtureApp: framework.Dig(fx, "parent", "metadata", "namespace").(string), fixtureRelease: mcrequest.ReleaseNamespace,
 				wireApp: ns, wireRelease: rel.NS}
 			createRelatedOf(t, ns, fx)
 			parent := framework.Dig(fx, "parent", "metadata", "name").(string)
 			since := time.Now()
-			if _, err := kube().Create(t.Context(), srPath(ns, ""), obj{
+			if _, err := f.Kube.Create(t.Context(), framework.SRPath(ns, ""), obj{
 				"apiVersion": "stackdome.io/v1alpha1", "kind": "StackResource",
 				"metadata": obj{"name": parent}, "spec": framework.Dig(fx, "parent", "spec")}); err != nil {
 				t.Fatal(err)
@@ -90,6 +92,7 @@ func TestFixturesMatchTheWire(t *testing.T) {
 // Middlewares in ns, as a team would: their content, not their metadata.
 func createRelatedOf(t *testing.T, ns string, fx obj) {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	for group, path := range map[string]string{
 		"ConfigMap.v1": "/api/v1/namespaces/" + ns + "/configmaps", "Secret.v1": "/api/v1/namespaces/" + ns + "/secrets",
 		"Middleware.traefik.io/v1alpha1": "/apis/traefik.io/v1alpha1/namespaces/" + ns + "/middlewares",
@@ -98,12 +101,12 @@ func createRelatedOf(t *testing.T, ns string, fx obj) {
 		for _, o := range objs {
 			o := o.(map[string]any)
 			body := obj{"apiVersion": o["apiVersion"], "kind": o["kind"], "metadata": obj{"name": framework.Dig(o, "metadata", "name")}}
-			for _, f := range []string{"data", "binaryData", "type", "spec"} {
-				if v, ok := o[f]; ok {
-					body[f] = v
+			for _, field := range []string{"data", "binaryData", "type", "spec"} {
+				if v, ok := o[field]; ok {
+					body[field] = v
 				}
 			}
-			if _, err := kube().Create(t.Context(), path, body); err != nil {
+			if _, err := f.Kube.Create(t.Context(), path, body); err != nil {
 				t.Fatalf("creating %s %v: %v", group, body["metadata"], err)
 			}
 		}
@@ -155,8 +158,8 @@ func (n wireNames) keys(req obj, field string, wire bool) map[string][]string {
 // sameKeys is nil when the wire request has the fixture's groups and keys.
 func (n wireNames) sameKeys(fx, wire obj) error {
 	for _, field := range []string{"children", "related"} {
-		if f, w := n.keys(fx, field, false), n.keys(wire, field, true); !reflect.DeepEqual(f, w) {
-			return fmt.Errorf("%s: fixture %v, wire %v", field, f, w)
+		if fk, wk := n.keys(fx, field, false), n.keys(wire, field, true); !reflect.DeepEqual(fk, wk) {
+			return fmt.Errorf("%s: fixture %v, wire %v", field, fk, wk)
 		}
 	}
 	return nil
@@ -187,9 +190,9 @@ func (n wireNames) sameLastApplied(fx, wire obj) error {
 // the wire's (sameKeys holds).
 func (n wireNames) compare(fx, wire obj) []string {
 	var errs []string
-	for _, f := range []string{"childResources"} {
-		if a, b := framework.Dig(fx, "controller", "spec", f), framework.Dig(wire, "controller", "spec", f); !reflect.DeepEqual(a, b) {
-			errs = append(errs, fmt.Sprintf("controller %s: fixture %s, wire %s", f, mustJSON(a), mustJSON(b)))
+	for _, field := range []string{"childResources"} {
+		if a, b := framework.Dig(fx, "controller", "spec", field), framework.Dig(wire, "controller", "spec", field); !reflect.DeepEqual(a, b) {
+			errs = append(errs, fmt.Sprintf("controller %s: fixture %s, wire %s", field, mustJSON(a), mustJSON(b)))
 		}
 	}
 	for _, h := range []string{"sync", "customize"} {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/stackdome/stackdome/e2e/framework"
 )
 
@@ -55,6 +56,7 @@ import (
 // any status or child write in the quiet minute after convergence (every
 // app is resynced in it).
 func TestFleet(t *testing.T) {
+	f := framework.NewNodeFixture(t)
 	n, _ := strconv.Atoi(os.Getenv("STACKDOME_FLEET_N"))
 	if n == 0 {
 		t.Skip("STACKDOME_FLEET_N is not set: the fleet benchmark runs with make bench-fleet")
@@ -76,18 +78,18 @@ func TestFleet(t *testing.T) {
 	progress := framework.NewProgress("fleet", framework.ProgressEvery, func(l string) { t.Log(l) })
 	defer progress.Stop()
 
-	requireMetacontroller(t)
+	f.RequireMetacontroller()
 	if mode == "raised" {
 		progress.Step("patching Metacontroller's StatefulSet with raised limits", nil)
 		raiseMetacontroller(t, mcRaisedFlags)
 	}
-	mc := podIP(metacontrollerPod(t))
+	mc := framework.PodIP(metacontrollerPod(t))
 	t.Logf("fleet: Metacontroller's args %s", mcArgs(t))
 	addServiceRange(t, n)
 
 	progress.Step("installing the chart", nil)
 	profiles := os.Getenv("STACKDOME_FLEET_PROFILE")
-	rel := installChart(t, fleetProfileArgs(profiles)...)
+	rel := f.InstallChart(fleetProfileArgs(profiles)...)
 	hooks := rel.Pods(t, "controller")
 	if len(hooks) != 2 {
 		t.Fatalf("the chart runs %d hooks pods, want its default 2", len(hooks))
@@ -98,9 +100,9 @@ func TestFleet(t *testing.T) {
 		progress.Step("starting the stand-in node", nil)
 		standin = framework.NewNodeFixture(t).StartStandinNode(fleetBackends(t, 4))
 	}
-	ns := newNamespace(t, nil)
-	t.Cleanup(func() { describePods(t, ns) })
-	ws := []*watcher{watchPath(t, "sr", srPath(ns, ""))}
+	ns := f.Namespace(nil)
+	t.Cleanup(func() { f.DescribePods(ns) })
+	ws := []*watcher{watchPath(t, "sr", framework.SRPath(ns, ""))}
 	for kind, path := range framework.ChildKinds {
 		ws = append(ws, watchPath(t, kind, fmt.Sprintf(path, ns)))
 	}
@@ -139,7 +141,7 @@ func TestFleet(t *testing.T) {
 						spec[k] = v
 					}
 				}
-				createApp(t, ns, name, spec)
+				f.CreateApp(ns, name, spec)
 				created.Add(1)
 			}
 		})
@@ -156,7 +158,7 @@ func TestFleet(t *testing.T) {
 		deps, conv := fleetProgress(ws)
 		return fmt.Sprintf("%d of %d apps Converged, %d of %d Deployments", len(conv), n, deps, n)
 	})
-	waitFor(t, time.Duration(n)*3*time.Second+5*time.Minute, "every app Converged", func() (bool, error) {
+	f.WaitFor(time.Duration(n)*3*time.Second+5*time.Minute, "every app Converged", func() (bool, error) {
 		deps, conv := fleetProgress(ws)
 		if tDeployments == 0 && deps >= n {
 			tDeployments = time.Since(start)
@@ -186,9 +188,9 @@ func TestFleet(t *testing.T) {
 	}
 	t.Logf("fleet: RSS stackdome %s; Metacontroller %s (peak sampled %s); pods reported Ready by the stand-in node: %d",
 		after.rss(), mib(mcNow.rss), mib(mcPeak.value()), standinPods)
-	t.Logf("fleet: memory of the real node with the fleet:\n%s", framework.Indent(framework.FormatMemory(realNode().Memory())))
+	t.Logf("fleet: memory of the real node with the fleet:\n%s", framework.Indent(framework.FormatMemory(f.Node.Memory())))
 
-	all := fleetNodeWrites(merged(ws...), time.Time{})
+	all := fleetNodeWrites(framework.Merged(ws...), time.Time{})
 	for _, shape := range []struct{ name, prefix string }{{"private", "api-"}, {"public", "web-"}} {
 		m := (n + 1) / 2
 		if shape.prefix == "web-" {
@@ -213,7 +215,7 @@ func TestFleet(t *testing.T) {
 	}
 	q1 := readHooks(t, hooks)
 	stopProfiling()
-	quiet := fleetNodeWrites(merged(ws...), quietFrom)
+	quiet := fleetNodeWrites(framework.Merged(ws...), quietFrom)
 	qTook := time.Since(quietFrom)
 	qSyncs, qCPU := q1.answered()-q0.answered(), q1.cpu()-q0.cpu()
 	t.Logf("fleet: quiet minute (%s): %.0f syncs answered, %d status writes, %d child writes; CPU %.2f s over both hooks pods: %.2f ms per sync, %.2f net of idle",
@@ -254,13 +256,14 @@ func fleetApp(i int) (string, obj) {
 // they are Ready: the stand-in node's pods are reported at these.
 func fleetBackends(t *testing.T, n int) []string {
 	t.Helper()
-	ns := newNamespace(t, nil)
+	f := framework.NewNodeFixture(t)
+	ns := f.Namespace(nil)
 	for i := range n {
 		mustCreate(t, "/api/v1/namespaces/"+ns+"/pods", smokePod(fmt.Sprintf("backend-%d", i), framework.ImagePortApp, nil, portArgs("8080", "9090"), false))
 	}
 	var ips []string
 	for i := range n {
-		ips = append(ips, podIP(waitPodReady(t, ns, fmt.Sprintf("backend-%d", i), 2*time.Minute)))
+		ips = append(ips, framework.PodIP(waitPodReady(t, ns, fmt.Sprintf("backend-%d", i), 2*time.Minute)))
 	}
 	return ips
 }
@@ -276,18 +279,19 @@ const fleetServiceRange = "10.215.0.0/16"
 // finishes the deletion once no Service holds an address of it).
 func addServiceRange(t *testing.T, n int) {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	if n <= 50 {
 		return
 	}
 	const path = "/apis/networking.k8s.io/v1/servicecidrs"
-	if _, err := kube().Create(t.Context(), path, obj{"apiVersion": "networking.k8s.io/v1", "kind": "ServiceCIDR",
+	if _, err := f.Kube.Create(t.Context(), path, obj{"apiVersion": "networking.k8s.io/v1", "kind": "ServiceCIDR",
 		"metadata": obj{"name": "fleet"}, "spec": obj{"cidrs": []any{fleetServiceRange}}}); err != nil {
 		t.Fatalf("adding the fleet's Service range: %v", err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := kube().Do(ctx, "DELETE", path+"/fleet", "", nil, nil); err != nil && !framework.IsCode(err, 404) {
+		if err := f.Kube.Do(ctx, "DELETE", path+"/fleet", "", nil, nil); err != nil && !framework.IsCode(err, 404) {
 			t.Errorf("deleting the fleet's Service range: %v", err)
 		}
 	})
@@ -318,8 +322,9 @@ func loadAverage() string {
 // before and after its related Secret informer has listed them.
 func measureSecretCache(t *testing.T, ns, mcIP string, n int, progress *framework.Progress) {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	ctx := t.Context()
-	other := newNamespace(t, nil)
+	other := f.Namespace(nil)
 	blob := strings.Repeat("x", 100<<10)
 	work := make(chan int)
 	var wg sync.WaitGroup
@@ -328,7 +333,7 @@ func measureSecretCache(t *testing.T, ns, mcIP string, n int, progress *framewor
 	for range 4 {
 		wg.Go(func() {
 			for i := range work {
-				if _, err := kube().Create(ctx, "/api/v1/namespaces/"+other+"/secrets", obj{"apiVersion": "v1", "kind": "Secret",
+				if _, err := f.Kube.Create(ctx, "/api/v1/namespaces/"+other+"/secrets", obj{"apiVersion": "v1", "kind": "Secret",
 					"metadata": obj{"name": fmt.Sprintf("release-v%d", i)}, "stringData": obj{"release": blob}}); err != nil {
 					t.Errorf("secret %d: %v", i, err)
 				}
@@ -348,8 +353,8 @@ func measureSecretCache(t *testing.T, ns, mcIP string, n int, progress *framewor
 	_, spec := fleetApp(0)
 	spec["envFrom"] = []any{obj{"secretRef": obj{"name": "db"}}}
 	start := time.Now()
-	createApp(t, ns, "uses-secret", spec)
-	waitCondition(t, 3*time.Minute, ns, "uses-secret", "Converged", "True", "Serving")
+	f.CreateApp(ns, "uses-secret", spec)
+	f.WaitCondition(3*time.Minute, ns, "uses-secret", "Converged", "True", "Serving")
 	converged := time.Since(start)
 	// The informer has listed the Secrets by the time the app converged;
 	// its memory is read 20 s later, as before.
@@ -369,13 +374,13 @@ func measureSecretCache(t *testing.T, ns, mcIP string, n int, progress *framewor
 // names the apps whose last seen status says Converged=True.
 func fleetProgress(ws []*watcher) (deployments int, converged map[string]bool) {
 	deps, conv := map[string]bool{}, map[string]bool{}
-	for _, e := range merged(ws...) {
+	for _, e := range framework.Merged(ws...) {
 		name := fmt.Sprint(framework.Dig(e.Obj, "metadata", "name"))
 		switch e.Kind {
 		case "deployment":
 			deps[name] = true
 		case "sr":
-			c := srCondition(e.Obj, "Converged")
+			c := framework.SRCondition(e.Obj, "Converged")
 			if c != nil && c["status"] == "True" {
 				conv[name] = true
 			} else {

@@ -40,8 +40,8 @@ type processFigures struct {
 // readMetrics reads the unlabeled samples of names, and
 // stackdome_hook_requests_total{hook="sync"} summed by code (in syncs),
 // from http://ip:port/metrics.
-func readMetrics(ctx context.Context, ip, port string) (samples map[string]float64, syncs map[string]float64, err error) {
-	body, err := getFromNode(ctx, "http://"+net.JoinHostPort(ip, port)+"/metrics", "")
+func readMetrics(f *framework.NodeFixture, ctx context.Context, ip, port string) (samples map[string]float64, syncs map[string]float64, err error) {
+	body, err := f.GetFromNode(ctx, "http://"+net.JoinHostPort(ip, port)+"/metrics", "")
 	if err != nil {
 		return nil, nil, fmt.Errorf("metrics of %s: %w", ip, err)
 	}
@@ -74,7 +74,8 @@ func readMetrics(ctx context.Context, ip, port string) (samples map[string]float
 // test when it exposes neither.
 func figuresOf(t *testing.T, ip, port string) processFigures {
 	t.Helper()
-	s, _, err := readMetrics(t.Context(), ip, port)
+	f := framework.NewNodeFixture(t)
+	s, _, err := readMetrics(f, t.Context(), ip, port)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,10 +127,11 @@ func mib(bytes float64) string { return fmt.Sprintf("%.0f MiB", bytes/(1<<20)) }
 // readHooks reads the figures of the hooks pods.
 func readHooks(t *testing.T, pods []obj) hooksFigures {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	h := hooksFigures{syncs: map[string]float64{}}
 	for _, p := range pods {
-		h.procs = append(h.procs, figuresOf(t, podIP(p), hooksMetricsPort))
-		_, syncs, err := readMetrics(t.Context(), podIP(p), hooksMetricsPort)
+		h.procs = append(h.procs, figuresOf(t, framework.PodIP(p), hooksMetricsPort))
+		_, syncs, err := readMetrics(f, t.Context(), framework.PodIP(p), hooksMetricsPort)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,6 +152,7 @@ type rssPeak struct {
 }
 
 func sampleRSS(t *testing.T, ip, port string) *rssPeak {
+	f := framework.NewNodeFixture(t)
 	r := &rssPeak{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -158,7 +161,7 @@ func sampleRSS(t *testing.T, ip, port string) *rssPeak {
 	go func() {
 		defer close(done)
 		for {
-			if s, _, err := readMetrics(ctx, ip, port); err == nil {
+			if s, _, err := readMetrics(f, ctx, ip, port); err == nil {
 				r.mu.Lock()
 				r.peak = max(r.peak, s["process_resident_memory_bytes"])
 				r.mu.Unlock()
@@ -189,9 +192,10 @@ var mcRaisedFlags = []string{"--client-go-qps=100", "--client-go-burst=200", "--
 // for the pod again).
 func raiseMetacontroller(t *testing.T, flags []string) {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	ctx := t.Context()
 	const sts = "/apis/apps/v1/namespaces/metacontroller/statefulsets/metacontroller"
-	s, err := kube().Get(ctx, sts)
+	s, err := f.Kube.Get(ctx, sts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,11 +205,11 @@ func raiseMetacontroller(t *testing.T, flags []string) {
 	}
 	setArgs := func(ctx context.Context, args []string) error {
 		patch := []obj{{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": args}}
-		if err := kube().Do(ctx, "PATCH", sts, "application/json-patch+json", patch, nil); err != nil {
+		if err := f.Kube.Do(ctx, "PATCH", sts, "application/json-patch+json", patch, nil); err != nil {
 			return fmt.Errorf("patching Metacontroller's args to %v: %w", args, err)
 		}
 		return framework.WaitUntil(3*time.Minute, 500*time.Millisecond, "metacontroller-0 Ready with its new args", func() (bool, error) {
-			p, err := kube().Get(ctx, "/api/v1/namespaces/metacontroller/pods/metacontroller-0")
+			p, err := f.Kube.Get(ctx, "/api/v1/namespaces/metacontroller/pods/metacontroller-0")
 			if err != nil {
 				return false, err
 			}
@@ -216,7 +220,7 @@ func raiseMetacontroller(t *testing.T, flags []string) {
 			if !slices.Equal(got, args) {
 				return false, fmt.Errorf("args %v", got)
 			}
-			return podReady(p) && framework.Dig(p, "metadata", "deletionTimestamp") == nil, fmt.Errorf("not Ready")
+			return framework.PodReady(p) && framework.Dig(p, "metadata", "deletionTimestamp") == nil, fmt.Errorf("not Ready")
 		})
 	}
 	t.Cleanup(func() {

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // The fleet benchmark's CPU profiles (STACKDOME_FLEET_PROFILE=<dir>): the
@@ -44,6 +46,7 @@ func fleetProfileArgs(dir string) []string {
 // and window together). With dir empty it does nothing.
 func profileHooks(t *testing.T, dir, phase string, pods []obj) func() {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	if dir == "" {
 		return func() {}
 	}
@@ -55,15 +58,15 @@ func profileHooks(t *testing.T, dir, phase string, pods []obj) func() {
 	var mu sync.Mutex
 	var files []string
 	for _, p := range pods {
-		url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", net.JoinHostPort(podIP(p), fleetPprofPort), int(fleetProfileWindow/time.Second))
+		url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", net.JoinHostPort(framework.PodIP(p), fleetPprofPort), int(fleetProfileWindow/time.Second))
 		wg.Go(func() {
 			for n := 0; ctx.Err() == nil; n++ {
-				b, err := profileOnce(url)
+				b, err := profileOnce(f, url)
 				if err != nil {
-					t.Errorf("profiling %s: %v", podName(p), err)
+					t.Errorf("profiling %s: %v", framework.PodName(p), err)
 					return
 				}
-				file := filepath.Join(dir, fmt.Sprintf("%s-%s-%03d.pb.gz", phase, podName(p), n))
+				file := filepath.Join(dir, fmt.Sprintf("%s-%s-%03d.pb.gz", phase, framework.PodName(p), n))
 				if err := os.WriteFile(file, b, 0o644); err != nil {
 					t.Error(err)
 					return
@@ -91,14 +94,14 @@ func profileHooks(t *testing.T, dir, phase string, pods []obj) func() {
 }
 
 // profileOnce is one window's profile, read from the node.
-func profileOnce(url string) ([]byte, error) {
+func profileOnce(f *framework.NodeFixture, url string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), fleetProfileWindow+30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := realNode().HTTPClient().Do(req)
+	resp, err := f.Node.HTTPClient().Do(req)
 	if err != nil {
 		return nil, err
 	}

@@ -81,9 +81,10 @@ type hookLog struct {
 // request about them is in the log.
 func traceHooks(t *testing.T) *hookLog {
 	t.Helper()
-	requireMetacontroller(t)
+	f := framework.NewNodeFixture(t)
+	f.RequireMetacontroller()
 	const sts = "/apis/apps/v1/namespaces/metacontroller/statefulsets/metacontroller"
-	s, err := kube().Get(t.Context(), sts)
+	s, err := f.Kube.Get(t.Context(), sts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,8 +101,8 @@ func traceHooks(t *testing.T) *hookLog {
 
 	h := &hookLog{}
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, kubectlBin(), "logs", "-f", "-n", "metacontroller", "metacontroller-0")
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig())
+	cmd := exec.CommandContext(ctx, f.Kubectl, "logs", "-f", "-n", "metacontroller", "metacontroller-0")
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+f.Cluster.Kubeconfig)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -141,21 +142,22 @@ func traceHooks(t *testing.T) *hookLog {
 // waits until metacontroller-0 runs them and is Ready.
 func setMetacontrollerArgs(t *testing.T, sts string, args []string) {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	// A strategic merge patch: the container is merged by name, its
 	// args replaced.
 	patch := obj{"spec": obj{"template": obj{"spec": obj{"containers": []any{obj{"name": "metacontroller", "args": toAny(args)}}}}}}
-	if err := kube().Do(ctx, http.MethodPatch, sts, "application/strategic-merge-patch+json", patch, nil); err != nil {
+	if err := f.Kube.Do(ctx, http.MethodPatch, sts, "application/strategic-merge-patch+json", patch, nil); err != nil {
 		t.Fatalf("setting Metacontroller's args to %q: %v", args, err)
 	}
 	if err := framework.WaitUntil(3*time.Minute, 500*time.Millisecond, fmt.Sprintf("metacontroller-0 Ready with args %q", args), func() (bool, error) {
-		p, err := kube().Get(ctx, "/api/v1/namespaces/metacontroller/pods/metacontroller-0")
+		p, err := f.Kube.Get(ctx, "/api/v1/namespaces/metacontroller/pods/metacontroller-0")
 		if err != nil {
 			return false, err
 		}
 		got := toStrings(framework.Dig(p, "spec", "containers").([]any)[0].(obj)["args"])
-		return slices.Equal(got, args) && podReady(p) && framework.Dig(p, "metadata", "deletionTimestamp") == nil,
+		return slices.Equal(got, args) && framework.PodReady(p) && framework.Dig(p, "metadata", "deletionTimestamp") == nil,
 			fmt.Errorf("args %q, phase %v", got, framework.Dig(p, "status", "phase"))
 	}); err != nil {
 		t.Fatal(err)
@@ -218,8 +220,9 @@ func (h *hookLog) syncRequests(ns, name string, since time.Time) ([]obj, error) 
 // on timeout the test fails with what cond said of the last one.
 func (h *hookLog) waitSyncRequest(t *testing.T, ns, name string, since time.Time, timeout time.Duration, what string, cond func(obj) error) obj {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	var found obj
-	waitFor(t, timeout, what, func() (bool, error) {
+	f.WaitFor(timeout, what, func() (bool, error) {
 		reqs, err := h.syncRequests(ns, name, since)
 		if err != nil {
 			return false, err

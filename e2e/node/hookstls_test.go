@@ -91,12 +91,13 @@ import (
 // grow; a restart instead of a reload fails on restartCount and the
 // "serving" lines; an upgrade that regenerates a Secret fails naming it.
 func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
-	rel := installChart(t, "compositeController.resyncPeriodSeconds=2", "extraArgs={--idle-timeout=500ms}")
+	f := framework.NewNodeFixture(t)
+	rel := f.InstallChart("compositeController.resyncPeriodSeconds=2", "extraArgs={--idle-timeout=500ms}")
 	ctx := t.Context()
 	serverName := rel.Name + "." + rel.NS
 	ccPath := "/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/" + rel.NS + "-" + rel.Name
 
-	cc, err := kube().Get(ctx, ccPath)
+	cc, err := f.Kube.Get(ctx, ccPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,11 +115,11 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 	if len(controllers) != 2 {
 		t.Fatalf("%d hooks pods, want the chart's 2", len(controllers))
 	}
-	ns := newNamespace(t, nil)
-	t.Cleanup(func() { describePods(t, ns) })
+	ns := f.Namespace(nil)
+	t.Cleanup(func() { f.DescribePods(ns) })
 	const app = "web"
-	createApp(t, ns, app, portapp(portArgs("8080"), obj{"name": "http", "port": 8080}))
-	waitCondition(t, 3*time.Minute, ns, app, "Available", "True", "Serving")
+	f.CreateApp(ns, app, portapp(portArgs("8080"), obj{"name": "http", "port": 8080}))
+	f.WaitCondition(3*time.Minute, ns, app, "Available", "True", "Serving")
 
 	server := secretData(t, rel.NS, rel.Name+"-hooks-tls")
 	client := secretData(t, rel.NS, rel.Name+"-metacontroller-client")
@@ -131,35 +132,36 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 	installed := leafSerial(t, server["tls.crt"])
 
 	t.Run("straight at the hooks pods", func(t *testing.T) {
+		f := framework.NewNodeFixture(t)
 		for _, p := range controllers {
-			base := "https://" + net.JoinHostPort(podIP(p), "8080")
+			base := "https://" + net.JoinHostPort(framework.PodIP(p), "8080")
 			for _, path := range []string{"/sync", "/customize"} {
 				code, body, err := post(anonymous, base+path)
 				if err != nil || code != http.StatusForbidden {
-					t.Errorf("%s: POST %s without a certificate: %d %q %v, want 403", podName(p), path, code, body, err)
+					t.Errorf("%s: POST %s without a certificate: %d %q %v, want 403", framework.PodName(p), path, code, body, err)
 				}
 			}
 			resp, err := anonymous.Get(base + "/readyz")
 			if err != nil {
-				t.Errorf("%s: GET /readyz without a certificate: %v", podName(p), err)
+				t.Errorf("%s: GET /readyz without a certificate: %v", framework.PodName(p), err)
 			} else {
 				resp.Body.Close()
 				if resp.StatusCode != http.StatusOK {
-					t.Errorf("%s: GET /readyz without a certificate: %d, want 200", podName(p), resp.StatusCode)
+					t.Errorf("%s: GET /readyz without a certificate: %d, want 200", framework.PodName(p), resp.StatusCode)
 				}
 			}
-			code, body, err := post(realNode().HTTPClient(), "http://"+net.JoinHostPort(podIP(p), "8080")+"/sync")
+			code, body, err := post(f.Node.HTTPClient(), "http://"+net.JoinHostPort(framework.PodIP(p), "8080")+"/sync")
 			if err != nil || code != http.StatusBadRequest {
-				t.Errorf("%s: plain HTTP POST /sync: %d %q %v, want 400", podName(p), code, body, err)
+				t.Errorf("%s: plain HTTP POST /sync: %d %q %v, want 400", framework.PodName(p), code, body, err)
 			}
 			code, body, err = post(mc, base+"/customize")
 			if err != nil || code == http.StatusForbidden {
-				t.Errorf("%s: POST /customize with Metacontroller's certificate: %d %q %v, want it admitted", podName(p), code, body, err)
+				t.Errorf("%s: POST /customize with Metacontroller's certificate: %d %q %v, want it admitted", framework.PodName(p), code, body, err)
 			} else {
-				t.Logf("%s: POST /customize {} with Metacontroller's certificate: %d", podName(p), code)
+				t.Logf("%s: POST /customize {} with Metacontroller's certificate: %d", framework.PodName(p), code)
 			}
-			if s, err := servedSerial(anonymous, podIP(p)); err != nil || s.Cmp(installed) != 0 {
-				t.Errorf("%s serves serial %v (%v), want the installed leaf's %v", podName(p), s, err, installed)
+			if s, err := servedSerial(anonymous, framework.PodIP(p)); err != nil || s.Cmp(installed) != 0 {
+				t.Errorf("%s serves serial %v (%v), want the installed leaf's %v", framework.PodName(p), s, err, installed)
 			}
 		}
 	})
@@ -179,11 +181,11 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 	before := map[string]map[string]float64{} // pod → sync code → count
 	uids := map[string]string{}
 	for _, p := range controllers {
-		before[podName(p)] = syncCodes(t, p)
-		uids[podName(p)] = fmt.Sprint(framework.Dig(p, "metadata", "uid"))
+		before[framework.PodName(p)] = syncCodes(t, p)
+		uids[framework.PodName(p)] = fmt.Sprint(framework.Dig(p, "metadata", "uid"))
 	}
 	syncErrorsBefore := syncErrors(t, ns, app)
-	if _, err := kube().MergePatch(ctx, "/api/v1/namespaces/"+rel.NS+"/secrets/"+rel.Name+"-hooks-tls", obj{"data": obj{
+	if _, err := f.Kube.MergePatch(ctx, "/api/v1/namespaces/"+rel.NS+"/secrets/"+rel.Name+"-hooks-tls", obj{"data": obj{
 		"tls.crt": base64.StdEncoding.EncodeToString(crt), "tls.key": base64.StdEncoding.EncodeToString(key),
 	}}); err != nil {
 		t.Fatal(err)
@@ -193,13 +195,13 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 	swapped := map[string]time.Duration{} // pod → from the write to the new serial served
 	answeredAt := map[string]float64{}    // pod → its 200 count when it first served the new serial
 	serving := map[string]string{}        // pod → what it served last
-	waitFor(t, 4*time.Minute, "every hooks pod serving the rotated leaf", func() (bool, error) {
+	f.WaitFor(4*time.Minute, "every hooks pod serving the rotated leaf", func() (bool, error) {
 		for _, p := range controllers {
-			name := podName(p)
+			name := framework.PodName(p)
 			if _, done := swapped[name]; done {
 				continue
 			}
-			s, err := servedSerial(anonymous, podIP(p))
+			s, err := servedSerial(anonymous, framework.PodIP(p))
 			if err != nil {
 				serving[name] = err.Error()
 				continue
@@ -218,11 +220,11 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 
 	// Syncs over the new leaf: each pod answers some with 200 after it
 	// served it (every resync a new connection, a new handshake).
-	waitFor(t, time.Minute, "each hooks pod answering syncs 200 over the rotated leaf", func() (bool, error) {
+	f.WaitFor(time.Minute, "each hooks pod answering syncs 200 over the rotated leaf", func() (bool, error) {
 		var slow []string
 		for _, p := range controllers {
-			if syncCodes(t, p)["200"] <= answeredAt[podName(p)] {
-				slow = append(slow, podName(p))
+			if syncCodes(t, p)["200"] <= answeredAt[framework.PodName(p)] {
+				slow = append(slow, framework.PodName(p))
 			}
 		}
 		return len(slow) == 0, fmt.Errorf("no sync answered 200 since the swap by %v", slow)
@@ -230,7 +232,7 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 
 	t.Run("no sync failed across the rotation", func(t *testing.T) {
 		for _, p := range controllers {
-			name := podName(p)
+			name := framework.PodName(p)
 			after := syncCodes(t, p)
 			t.Logf("%s: syncs by code before the rotation %v, after %v", name, before[name], after)
 			for code, n := range after {
@@ -250,8 +252,9 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 	})
 
 	t.Run("the same process reloaded", func(t *testing.T) {
+		f := framework.NewNodeFixture(t)
 		for _, p := range rel.Pods(t, "controller") {
-			name := podName(p)
+			name := framework.PodName(p)
 			if uid, ok := uids[name]; !ok || uid != fmt.Sprint(framework.Dig(p, "metadata", "uid")) {
 				t.Errorf("hooks pod %s is not one of the pods before the rotation %v", name, sortedKeys(uids))
 				continue
@@ -259,7 +262,7 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 			if n := restarts(p); n != 0 {
 				t.Errorf("%s: restartCount %d, want 0", name, n)
 			}
-			out, err := kubectl(ctx, "logs", "-n", rel.NS, name)
+			out, err := f.KubectlRun(ctx, "logs", "-n", rel.NS, name)
 			if err != nil {
 				t.Fatalf("kubectl logs %s: %v\n%s", name, err, out)
 			}
@@ -282,7 +285,7 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 	for _, s := range []string{"-hooks-ca", "-hooks-tls", "-metacontroller-client"} {
 		secrets[s] = secretData(t, rel.NS, rel.Name+s)
 	}
-	if out, err := helm(ctx, "upgrade", rel.Name, filepath.Join(repoRoot(), "chart"), "--namespace", rel.NS, "--reuse-values",
+	if out, err := f.Helm(ctx, "upgrade", rel.Name, filepath.Join(f.Root, "chart"), "--namespace", rel.NS, "--reuse-values",
 		"--wait", "--timeout", "3m"); err != nil {
 		t.Fatalf("helm upgrade: %v\n%s", err, out)
 	}
@@ -298,7 +301,7 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 			}
 		}
 	}
-	cc, err = kube().Get(ctx, ccPath)
+	cc, err = f.Kube.Get(ctx, ccPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +309,7 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 		t.Errorf("helm upgrade changed the sync path %s to %s: the credentials hash moved", syncPath, got)
 	}
 	base := answered(t, rel)
-	waitFor(t, time.Minute, "a sync answered 200 after helm upgrade", func() (bool, error) {
+	f.WaitFor(time.Minute, "a sync answered 200 after helm upgrade", func() (bool, error) {
 		n := answered(t, rel)
 		return n > base, fmt.Errorf("%.0f syncs answered, %.0f before", n, base)
 	})
@@ -315,7 +318,8 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 // secretData reads Secret ns/name's data, decoded.
 func secretData(t *testing.T, ns, name string) map[string][]byte {
 	t.Helper()
-	data, err := kube().SecretData(t.Context(), ns, name)
+	f := framework.NewNodeFixture(t)
+	data, err := f.Kube.SecretData(t.Context(), ns, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,6 +332,7 @@ func secretData(t *testing.T, ns, name string) map[string][]byte {
 // each request is a new connection (a new handshake).
 func hooksClient(t *testing.T, caPEM []byte, serverName string, pair *tls.Certificate) *http.Client {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	roots := x509.NewCertPool()
 	if !roots.AppendCertsFromPEM(caPEM) {
 		t.Fatal("no CA in ca.crt")
@@ -337,7 +342,7 @@ func hooksClient(t *testing.T, caPEM []byte, serverName string, pair *tls.Certif
 		cfg.Certificates = []tls.Certificate{*pair}
 	}
 	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		DialContext: realNode().DialContext, TLSClientConfig: cfg, DisableKeepAlives: true, Proxy: nil}}
+		DialContext: f.Node.DialContext, TLSClientConfig: cfg, DisableKeepAlives: true, Proxy: nil}}
 }
 
 // post is POST url with the body {} by c: the answer's status and body.
@@ -420,9 +425,10 @@ func issueLeaf(t *testing.T, caCrt, caKey []byte, cn string, names []string) ([]
 // ns/name: each event's name and message → its count.
 func syncErrors(t *testing.T, ns, name string) map[string]int {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	evs, err := kube().List(ctx, "/api/v1/namespaces/"+ns+"/events", "")
+	evs, err := f.Kube.List(ctx, "/api/v1/namespaces/"+ns+"/events", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,36 +35,37 @@ import (
 // tests' platform uses: the test removes the platform first, and the page's
 // installs afterwards.
 func TestInstallDoc(t *testing.T) {
-	steps, errs := installdoc.Read(repoRoot(), installDocSubstitutions, installDocLocalCopies)
+	f := framework.NewNodeFixture(t)
+	steps, errs := installdoc.Read(f.Root, installDocSubstitutions, installDocLocalCopies)
 	for _, err := range errs {
 		t.Error(err)
 	}
 	if t.Failed() {
 		t.FailNow()
 	}
-	if _, err := os.Stat(filepath.Join(repoRoot(), "bin", "helm")); err != nil {
+	if _, err := os.Stat(filepath.Join(f.Root, "bin", "helm")); err != nil {
 		t.Fatalf("bin/helm (make tools): %v", err)
 	}
 	ctx := t.Context()
-	tearDownPlatform(t)
-	t.Cleanup(func() { tearDownPlatform(t) })
+	f.TearDownPlatform()
+	t.Cleanup(func() { f.TearDownPlatform() })
 	t.Cleanup(func() { cleanUpInstallDoc(t) })
 
 	// The registry: the image `make image` built, under the name the page
 	// pushes it to.
-	img, err := framework.StackdomeImage(ctx, repoRoot())
+	img, err := framework.StackdomeImage(ctx, f.Root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pushed := "registry.example.com/platform/stackdome" + img[strings.LastIndex(img, ":"):]
-	if err := realNode().Tag(ctx, img, pushed); err != nil {
+	if err := f.Node.Tag(ctx, img, pushed); err != nil {
 		t.Fatal(err)
 	}
 	// kind's extraPortMappings: the node's ports 30080 and 30443 on
 	// 127.0.0.1:80 and :443.
-	nodeIP := realNode().IP().String()
+	nodeIP := f.Node.IP().String()
 	for addr, nodePort := range map[string]string{"127.0.0.1:80": "30080", "127.0.0.1:443": "30443"} {
-		l, err := realNode().Publish(addr, func() string { return net.JoinHostPort(nodeIP, nodePort) })
+		l, err := f.Node.Publish(addr, func() string { return net.JoinHostPort(nodeIP, nodePort) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,11 +73,11 @@ func TestInstallDoc(t *testing.T) {
 	}
 	lb := startLoadBalancer(t, lbAddress)
 
-	chart, err := framework.TraefikChartPath(sharedDir(), t.TempDir())
+	chart, err := framework.TraefikChartPath(f.Shared, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	manifests, err := mcManifests()
+	manifests, err := f.MetacontrollerManifests()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,17 +91,17 @@ func TestInstallDoc(t *testing.T) {
 		env = append(env, e)
 	}
 	env = append(env,
-		"PATH="+filepath.Dir(kubectlBin())+string(os.PathListSeparator)+filepath.Join(repoRoot(), "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"KUBECONFIG="+kubeconfig(),
+		"PATH="+filepath.Dir(f.Kubectl)+string(os.PathListSeparator)+filepath.Join(f.Root, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"KUBECONFIG="+f.Cluster.Kubeconfig,
 		"HOME="+home,
 		"HELM_CACHE_HOME="+filepath.Join(home, "helm", "cache"),
 		"HELM_CONFIG_HOME="+filepath.Join(home, "helm", "config"),
 		"HELM_DATA_HOME="+filepath.Join(home, "helm", "data"),
-		"E2E_POD_CIDR="+podCIDR(t),
+		"E2E_POD_CIDR="+f.PodCIDR(),
 		"E2E_METACONTROLLER_MANIFESTS="+manifests,
 		"E2E_TRAEFIK_CHART="+chart,
 	)
-	sh, err := startDocShell(env, t.TempDir())
+	sh, err := startDocShell(f, env, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,8 +125,8 @@ func TestInstallDoc(t *testing.T) {
 		out, err := sh.run(s.Text, 6*time.Minute)
 		t.Logf("%s — %s (%s)\n%s", s.Block, what, time.Since(began).Round(100*time.Millisecond), framework.Indent(framework.Clip(out, 3000)))
 		if err != nil {
-			describePods(t, "hello")
-			describePods(t, "stackdome")
+			f.DescribePods("hello")
+			f.DescribePods("stackdome")
 			t.Fatalf("%s failed: %v\nthe block:\n%s\nthe load balancer: %s", s.Block, err, installdoc.IndentLines(s.Block.Text), lb.report())
 		}
 	}
@@ -142,15 +143,16 @@ const lbAddress = "127.0.0.2"
 // Metacontroller still run to let its StackResources go, then stackdome's
 // release and namespace.
 func cleanUpInstallDoc(t *testing.T) {
+	f := framework.NewNodeFixture(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	if out, err := kubectl(ctx, "delete", "namespace", "hello", "--ignore-not-found", "--wait", "--timeout=2m"); err != nil {
+	if out, err := f.KubectlRun(ctx, "delete", "namespace", "hello", "--ignore-not-found", "--wait", "--timeout=2m"); err != nil {
 		t.Errorf("deleting namespace hello: %v\n%s", err, out)
 	}
-	if out, err := helm(ctx, "uninstall", "stackdome", "--namespace", "stackdome", "--ignore-not-found", "--wait"); err != nil {
+	if out, err := f.Helm(ctx, "uninstall", "stackdome", "--namespace", "stackdome", "--ignore-not-found", "--wait"); err != nil {
 		t.Errorf("helm uninstall stackdome: %v\n%s", err, out)
 	}
-	if out, err := kubectl(ctx, "delete", "namespace", "stackdome", "--ignore-not-found", "--wait", "--timeout=2m"); err != nil {
+	if out, err := f.KubectlRun(ctx, "delete", "namespace", "stackdome", "--ignore-not-found", "--wait", "--timeout=2m"); err != nil {
 		t.Errorf("deleting namespace stackdome: %v\n%s", err, out)
 	}
 }

@@ -77,17 +77,18 @@ type gateApp struct {
 // its own dial, say) fails it, listed with the status written; with
 // replicaCount=1 there is no second replica.
 func TestGateCondemnsDeadPorts(t *testing.T) {
+	f := framework.NewNodeFixture(t)
 	const resync = 2 * time.Second
-	rel := installChart(t, "compositeController.resyncPeriodSeconds=2",
+	rel := f.InstallChart("compositeController.resyncPeriodSeconds=2",
 		"config.portCheckGrace=5s", "config.verdictRequeue=1s", "extraArgs={--idle-timeout=500ms}")
 	controllers := rel.Pods(t, "controller")
 	if len(controllers) != 2 {
 		t.Fatalf("%d hooks pods, want the chart's 2", len(controllers))
 	}
-	ns := newNamespace(t, nil)
-	t.Cleanup(func() { describePods(t, ns) })
+	ns := f.Namespace(nil)
+	t.Cleanup(func() { f.DescribePods(ns) })
 	makePV(t, "gate-"+ns, "1Gi")
-	ws := []*watcher{watchPath(t, "sr", srPath(ns, ""))}
+	ws := []*watcher{watchPath(t, "sr", framework.SRPath(ns, ""))}
 	for kind, path := range framework.ChildKinds {
 		ws = append(ws, watchPath(t, kind, fmt.Sprintf(path, ns)))
 	}
@@ -103,21 +104,21 @@ func TestGateCondemnsDeadPorts(t *testing.T) {
 	db.spec["storage"] = obj{"size": "1Gi", "mountPath": "/data", "storageClassName": pvClass}
 	apps := []*gateApp{web, db}
 	for _, a := range apps {
-		createApp(t, ns, a.name, a.spec)
+		f.CreateApp(ns, a.name, a.spec)
 	}
 
 	for _, a := range apps {
-		pod := appPods(t, ns, a.name, 1, 3*time.Minute)[0]
+		pod := f.AppPods(ns, a.name, 1, 3*time.Minute)[0]
 		if rev, _ := framework.Dig(pod, "metadata", "annotations", "stackdome.io/revision").(string); rev == "" {
-			t.Errorf("%s: pod %s has no stackdome.io/revision annotation", a.name, podName(pod))
+			t.Errorf("%s: pod %s has no stackdome.io/revision annotation", a.name, framework.PodName(pod))
 		}
 	}
 
 	// Past the grace: both stored statuses the condemnation, read from one
 	// list, whose resourceVersion the steady state counts from.
 	var startRV uint64
-	waitFor(t, 3*time.Minute, "both statuses naming exactly their dead ports", func() (bool, error) {
-		list, err := kube().Get(t.Context(), srPath(ns, ""))
+	f.WaitFor(3*time.Minute, "both statuses naming exactly their dead ports", func() (bool, error) {
+		list, err := f.Kube.Get(t.Context(), framework.SRPath(ns, ""))
 		if err != nil {
 			return false, err
 		}
@@ -145,15 +146,15 @@ func TestGateCondemnsDeadPorts(t *testing.T) {
 	// many syncs answered as there are apps, and some by each replica.
 	before := map[string]float64{}
 	for _, p := range controllers {
-		before[podName(p)] = syncsAnswered(t, p)
+		before[framework.PodName(p)] = syncsAnswered(t, p)
 	}
 	var answered map[string]float64
-	waitFor(t, 90*time.Second, "three resync periods, two syncs per app and both replicas answering", func() (bool, error) {
+	f.WaitFor(90*time.Second, "three resync periods, two syncs per app and both replicas answering", func() (bool, error) {
 		answered = map[string]float64{}
 		var total float64
 		for _, p := range controllers {
-			answered[podName(p)] = syncsAnswered(t, p) - before[podName(p)]
-			total += answered[podName(p)]
+			answered[framework.PodName(p)] = syncsAnswered(t, p) - before[framework.PodName(p)]
+			total += answered[framework.PodName(p)]
 		}
 		ok := time.Since(marked) >= 3*resync && total >= float64(2*len(apps))
 		for _, n := range answered {
@@ -162,7 +163,7 @@ func TestGateCondemnsDeadPorts(t *testing.T) {
 		return ok, fmt.Errorf("%s since the mark, syncs answered %v", time.Since(marked).Round(time.Second), answered)
 	})
 	t.Logf("steady state: %s, syncs answered by each replica %v", time.Since(marked).Round(100*time.Millisecond), answered)
-	events := merged(ws...)
+	events := framework.Merged(ws...)
 	fw := nodeWrites(events, func(e event) bool { return e.RV > startRV })
 	if len(fw.What) > 0 {
 		// What each status write said: the reader needs it to tell a
@@ -185,7 +186,7 @@ func TestGateCondemnsDeadPorts(t *testing.T) {
 			continue
 		}
 		name := fmt.Sprint(framework.Dig(e.Obj, "metadata", "name"))
-		c := srCondition(e.Obj, "Available")
+		c := framework.SRCondition(e.Obj, "Available")
 		if c == nil {
 			continue
 		}
@@ -205,7 +206,7 @@ func TestGateCondemnsDeadPorts(t *testing.T) {
 		}
 	}
 	for _, p := range controllers {
-		t.Logf("replica %s: %.0f syncs answered, %.0f held (429)", podName(p), hookSyncs(t, p, "200"), hookSyncs(t, p, "429"))
+		t.Logf("replica %s: %.0f syncs answered, %.0f held (429)", framework.PodName(p), hookSyncs(t, p, "200"), hookSyncs(t, p, "429"))
 	}
 }
 
@@ -222,7 +223,7 @@ func (a *gateApp) condemned(sr obj) error {
 		"Converged": {"False", nil},
 	}
 	for _, typ := range []string{"Available", "Stalled", "Converged"} {
-		c := srCondition(sr, typ)
+		c := framework.SRCondition(sr, typ)
 		w := want[typ]
 		if c == nil || c["status"] != w[0] || (w[1] != nil && c["reason"] != w[1]) {
 			errs = append(errs, fmt.Errorf("%s = %v, want %v %v", typ, c, w[0], w[1]))

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // load sends GET / with a Host at a steady rate through Traefik, from the
@@ -25,7 +27,7 @@ type load struct {
 }
 
 // startLoad starts perSecond requests a second to host.
-func startLoad(host string, perSecond int) *load {
+func startLoad(f *framework.NodeFixture, host string, perSecond int) *load {
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &load{by: map[string]int{}, cancel: cancel}
 	tick := time.NewTicker(time.Second / time.Duration(perSecond))
@@ -44,7 +46,7 @@ func startLoad(host string, perSecond int) *load {
 				defer l.wg.Done()
 				// Not the test's context: a request in flight at the end
 				// still counts.
-				code, body, err := throughTraefik(context.Background(), host, "/")
+				code, body, err := throughTraefik(f, context.Background(), host, "/")
 				l.total.Add(1)
 				l.mu.Lock()
 				defer l.mu.Unlock()

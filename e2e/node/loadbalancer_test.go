@@ -20,6 +20,7 @@ import (
 // forwards to the node's NodePort for it (Node.Publish), and then writes its
 // address into the Service's status, as cloud-provider-kind does on kind.
 type loadBalancer struct {
+	f      *framework.NodeFixture
 	ip     string
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -32,8 +33,9 @@ type loadBalancer struct {
 }
 
 func startLoadBalancer(t *testing.T, ip string) *loadBalancer {
+	f := framework.NewNodeFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	lb := &loadBalancer{ip: ip, cancel: cancel, done: make(chan struct{}), nodePorts: map[int]int{}, written: map[string]bool{}, errs: map[string]int{}}
+	lb := &loadBalancer{f: f, ip: ip, cancel: cancel, done: make(chan struct{}), nodePorts: map[int]int{}, written: map[string]bool{}, errs: map[string]int{}}
 	go func() {
 		defer close(lb.done)
 		tick := time.NewTicker(250 * time.Millisecond)
@@ -82,14 +84,14 @@ func (lb *loadBalancer) report() string {
 // sync serves each port of every Service of type LoadBalancer, then writes
 // the address into the Service's status.
 func (lb *loadBalancer) sync(ctx context.Context) {
-	svcs, err := kube().List(ctx, "/api/v1/services", "")
+	svcs, err := lb.f.Kube.List(ctx, "/api/v1/services", "")
 	if err != nil {
 		if ctx.Err() == nil {
 			lb.fail("listing Services", err)
 		}
 		return
 	}
-	nodeIP := realNode().IP().String()
+	nodeIP := lb.f.Node.IP().String()
 	for _, svc := range svcs {
 		if framework.Dig(svc, "spec", "type") != "LoadBalancer" {
 			continue
@@ -110,7 +112,7 @@ func (lb *loadBalancer) sync(ctx context.Context) {
 			if listening {
 				continue
 			}
-			l, err := realNode().Publish(net.JoinHostPort(lb.ip, strconv.Itoa(port)), func() string {
+			l, err := lb.f.Node.Publish(net.JoinHostPort(lb.ip, strconv.Itoa(port)), func() string {
 				lb.mu.Lock()
 				defer lb.mu.Unlock()
 				return net.JoinHostPort(nodeIP, strconv.Itoa(lb.nodePorts[port]))
@@ -131,7 +133,7 @@ func (lb *loadBalancer) sync(ctx context.Context) {
 			continue
 		}
 		patch := obj{"status": obj{"loadBalancer": obj{"ingress": []any{obj{"ip": lb.ip, "ipMode": "VIP"}}}}}
-		if _, err := kube().MergePatch(ctx, "/api/v1/namespaces/"+ns+"/services/"+name+"/status", patch); err != nil {
+		if _, err := lb.f.Kube.MergePatch(ctx, "/api/v1/namespaces/"+ns+"/services/"+name+"/status", patch); err != nil {
 			lb.fail("writing the address of "+ns+"/"+name, err)
 			continue
 		}

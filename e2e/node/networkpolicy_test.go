@@ -31,10 +31,11 @@ import (
 // Refused by the policy, Traefik answers 502; admitted, the port's own
 // answer.
 func TestNetworkPolicyEnforced(t *testing.T) {
-	rel := installChart(t, "config.entryPoints={web}")
-	ns := newNamespace(t, nil)
+	f := framework.NewNodeFixture(t)
+	rel := f.InstallChart("config.entryPoints={web}")
+	ns := f.Namespace(nil)
 	const name, host = "shop", "shop.node.test"
-	t.Cleanup(func() { describePods(t, ns) })
+	t.Cleanup(func() { f.DescribePods(ns) })
 	// admin opens 30 s after the start: the verdict that finds it open is
 	// dialed long after kube-router enforces the policy (about 8 s), so
 	// Serving proves the policy admits stackdome's dials to every port.
@@ -42,27 +43,29 @@ func TestNetworkPolicyEnforced(t *testing.T) {
 		obj{"name": "http", "port": 8080, "public": true}, obj{"name": "admin", "port": 9090})
 	spec["host"] = host
 	spec["networkPolicy"] = obj{"enabled": true}
-	createApp(t, ns, name, spec)
-	if _, err := kube().Get(t.Context(), "/apis/networking.k8s.io/v1/namespaces/"+ns+"/networkpolicies/"+name); err != nil {
-		waitFor(t, time.Minute, "the app's NetworkPolicy", func() (bool, error) {
-			_, err := kube().Get(t.Context(), "/apis/networking.k8s.io/v1/namespaces/"+ns+"/networkpolicies/"+name)
+	f.CreateApp(ns, name, spec)
+	if _, err := f.Kube.Get(t.Context(), "/apis/networking.k8s.io/v1/namespaces/"+ns+"/networkpolicies/"+name); err != nil {
+		f.WaitFor(time.Minute, "the app's NetworkPolicy", func() (bool, error) {
+			_, err := f.Kube.Get(t.Context(), "/apis/networking.k8s.io/v1/namespaces/"+ns+"/networkpolicies/"+name)
 			return err == nil, err
 		})
 	}
-	pod := appPods(t, ns, name, 1, 2*time.Minute)[0]
+	pod := f.AppPods(ns, name, 1, 2*time.Minute)[0]
 	podName, _ := framework.Dig(pod, "metadata", "name").(string)
 	podIP, _ := framework.Dig(pod, "status", "podIP").(string)
 
 	t.Run("stackdome dials every declared port", func(t *testing.T) {
-		sr := waitCondition(t, 3*time.Minute, ns, name, "Available", "True", "Serving")
+		f := framework.NewNodeFixture(t)
+		sr := f.WaitCondition(3*time.Minute, ns, name, "Available", "True", "Serving")
 		if got := portStates(sr); got["http"] != "Open" || got["admin"] != "Open" {
 			t.Errorf("status.ports %v, want both Open", got)
 		}
 	})
 
 	t.Run("Traefik reaches the public port", func(t *testing.T) {
-		waitFor(t, time.Minute, "Traefik routing "+host+" to the app", func() (bool, error) {
-			code, body, err := throughTraefik(t.Context(), host, "/")
+		f := framework.NewNodeFixture(t)
+		f.WaitFor(time.Minute, "Traefik routing "+host+" to the app", func() (bool, error) {
+			code, body, err := throughTraefik(f, t.Context(), host, "/")
 			return code == http.StatusOK && strings.Contains(body, podName), fmt.Errorf("%d %q %v", code, body, err)
 		})
 	})
@@ -72,40 +75,44 @@ func TestNetworkPolicyEnforced(t *testing.T) {
 	adminHost := "admin." + host
 	addRoute(t, ns, "probe-admin", adminHost, name, 9090)
 	t.Run("a pod of another namespace is refused", func(t *testing.T) {
+		f := framework.NewNodeFixture(t)
 		// The port listens: the node reaches it.
-		if err := dialFromNode(t.Context(), podIP, 9090); err != nil {
+		if err := f.DialFromNode(t.Context(), podIP, 9090); err != nil {
 			t.Fatalf("admin port from the node: %v", err)
 		}
 		requireRefused(t, adminHost)
 	})
 	t.Run("without the policy the same route gets through", func(t *testing.T) {
+		f := framework.NewNodeFixture(t)
 		patch := obj{"spec": obj{"networkPolicy": obj{"enabled": false}}}
-		if _, err := kube().MergePatch(t.Context(), srPath(ns, name), patch); err != nil {
+		if _, err := f.Kube.MergePatch(t.Context(), framework.SRPath(ns, name), patch); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, time.Minute, "Traefik reaching the admin port once the policy is gone", func() (bool, error) {
-			code, body, err := throughTraefik(t.Context(), adminHost, "/")
+		f.WaitFor(time.Minute, "Traefik reaching the admin port once the policy is gone", func() (bool, error) {
+			code, body, err := throughTraefik(f, t.Context(), adminHost, "/")
 			return code == http.StatusOK, fmt.Errorf("%d %q %v", code, body, err)
 		})
 	})
 
 	t.Run("the hooks policy admits Metacontroller only", func(t *testing.T) {
+		f := framework.NewNodeFixture(t)
 		// Metacontroller's syncs get through: the app above was synced to
 		// Serving. Traefik's pod is refused: the hooks speak TLS, so an
 		// admitted plain-HTTP request would get Go's 400, not a 502.
 		hooksHost := "hooks." + rel.NS + ".node.test"
 		addRoute(t, rel.NS, "probe-hooks", hooksHost, rel.Name, 8080)
 		requireRefused(t, hooksHost)
-		if err := kube().Do(t.Context(), "DELETE", "/apis/networking.k8s.io/v1/namespaces/"+rel.NS+"/networkpolicies/"+rel.Name, "", nil, nil); err != nil {
+		if err := f.Kube.Do(t.Context(), "DELETE", "/apis/networking.k8s.io/v1/namespaces/"+rel.NS+"/networkpolicies/"+rel.Name, "", nil, nil); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, time.Minute, "the hooks' own answer once their policy is gone", func() (bool, error) {
-			code, body, err := throughTraefik(t.Context(), hooksHost, "/")
+		f.WaitFor(time.Minute, "the hooks' own answer once their policy is gone", func() (bool, error) {
+			code, body, err := throughTraefik(f, t.Context(), hooksHost, "/")
 			return code == http.StatusBadRequest, fmt.Errorf("%d %q %v", code, body, err)
 		})
 	})
 
 	t.Run("the pages policy admits Traefik", func(t *testing.T) {
+		f := framework.NewNodeFixture(t)
 		pages := rel.Pods(t, "error-pages")
 		if len(pages) == 0 {
 			t.Fatal("no error-page pods")
@@ -113,25 +120,26 @@ func TestNetworkPolicyEnforced(t *testing.T) {
 		ip, _ := framework.Dig(pages[0], "status", "podIP").(string)
 		// The page straight from the pod (the node is always admitted):
 		// a 404, its body the envelope a client without Accept gets.
-		wantCode, want, err := getCode(t.Context(), "http://"+net.JoinHostPort(ip, "8082")+"/_errors/404", "nobody.node.test")
+		wantCode, want, err := f.GetCodeAs(t.Context(), "http://"+net.JoinHostPort(ip, "8082")+"/_errors/404", "nobody.node.test", "")
 		if err != nil || wantCode != http.StatusNotFound || want == "" {
 			t.Fatalf("the error-page pod's own 404: %d %q %v", wantCode, want, err)
 		}
 		// The chart's catch-all: a host nobody routes is the pages' 404.
-		code, body, err := throughTraefik(t.Context(), "nobody.node.test", "/")
+		code, body, err := throughTraefik(f, t.Context(), "nobody.node.test", "/")
 		if err != nil || code != http.StatusNotFound || body != want {
 			t.Errorf("Traefik's answer for an unrouted host: %d %v, body %q; want 404 with the pages' own body %q", code, err, body, want)
 		}
 	})
 
 	t.Run("with the egress option stackdome still dials pods", func(t *testing.T) {
+		f := framework.NewNodeFixture(t)
 		// Only the chart's NetworkPolicy changes: networkPolicy.egress
 		// restricts what stackdome's pods may connect to.
-		if out, err := helm(t.Context(), "upgrade", rel.Name, repoRoot()+"/chart", "--namespace", rel.NS, "--reuse-values",
+		if out, err := f.Helm(t.Context(), "upgrade", rel.Name, f.Root+"/chart", "--namespace", rel.NS, "--reuse-values",
 			"--wait", "--timeout", "3m", "--set", "networkPolicy.egress.enabled=true"); err != nil {
 			t.Fatalf("helm upgrade: %v\n%s", err, out)
 		}
-		np, err := kube().Get(t.Context(), "/apis/networking.k8s.io/v1/namespaces/"+rel.NS+"/networkpolicies/"+rel.Name)
+		np, err := f.Kube.Get(t.Context(), "/apis/networking.k8s.io/v1/namespaces/"+rel.NS+"/networkpolicies/"+rel.Name)
 		if err != nil || !strings.Contains(fmt.Sprint(framework.Dig(np, "spec", "policyTypes")), "Egress") {
 			t.Fatalf("the chart's NetworkPolicy restricts no egress: %v %v", framework.Dig(np, "spec", "policyTypes"), err)
 		}
@@ -139,8 +147,8 @@ func TestNetworkPolicyEnforced(t *testing.T) {
 		// its second port open 30 s after the start as above.
 		spec := portapp(portArgs("8080", "9090=after:30s"), obj{"name": "http", "port": 8080}, obj{"name": "admin", "port": 9090})
 		spec["networkPolicy"] = obj{"enabled": true}
-		createApp(t, ns, "egress", spec)
-		sr := waitCondition(t, 3*time.Minute, ns, "egress", "Available", "True", "Serving")
+		f.CreateApp(ns, "egress", spec)
+		sr := f.WaitCondition(3*time.Minute, ns, "egress", "Available", "True", "Serving")
 		if got := portStates(sr); got["http"] != "Open" || got["admin"] != "Open" {
 			t.Errorf("status.ports %v, want both Open", got)
 		}
@@ -151,12 +159,13 @@ func TestNetworkPolicyEnforced(t *testing.T) {
 // refused) and checks it keeps doing so.
 func requireRefused(t *testing.T, host string) {
 	t.Helper()
-	waitFor(t, time.Minute, "Traefik refused on "+host, func() (bool, error) {
-		code, body, err := throughTraefik(t.Context(), host, "/")
+	f := framework.NewNodeFixture(t)
+	f.WaitFor(time.Minute, "Traefik refused on "+host, func() (bool, error) {
+		code, body, err := throughTraefik(f, t.Context(), host, "/")
 		return code == http.StatusBadGateway || code == http.StatusGatewayTimeout, fmt.Errorf("%d %q %v", code, body, err)
 	})
 	for range 5 {
-		code, body, err := throughTraefik(t.Context(), host, "/")
+		code, body, err := throughTraefik(f, t.Context(), host, "/")
 		if code != http.StatusBadGateway && code != http.StatusGatewayTimeout {
 			t.Fatalf("%s: %d %q %v, want 502 (refused) every time", host, code, body, err)
 		}
@@ -167,7 +176,8 @@ func requireRefused(t *testing.T, host string) {
 // to port of service in ns.
 func addRoute(t *testing.T, ns, name, host, service string, port int) {
 	t.Helper()
-	_, err := kube().Create(t.Context(), "/apis/traefik.io/v1alpha1/namespaces/"+ns+"/ingressroutes", obj{
+	f := framework.NewNodeFixture(t)
+	_, err := f.Kube.Create(t.Context(), "/apis/traefik.io/v1alpha1/namespaces/"+ns+"/ingressroutes", obj{
 		"apiVersion": "traefik.io/v1alpha1", "kind": "IngressRoute", "metadata": obj{"name": name},
 		"spec": obj{"entryPoints": []any{"web"}, "routes": []any{obj{
 			"kind": "Rule", "match": "Host(`" + host + "`)",
@@ -181,30 +191,7 @@ func addRoute(t *testing.T, ns, name, host, service string, port int) {
 
 // throughTraefik sends GET path with Host host to Traefik's web entry
 // point, from the node.
-func throughTraefik(ctx context.Context, host, path string) (int, string, error) {
-	a, err := framework.RunningNode().ThroughTraefikAs(ctx, host, path, "", "")
+func throughTraefik(f *framework.NodeFixture, ctx context.Context, host, path string) (int, string, error) {
+	a, err := f.ThroughTraefikAs(ctx, host, path, "", "")
 	return a.Status, a.Body, err
-}
-
-// Forwarders to the answers fetched from the node (framework's
-// node_answers.go), under the names the tests were written with.
-
-func getFromNode(ctx context.Context, url, host string) (string, error) {
-	return framework.RunningNode().GetFromNode(ctx, url, host)
-}
-
-func getCode(ctx context.Context, url, host string) (int, string, error) {
-	return framework.RunningNode().GetCodeAs(ctx, url, host, "")
-}
-
-func getCodeAs(ctx context.Context, url, host, accept string) (int, string, error) {
-	return framework.RunningNode().GetCodeAs(ctx, url, host, accept)
-}
-
-func fetchWithin(ctx context.Context, timeout time.Duration, url, host, accept, requestID string) (framework.Answer, error) {
-	return framework.RunningNode().FetchWithin(ctx, timeout, url, host, accept, requestID)
-}
-
-func dialFromNode(ctx context.Context, ip string, port int) error {
-	return framework.RunningNode().DialFromNode(ctx, ip, port)
 }

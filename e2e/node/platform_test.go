@@ -3,40 +3,11 @@
 package node
 
 import (
-	"testing"
-
 	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // Forwarders to the platform's one setup (framework's node_platform.go),
 // under the names the tests were written with.
-
-func requireMetacontroller(t *testing.T) {
-	t.Helper()
-	framework.NewNodeFixture(t).RequireMetacontroller()
-}
-
-func podCIDR(t *testing.T) string {
-	t.Helper()
-	return framework.NewNodeFixture(t).PodCIDR()
-}
-
-func installChart(t *testing.T, set ...string) *framework.Release {
-	t.Helper()
-	return framework.NewNodeFixture(t).InstallChart(set...)
-}
-
-func repoChart() string { return framework.RunningNode().RepoChart() }
-
-func installChartFrom(t *testing.T, dir string, set ...string) *framework.Release {
-	t.Helper()
-	return framework.NewNodeFixture(t).InstallChartFrom(dir, set...)
-}
-
-func tearDownPlatform(t *testing.T) {
-	t.Helper()
-	framework.NewNodeFixture(t).TearDownPlatform()
-}
 
 // portapp is the spec of an app of the test image: ports as the image's
 // args name them (e2e/images/portapp: a port, `port=never`, or
@@ -66,5 +37,3 @@ func toAny(s []string) []any {
 	}
 	return out
 }
-
-func traefikIP() string { return framework.RunningNode().TraefikIP() }

@@ -44,37 +44,38 @@ import (
 // that decided ChildNotCreated without waiting out the settle time would
 // fail the timing check.
 func TestRefusedServiceReadsNotCreated(t *testing.T) {
+	f := framework.NewNodeFixture(t)
 	const settle = 30 * time.Second // hooks.Config.ChildSettle's default
-	installChart(t, "compositeController.resyncPeriodSeconds=2", "config.verdictRequeue=1s", "errorPages.enabled=false")
-	ns := newNamespace(t, nil)
-	t.Cleanup(func() { describePods(t, ns) })
+	f.InstallChart("compositeController.resyncPeriodSeconds=2", "config.verdictRequeue=1s", "errorPages.enabled=false")
+	ns := f.Namespace(nil)
+	t.Cleanup(func() { f.DescribePods(ns) })
 	const name = "shop"
 
 	quotas := "/api/v1/namespaces/" + ns + "/resourcequotas"
-	if _, err := kube().Create(t.Context(), quotas, obj{"apiVersion": "v1", "kind": "ResourceQuota",
+	if _, err := f.Kube.Create(t.Context(), quotas, obj{"apiVersion": "v1", "kind": "ResourceQuota",
 		"metadata": obj{"name": "no-services"}, "spec": obj{"hard": obj{"services": "0"}}}); err != nil {
 		t.Fatalf("creating the quota: %v", err)
 	}
 	// The quota admission refuses by the quota's status: wait for the
 	// quota controller to have counted.
-	waitFor(t, 30*time.Second, "the quota controller counting the namespace's Services", func() (bool, error) {
-		q, err := kube().Get(t.Context(), quotas+"/no-services")
+	f.WaitFor(30*time.Second, "the quota controller counting the namespace's Services", func() (bool, error) {
+		q, err := f.Kube.Get(t.Context(), quotas+"/no-services")
 		if err != nil {
 			return false, err
 		}
 		return framework.Dig(q, "status", "hard", "services") == "0", fmt.Errorf("status %v", framework.Dig(q, "status"))
 	})
 
-	srs := watchPath(t, "sr", srPath(ns, ""))
+	srs := watchPath(t, "sr", framework.SRPath(ns, ""))
 	spec := portapp(portArgs("8080"), obj{"name": "http", "port": 8080, "public": true})
 	spec["host"] = "shop.node.test"
 	created := time.Now()
-	createApp(t, ns, name, spec)
+	f.CreateApp(ns, name, spec)
 
 	// Metacontroller's own word for the refusal: its SyncError event.
 	var refused string
-	waitFor(t, time.Minute, "Metacontroller's SyncError event on shop naming the quota", func() (bool, error) {
-		evs, err := kube().List(t.Context(), "/api/v1/namespaces/"+ns+"/events", "")
+	f.WaitFor(time.Minute, "Metacontroller's SyncError event on shop naming the quota", func() (bool, error) {
+		evs, err := f.Kube.List(t.Context(), "/api/v1/namespaces/"+ns+"/events", "")
 		if err != nil {
 			return false, err
 		}
@@ -89,20 +90,20 @@ func TestRefusedServiceReadsNotCreated(t *testing.T) {
 	})
 	t.Logf("Metacontroller: %s", refused)
 
-	sr := waitCondition(t, settle+90*time.Second, ns, name, "Converged", "False", "ChildNotCreated")
+	sr := f.WaitCondition(settle+90*time.Second, ns, name, "Converged", "False", "ChildNotCreated")
 	var first, notCreated *event
 	for _, e := range srs.Events() {
-		if srCondition(e.Obj, "Available") != nil && first == nil {
+		if framework.SRCondition(e.Obj, "Available") != nil && first == nil {
 			first = &e
 		}
-		if c := srCondition(e.Obj, "Converged"); c != nil && c["reason"] == "ChildNotCreated" && notCreated == nil {
+		if c := framework.SRCondition(e.Obj, "Converged"); c != nil && c["reason"] == "ChildNotCreated" && notCreated == nil {
 			notCreated = &e
 		}
 	}
 	if first == nil || notCreated == nil {
 		t.Fatalf("the watch saw no status (first %v) or no ChildNotCreated (%v)", first, notCreated)
 	}
-	if c := srCondition(first.Obj, "Available"); c["reason"] != "Progressing" {
+	if c := framework.SRCondition(first.Obj, "Available"); c["reason"] != "Progressing" {
 		t.Errorf("first status at rv %d: Available %v %v, want Progressing (inside the settle time)", first.RV, c["status"], c["reason"])
 	}
 	took := notCreated.At.Sub(created)
@@ -111,11 +112,11 @@ func TestRefusedServiceReadsNotCreated(t *testing.T) {
 		t.Errorf("ChildNotCreated after %s, inside the %s settle time", took.Round(100*time.Millisecond), settle)
 	}
 	for typ, want := range map[string]string{"Available": "False", "Converged": "False", "Stalled": "True"} {
-		if c := srCondition(sr, typ); c == nil || c["status"] != want || c["reason"] != "ChildNotCreated" {
+		if c := framework.SRCondition(sr, typ); c == nil || c["status"] != want || c["reason"] != "ChildNotCreated" {
 			t.Errorf("%s = %v, want %s ChildNotCreated", typ, c, want)
 		}
 	}
-	msg := fmt.Sprint(srCondition(sr, "Converged")["message"])
+	msg := fmt.Sprint(framework.SRCondition(sr, "Converged")["message"])
 	describe := "kubectl describe sr -n " + ns + " " + name
 	for _, part := range []string{"Service/shop was not created", describe, "reason=SyncError"} {
 		if !strings.Contains(msg, part) {
@@ -127,7 +128,7 @@ func TestRefusedServiceReadsNotCreated(t *testing.T) {
 		{"describe", "sr", "-n", ns, name},
 		{"get", "events", "-n", ns, "--field-selector", "involvedObject.name=" + name + ",reason=SyncError"},
 	} {
-		out, err := kubectl(t.Context(), args...)
+		out, err := f.KubectlRun(t.Context(), args...)
 		if err != nil {
 			t.Errorf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 			continue
@@ -136,25 +137,25 @@ func TestRefusedServiceReadsNotCreated(t *testing.T) {
 			t.Errorf("kubectl %s shows no SyncError naming the quota:\n%s", strings.Join(args, " "), out)
 		}
 	}
-	if _, err := kube().Get(t.Context(), "/api/v1/namespaces/"+ns+"/services/"+name); !framework.IsCode(err, 404) {
+	if _, err := f.Kube.Get(t.Context(), "/api/v1/namespaces/"+ns+"/services/"+name); !framework.IsCode(err, 404) {
 		t.Errorf("the Service under a quota of zero Services: %v, want 404", err)
 	}
 
 	// The quota lifted: Metacontroller's next sync creates the Service,
 	// the one after sees it.
-	if err := kube().Do(t.Context(), "DELETE", quotas+"/no-services", "", nil, nil); err != nil {
+	if err := f.Kube.Do(t.Context(), "DELETE", quotas+"/no-services", "", nil, nil); err != nil {
 		t.Fatalf("deleting the quota: %v", err)
 	}
 	lifted := time.Now()
-	sr = waitCondition(t, 90*time.Second, ns, name, "Converged", "True", "Serving")
+	sr = f.WaitCondition(90*time.Second, ns, name, "Converged", "True", "Serving")
 	t.Logf("Serving %s after the quota was deleted", time.Since(lifted).Round(100*time.Millisecond))
-	if c := srCondition(sr, "Available"); c == nil || c["status"] != "True" || c["reason"] != "Serving" {
+	if c := framework.SRCondition(sr, "Available"); c == nil || c["status"] != "True" || c["reason"] != "Serving" {
 		t.Errorf("after the Service was created: Available %v, want True Serving", c)
 	}
 	if s := framework.Dig(sr, "status", "childrenMissingSince"); s != nil {
 		t.Errorf("childrenMissingSince %v kept once every child is observed", s)
 	}
-	if _, err := kube().Get(t.Context(), "/api/v1/namespaces/"+ns+"/services/"+name); err != nil {
+	if _, err := f.Kube.Get(t.Context(), "/api/v1/namespaces/"+ns+"/services/"+name); err != nil {
 		t.Errorf("the Service: %v", err)
 	}
 }

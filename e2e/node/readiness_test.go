@@ -36,20 +36,21 @@ const opensAfter = 20 * time.Second
 // pod.go), the kubelet calls the pod Ready at once and the slice's ready
 // endpoint arrives seconds after the start, long before the port opens.
 func TestReadinessProbeKeepsSlowAppOut(t *testing.T) {
-	installChart(t)
-	ns := newNamespace(t, nil)
+	f := framework.NewNodeFixture(t)
+	f.InstallChart()
+	ns := f.Namespace(nil)
 	const name = "slow"
-	srs := watchPath(t, "sr", srPath(ns, ""))
+	srs := watchPath(t, "sr", framework.SRPath(ns, ""))
 	slices := watchPath(t, "slice", "/apis/discovery.k8s.io/v1/namespaces/"+ns+"/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3D"+name)
 	pods := watchPath(t, "pod", "/api/v1/namespaces/"+ns+"/pods")
-	t.Cleanup(func() { describePods(t, ns) })
+	t.Cleanup(func() { f.DescribePods(ns) })
 
-	createApp(t, ns, name, portapp(portArgs("8080=after:"+opensAfter.String()), obj{"name": "http", "port": 8080}))
-	sr := waitCondition(t, 3*time.Minute, ns, name, "Available", "True", "Serving")
+	f.CreateApp(ns, name, portapp(portArgs("8080=after:"+opensAfter.String()), obj{"name": "http", "port": 8080}))
+	sr := f.WaitCondition(3*time.Minute, ns, name, "Available", "True", "Serving")
 	if ps := portStates(sr); ps["http"] != "Open" {
 		t.Errorf("status.ports: %v, want http Open", ps)
 	}
-	pod := appPods(t, ns, name, 1, 30*time.Second)[0]
+	pod := f.AppPods(ns, name, 1, 30*time.Second)[0]
 	started := containerStarted(t, pod, "app")
 	opened := started.Add(opensAfter)
 	t.Logf("container started %s; port opens at %s at the earliest", started.Format(time.RFC3339), opened.Format(time.RFC3339))
@@ -66,7 +67,7 @@ func TestReadinessProbeKeepsSlowAppOut(t *testing.T) {
 		podName, _     = framework.Dig(pod, "metadata", "name").(string)
 		firstAvailable time.Time
 	)
-	for _, e := range merged(srs, slices, pods) {
+	for _, e := range framework.Merged(srs, slices, pods) {
 		switch e.Kind {
 		case "slice":
 			sn, _ := framework.Dig(e.Obj, "metadata", "name").(string)
@@ -85,7 +86,7 @@ func TestReadinessProbeKeepsSlowAppOut(t *testing.T) {
 				}
 			}
 		case "sr":
-			c := srCondition(e.Obj, "Available")
+			c := framework.SRCondition(e.Obj, "Available")
 			if c == nil {
 				continue
 			}
@@ -134,18 +135,19 @@ func TestReadinessProbeKeepsSlowAppOut(t *testing.T) {
 // It bites: with the port gate dialing the primary port only (or the
 // secondary port opened, portArgs "9090"), the status turns Serving.
 func TestGateNamesSilentPort(t *testing.T) {
-	installChart(t, "config.portCheckGrace=30s")
-	ns := newNamespace(t, nil)
+	f := framework.NewNodeFixture(t)
+	f.InstallChart("config.portCheckGrace=30s")
+	ns := f.Namespace(nil)
 	const name = "half"
-	srs := watchPath(t, "sr", srPath(ns, ""))
-	t.Cleanup(func() { describePods(t, ns) })
+	srs := watchPath(t, "sr", framework.SRPath(ns, ""))
+	t.Cleanup(func() { f.DescribePods(ns) })
 
-	createApp(t, ns, name, portapp(portArgs("8080", "9090=never"),
+	f.CreateApp(ns, name, portapp(portArgs("8080", "9090=never"),
 		obj{"name": "http", "port": 8080}, obj{"name": "admin", "port": 9090}))
-	pod := appPods(t, ns, name, 1, 2*time.Minute)[0]
+	pod := f.AppPods(ns, name, 1, 2*time.Minute)[0]
 	podName, _ := framework.Dig(pod, "metadata", "name").(string)
-	waitFor(t, time.Minute, "the pod's endpoint ready in its EndpointSlice", func() (bool, error) {
-		l, err := kube().List(t.Context(), "/apis/discovery.k8s.io/v1/namespaces/"+ns+"/endpointslices", "kubernetes.io/service-name="+name)
+	f.WaitFor(time.Minute, "the pod's endpoint ready in its EndpointSlice", func() (bool, error) {
+		l, err := f.Kube.List(t.Context(), "/apis/discovery.k8s.io/v1/namespaces/"+ns+"/endpointslices", "kubernetes.io/service-name="+name)
 		if err != nil {
 			return false, err
 		}
@@ -161,20 +163,20 @@ func TestGateNamesSilentPort(t *testing.T) {
 	// dial may have given before the kubelet called the pod Ready: the
 	// condemned row is the only PortNotListening that is Stalled.
 	var sr obj
-	waitFor(t, 4*time.Minute, "Available=False PortNotListening, Stalled", func() (bool, error) {
+	f.WaitFor(4*time.Minute, "Available=False PortNotListening, Stalled", func() (bool, error) {
 		var err error
-		if sr, err = kube().Get(t.Context(), srPath(ns, name)); err != nil {
+		if sr, err = f.Kube.Get(t.Context(), framework.SRPath(ns, name)); err != nil {
 			return false, err
 		}
-		c := srCondition(sr, "Available")
+		c := framework.SRCondition(sr, "Available")
 		if c != nil && c["reason"] == "Serving" {
 			t.Fatalf("status says Serving with port 9090 silent: %v", c["message"])
 		}
-		s := srCondition(sr, "Stalled")
+		s := framework.SRCondition(sr, "Stalled")
 		return c != nil && c["status"] == "False" && c["reason"] == "PortNotListening" && s != nil && s["status"] == "True",
 			fmt.Errorf("Available is %v, Stalled %v", c, s)
 	})
-	msg := fmt.Sprint(srCondition(sr, "Available")["message"])
+	msg := fmt.Sprint(framework.SRCondition(sr, "Available")["message"])
 	if !strings.Contains(msg, "port 9090 (admin)") || strings.Contains(msg, "8080") {
 		t.Errorf("Available message %q: want port 9090 (admin) named, and not 8080", msg)
 	}
@@ -191,15 +193,15 @@ func TestGateNamesSilentPort(t *testing.T) {
 		t.Errorf("lastFailureDetails %v: no PortNotListening for port 9090", framework.Dig(sr, "status", "lastFailureDetails"))
 	}
 	// The kubelet still calls the pod Ready: the gate, not the probe, saw the silent port.
-	p, err := kube().Get(t.Context(), "/api/v1/namespaces/"+ns+"/pods/"+podName)
+	p, err := f.Kube.Get(t.Context(), "/api/v1/namespaces/"+ns+"/pods/"+podName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !podReady(p) {
+	if !framework.PodReady(p) {
 		t.Errorf("pod %s not Ready at the verdict: the case is not the gate's", podName)
 	}
 	for _, e := range srs.Events() {
-		if c := srCondition(e.Obj, "Available"); c != nil && c["reason"] == "Serving" {
+		if c := framework.SRCondition(e.Obj, "Available"); c != nil && c["reason"] == "Serving" {
 			t.Errorf("rv %d: status said Serving with port 9090 silent", e.RV)
 		}
 	}

@@ -27,8 +27,8 @@ type obj = framework.Obj
 // lets it through again (kube-router); and `kubectl logs` reads the client's
 // log (the API server reaching the kubelet with its client certificate).
 func TestRealNode(t *testing.T) {
-	ctx := t.Context()
 	f := framework.NewNodeFixture(t)
+	ctx := t.Context()
 	k, n := f.Kube, f.Node
 	const ns = "smoke"
 
@@ -85,7 +85,7 @@ func TestRealNode(t *testing.T) {
 	}
 
 	// kubectl logs: the API server fetches the log from the kubelet.
-	out, err := exec.CommandContext(ctx, kubectlBin(), "--kubeconfig", kubeconfig(), "-n", ns, "logs", "client", "--tail=20").CombinedOutput()
+	out, err := exec.CommandContext(ctx, f.Kubectl, "--kubeconfig", f.Cluster.Kubeconfig, "-n", ns, "logs", "client", "--tail=20").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "OK "+short+" 200 web port 8080") {
 		t.Fatalf("kubectl logs client: %v\n%s", err, out)
 	}
@@ -125,7 +125,8 @@ func smokePod(name, image string, labels map[string]string, args []string, probe
 
 func mustCreate(t *testing.T, path string, o obj) obj {
 	t.Helper()
-	got, err := kube().Create(t.Context(), path, o)
+	f := framework.NewNodeFixture(t)
+	got, err := f.Kube.Create(t.Context(), path, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,13 +136,14 @@ func mustCreate(t *testing.T, path string, o obj) obj {
 // waitPodReady waits for the pod to be Running and Ready and returns it.
 func waitPodReady(t *testing.T, ns, name string, timeout time.Duration) obj {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	var pod obj
 	if err := framework.WaitUntil(timeout, 200*time.Millisecond, "pod "+ns+"/"+name+" Ready", func() (bool, error) {
 		var err error
-		if pod, err = kube().Get(t.Context(), "/api/v1/namespaces/"+ns+"/pods/"+name); err != nil {
+		if pod, err = f.Kube.Get(t.Context(), "/api/v1/namespaces/"+ns+"/pods/"+name); err != nil {
 			return false, err
 		}
-		if err := realNode().Healthy(); err != nil {
+		if err := f.Node.Healthy(); err != nil {
 			return false, err
 		}
 		ready := condition(pod, "Ready")
@@ -157,9 +159,10 @@ func waitPodReady(t *testing.T, ns, name string, timeout time.Duration) obj {
 // from its log, has result ("OK" or "ERR").
 func waitLastAttempt(t *testing.T, ns, url, result string, timeout time.Duration) {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	if err := framework.WaitUntil(timeout, 500*time.Millisecond, "client's last GET "+url+" "+result, func() (bool, error) {
 		var raw []byte
-		if err := kube().Do(t.Context(), http.MethodGet, "/api/v1/namespaces/"+ns+"/pods/client/log?tailLines=30", "", nil, &raw); err != nil {
+		if err := f.Kube.Do(t.Context(), http.MethodGet, "/api/v1/namespaces/"+ns+"/pods/client/log?tailLines=30", "", nil, &raw); err != nil {
 			return false, err
 		}
 		last := ""

@@ -50,17 +50,18 @@ import (
 // every resync (TestReplicasAgreeOnRealNode breaks the verdict reading to
 // show the writes).
 func TestReplicasBehindKubeProxy(t *testing.T) {
-	rel := installChart(t, "compositeController.resyncPeriodSeconds=2")
-	ns := newNamespace(t, nil)
-	t.Cleanup(func() { describePods(t, ns) })
-	statuses := watchPath(t, "sr", srPath(ns, ""))
+	f := framework.NewNodeFixture(t)
+	rel := f.InstallChart("compositeController.resyncPeriodSeconds=2")
+	ns := f.Namespace(nil)
+	t.Cleanup(func() { f.DescribePods(ns) })
+	statuses := watchPath(t, "sr", framework.SRPath(ns, ""))
 	const apps = 6
 	for i := range apps {
-		createApp(t, ns, fmt.Sprint("app-", i), portapp(portArgs("8080", "9090"),
+		f.CreateApp(ns, fmt.Sprint("app-", i), portapp(portArgs("8080", "9090"),
 			obj{"name": "http", "port": 8080}, obj{"name": "admin", "port": 9090}))
 	}
 	for i := range apps {
-		waitCondition(t, 3*time.Minute, ns, fmt.Sprint("app-", i), "Available", "True", "Serving")
+		f.WaitCondition(3*time.Minute, ns, fmt.Sprint("app-", i), "Available", "True", "Serving")
 	}
 	controllers := rel.Pods(t, "controller")
 	if len(controllers) != 2 {
@@ -73,31 +74,31 @@ func TestReplicasBehindKubeProxy(t *testing.T) {
 	}
 
 	// Settled: start counting.
-	list, err := kube().Get(t.Context(), srPath(ns, ""))
+	list, err := f.Kube.Get(t.Context(), framework.SRPath(ns, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
 	startRV, _ := strconv.ParseUint(fmt.Sprint(framework.Dig(list, "metadata", "resourceVersion")), 10, 64)
 	ws := []*watcher{
-		watchPath(t, "sr", srPath(ns, "")),
+		watchPath(t, "sr", framework.SRPath(ns, "")),
 		watchPath(t, "deployment", "/apis/apps/v1/namespaces/"+ns+"/deployments"),
 		watchPath(t, "service", "/api/v1/namespaces/"+ns+"/services"),
 	}
 	before := map[string]float64{}
 	for _, p := range controllers {
-		before[podName(p)] = syncsAnswered(t, p)
+		before[framework.PodName(p)] = syncsAnswered(t, p)
 	}
 	const run = 40 * time.Second
 	time.Sleep(run)
 	for _, p := range controllers {
-		n := syncsAnswered(t, p) - before[podName(p)]
-		t.Logf("replica %s answered %.0f syncs in %s", podName(p), n, run)
+		n := syncsAnswered(t, p) - before[framework.PodName(p)]
+		t.Logf("replica %s answered %.0f syncs in %s", framework.PodName(p), n, run)
 		if n == 0 {
-			t.Errorf("replica %s answered no sync over the run: kube-proxy sent Metacontroller's connections to one replica", podName(p))
+			t.Errorf("replica %s answered no sync over the run: kube-proxy sent Metacontroller's connections to one replica", framework.PodName(p))
 		}
 	}
 	var writes []string
-	for _, e := range merged(ws...) {
+	for _, e := range framework.Merged(ws...) {
 		if e.RV > startRV {
 			what := fmt.Sprintf("%s %s %v rv %d", e.Type, e.Kind, framework.Dig(e.Obj, "metadata", "name"), e.RV)
 			if e.Kind == "sr" {
@@ -150,10 +151,6 @@ func convergedFlaps(es []event) []string {
 	return flaps
 }
 
-func podName(p obj) string { return framework.PodName(p) }
-
-func podIP(p obj) string { return framework.PodIP(p) }
-
 // Forwarders to the hooks pods' metrics (framework's hook_metrics.go).
 
 func syncsAnswered(t *testing.T, pod obj) float64 {
@@ -171,10 +168,6 @@ func syncCodes(t *testing.T, pod obj) map[string]float64 {
 	return framework.NewNodeFixture(t).SyncCodes(pod)
 }
 
-func readSyncCodes(ctx context.Context, pod obj) (map[string]float64, error) {
-	return framework.RunningNode().ReadSyncCodes(ctx, pod)
-}
-
 // TestKubectlLogsAndDescribe proves a user's first debugging step works
 // in the suite: `kubectl logs` of each of the chart's pods (the API server
 // reaching the kubelet's /containerLogs with its client certificate)
@@ -185,24 +178,26 @@ func readSyncCodes(ctx context.Context, pod obj) (map[string]float64, error) {
 // It bites: without the API server's kubelet client certificate
 // (ForRealNode's --kubelet-client-certificate) kubectl logs is refused.
 func TestKubectlLogsAndDescribe(t *testing.T) {
-	rel := installChart(t)
+	f := framework.NewNodeFixture(t)
+	rel := f.InstallChart()
 	pods := append(rel.Pods(t, "controller"), rel.Pods(t, "error-pages")...)
 	if len(pods) == 0 {
 		t.Fatal("the release has no pods")
 	}
 	for _, p := range pods {
-		name := podName(p)
+		name := framework.PodName(p)
 		t.Run(name, func(t *testing.T) {
+			f := framework.NewNodeFixture(t)
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 			defer cancel()
-			out, err := kubectl(ctx, "logs", "-n", rel.NS, name)
+			out, err := f.KubectlRun(ctx, "logs", "-n", rel.NS, name)
 			if err != nil {
 				t.Fatalf("kubectl logs: %v\n%s", err, out)
 			}
 			if !strings.Contains(string(out), `"msg":"serving"`) {
 				t.Errorf("kubectl logs %s: no \"serving\" line in:\n%s", name, out)
 			}
-			out, err = kubectl(ctx, "describe", "pod", "-n", rel.NS, name)
+			out, err = f.KubectlRun(ctx, "describe", "pod", "-n", rel.NS, name)
 			if err != nil {
 				t.Fatalf("kubectl describe: %v\n%s", err, out)
 			}

@@ -38,12 +38,13 @@ const pvClass = "node-local"
 // lack the restricted security context, the namespace refuses them, and
 // nothing reaches Serving.
 func TestRestrictedPodsRun(t *testing.T) {
-	installChart(t)
-	ns := newNamespace(t, map[string]string{
+	f := framework.NewNodeFixture(t)
+	f.InstallChart()
+	ns := f.Namespace(map[string]string{
 		"pod-security.kubernetes.io/enforce":         "restricted",
 		"pod-security.kubernetes.io/enforce-version": "latest",
 	})
-	t.Cleanup(func() { describePods(t, ns) })
+	t.Cleanup(func() { f.DescribePods(ns) })
 	makePV(t, "restricted-"+ns, "1Gi")
 
 	control := []string{"--control", "8079"}
@@ -61,21 +62,21 @@ func TestRestrictedPodsRun(t *testing.T) {
 	migration["migration"] = obj{"args": toAny(control)}
 
 	for name, spec := range map[string]obj{"web": service, "db": stateful, "once": job, "nightly": cron, "proxied": sidecar, "migrated": migration} {
-		createApp(t, ns, name, spec)
+		f.CreateApp(ns, name, spec)
 	}
 	// The migration's init container waits for its exit; the app's
 	// container starts after it.
 	exitPod(t, ns, "migrated", 2*time.Minute)
 	exitPod(t, ns, "once", 2*time.Minute)
 	for _, name := range []string{"web", "db", "proxied", "migrated"} {
-		waitCondition(t, 3*time.Minute, ns, name, "Available", "True", "Serving")
+		f.WaitCondition(3*time.Minute, ns, name, "Available", "True", "Serving")
 	}
-	waitCondition(t, time.Minute, ns, "once", "Available", "True", "Complete")
+	f.WaitCondition(time.Minute, ns, "once", "Available", "True", "Complete")
 
 	// The CronJob's first run starts within a minute of its creation.
 	exitPod(t, ns, "nightly", 3*time.Minute)
-	waitFor(t, 2*time.Minute, "the CronJob's run succeeded", func() (bool, error) {
-		sr, err := kube().Get(t.Context(), srPath(ns, "nightly"))
+	f.WaitFor(2*time.Minute, "the CronJob's run succeeded", func() (bool, error) {
+		sr, err := f.Kube.Get(t.Context(), framework.SRPath(ns, "nightly"))
 		if err != nil {
 			return false, err
 		}
@@ -86,7 +87,7 @@ func TestRestrictedPodsRun(t *testing.T) {
 	// Every pod of the namespace ran under the restricted profile's
 	// security context: non-root, RuntimeDefault, no escalation, no
 	// capability.
-	pods, err := kube().List(t.Context(), "/api/v1/namespaces/"+ns+"/pods", "")
+	pods, err := f.Kube.List(t.Context(), "/api/v1/namespaces/"+ns+"/pods", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,11 +117,12 @@ func TestRestrictedPodsRun(t *testing.T) {
 // run's scratch directory, deleted when the test ends.
 func makePV(t *testing.T, name, size string) {
 	t.Helper()
-	dir := filepath.Join(scratchDir(), "pv", name)
+	f := framework.NewNodeFixture(t)
+	dir := filepath.Join(f.Scratch, "pv", name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kube().Create(t.Context(), "/api/v1/persistentvolumes", obj{
+	if _, err := f.Kube.Create(t.Context(), "/api/v1/persistentvolumes", obj{
 		"apiVersion": "v1", "kind": "PersistentVolume", "metadata": obj{"name": name},
 		"spec": obj{
 			"capacity": obj{"storage": size}, "accessModes": []any{"ReadWriteOnce"},
@@ -133,7 +135,7 @@ func makePV(t *testing.T, name, size string) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = kube().Do(ctx, "DELETE", "/api/v1/persistentvolumes/"+name, "", nil, nil)
+		_ = f.Kube.Do(ctx, "DELETE", "/api/v1/persistentvolumes/"+name, "", nil, nil)
 	})
 }
 
@@ -148,8 +150,9 @@ func exitPod(t *testing.T, ns, app string, timeout time.Duration) {
 // ended (a migration's pod is Pending while its init container runs).
 func exitPodOf(t *testing.T, ns, selector string, timeout time.Duration) {
 	t.Helper()
-	waitFor(t, timeout, "portapp of "+selector+" told to exit", func() (bool, error) {
-		pods, err := kube().List(t.Context(), "/api/v1/namespaces/"+ns+"/pods", selector)
+	f := framework.NewNodeFixture(t)
+	f.WaitFor(timeout, "portapp of "+selector+" told to exit", func() (bool, error) {
+		pods, err := f.Kube.List(t.Context(), "/api/v1/namespaces/"+ns+"/pods", selector)
 		if err != nil {
 			return false, err
 		}
@@ -160,7 +163,7 @@ func exitPodOf(t *testing.T, ns, selector string, timeout time.Duration) {
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+net.JoinHostPort(ip, "8079")+"/exit", nil)
-			resp, err := realNode().HTTPClient().Do(req)
+			resp, err := f.Node.HTTPClient().Do(req)
 			cancel()
 			if err != nil {
 				return false, err

@@ -3,7 +3,6 @@
 package node
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stackdome/stackdome/e2e/framework"
@@ -14,15 +13,9 @@ import (
 
 type reply = framework.TraefikReply
 
-func askTraefik(ctx context.Context, ep, host, path, accept string) (reply, error) {
-	return framework.RunningNode().AskTraefik(ctx, ep, host, path, accept)
-}
-
 func servedBy(r reply, port int, host, path string) error {
 	return framework.ServedBy(r, port, host, path)
 }
-
-func redirectsTo(r reply, location string) error { return framework.RedirectsTo(r, location) }
 
 func waitServed(t *testing.T, ep, host, path string, port int, reached string) {
 	t.Helper()

@@ -38,7 +38,8 @@ const routerAPIPath = "/api/http/routers?per_page=1000"
 // allows from any namespace.
 func openRouterAPI(t *testing.T, ns string) {
 	t.Helper()
-	_, err := kube().Create(t.Context(), "/apis/traefik.io/v1alpha1/namespaces/"+ns+"/ingressroutes", obj{
+	f := framework.NewNodeFixture(t)
+	_, err := f.Kube.Create(t.Context(), "/apis/traefik.io/v1alpha1/namespaces/"+ns+"/ingressroutes", obj{
 		"apiVersion": "traefik.io/v1alpha1", "kind": "IngressRoute", "metadata": obj{"name": "traefik-api"},
 		"spec": obj{"entryPoints": []any{"traefik"}, "routes": []any{obj{
 			"kind": "Rule", "match": "PathPrefix(`/api`)",
@@ -48,16 +49,16 @@ func openRouterAPI(t *testing.T, ns string) {
 	if err != nil {
 		t.Fatalf("creating the IngressRoute to Traefik's API: %v", err)
 	}
-	waitFor(t, time.Minute, "Traefik's API answering on its traefik entry point", func() (bool, error) {
-		_, err := traefikRouters(t.Context())
+	f.WaitFor(time.Minute, "Traefik's API answering on its traefik entry point", func() (bool, error) {
+		_, err := traefikRouters(f, t.Context())
 		return err == nil, err
 	})
 }
 
 // traefikRouters reads Traefik's HTTP routers from the node, through the
 // route openRouterAPI made.
-func traefikRouters(ctx context.Context) ([]framework.Router, error) {
-	body, err := getFromNode(ctx, "http://"+net.JoinHostPort(traefikIP(), framework.TraefikPorts["traefik"])+routerAPIPath, "")
+func traefikRouters(f *framework.NodeFixture, ctx context.Context) ([]framework.Router, error) {
+	body, err := f.GetFromNode(ctx, "http://"+net.JoinHostPort(f.TraefikIP(), framework.TraefikPorts["traefik"])+routerAPIPath, "")
 	if err != nil {
 		return nil, err
 	}
@@ -81,10 +82,11 @@ func traefikRouters(ctx context.Context) ([]framework.Router, error) {
 // going away.
 func waitRouters(t *testing.T, what string, namespaces []string, cond func([]framework.Router) error) []framework.Router {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	var rs []framework.Router
 	err := framework.WaitUntil(time.Minute, 250*time.Millisecond, what, func() (bool, error) {
 		var err error
-		if rs, err = traefikRouters(t.Context()); err != nil {
+		if rs, err = traefikRouters(f, t.Context()); err != nil {
 			return false, err
 		}
 		if err = cond(rs); err != nil {

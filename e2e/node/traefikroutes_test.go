@@ -27,7 +27,8 @@ import (
 // a serving endpoint that is not there — but for the team's own deletion
 // of a Middleware its app uses.
 func TestTraefikRoutesOnRealNode(t *testing.T) {
-	rel := installChart(t)
+	f := framework.NewNodeFixture(t)
+	rel := f.InstallChart()
 	t.Run("PlainHTTPNeverLandsOnTheCatchAll", func(t *testing.T) { plainHTTPNeverLandsOnTheCatchAll(t, rel) })
 	t.Run("TLSRoutes", func(t *testing.T) { tlsRoutes(t, rel) })
 	t.Run("TeamMiddlewares", func(t *testing.T) { teamMiddlewares(t, rel) })
@@ -40,8 +41,9 @@ func TestTraefikRoutesOnRealNode(t *testing.T) {
 // and the watch.
 func routesNamespace(t *testing.T, rel *framework.Release) (string, []string, *framework.RouteWatch) {
 	t.Helper()
-	ns := newNamespace(t, nil)
-	t.Cleanup(func() { describePods(t, ns) })
+	f := framework.NewNodeFixture(t)
+	ns := f.Namespace(nil)
+	t.Cleanup(func() { f.DescribePods(ns) })
 	rw := watchRoutes(t, ns)
 	openRouterAPI(t, ns)
 	return ns, []string{ns, rel.NS}, rw
@@ -69,6 +71,7 @@ func publicApp(host string) obj {
 // Middleware's redirect not permanent (httpsMiddleware,
 // hooks/internal/children/traefik.go), each redirect is a 302.
 func plainHTTPNeverLandsOnTheCatchAll(t *testing.T, rel *framework.Release) {
+	f := framework.NewNodeFixture(t)
 	ctx := t.Context()
 	ns, own, rw := routesNamespace(t, rel)
 	from := rw.Mark()
@@ -77,11 +80,11 @@ func plainHTTPNeverLandsOnTheCatchAll(t *testing.T, rel *framework.Release) {
 	shop := publicApp("shop.node.test")
 	shop["hosts"] = []any{"www.shop.node.test"}
 	shop["tls"] = obj{}
-	createApp(t, ns, "docs", docs)
-	createApp(t, ns, "shop", shop)
+	f.CreateApp(ns, "docs", docs)
+	f.CreateApp(ns, "shop", shop)
 	for _, name := range []string{"docs", "shop"} {
-		waitCondition(t, 3*time.Minute, ns, name, "Available", "True", "Serving")
-		waitCondition(t, time.Minute, ns, name, "ErrorPages", "True", "Wired")
+		f.WaitCondition(3*time.Minute, ns, name, "Available", "True", "Serving")
+		f.WaitCondition(time.Minute, ns, name, "ErrorPages", "True", "Wired")
 	}
 	const docsRule = "(Host(`docs.node.test`) || Host(`www.docs.node.test`))"
 	const shopRule = "(Host(`shop.node.test`) || Host(`www.shop.node.test`))"
@@ -98,7 +101,7 @@ func plainHTTPNeverLandsOnTheCatchAll(t *testing.T, rel *framework.Release) {
 	// the catch-all's 404.
 	for _, h := range []string{"docs.node.test", "www.docs.node.test"} {
 		for _, ep := range []string{"web", "websecure"} {
-			r, err := askTraefik(ctx, ep, h, "/guide", framework.BrowserAccept)
+			r, err := f.AskTraefik(ctx, ep, h, "/guide", framework.BrowserAccept)
 			if err == nil {
 				err = servedBy(r, 8080, h, "/guide")
 			}
@@ -113,14 +116,14 @@ func plainHTTPNeverLandsOnTheCatchAll(t *testing.T, rel *framework.Release) {
 	// Each host of the app with tls: plain HTTP redirected, path and query
 	// kept; HTTPS served.
 	for _, h := range []string{"shop.node.test", "www.shop.node.test"} {
-		r, err := askTraefik(ctx, "web", h, "/cart?x=1", "")
+		r, err := f.AskTraefik(ctx, "web", h, "/cart?x=1", "")
 		if err == nil {
-			err = redirectsTo(r, "https://"+h+"/cart?x=1")
+			err = framework.RedirectsTo(r, "https://"+h+"/cart?x=1")
 		}
 		if err != nil {
 			t.Errorf("web http://%s/cart?x=1: %v", h, err)
 		}
-		r, err = askTraefik(ctx, "websecure", h, "/cart?x=1", "")
+		r, err = f.AskTraefik(ctx, "websecure", h, "/cart?x=1", "")
 		if err == nil {
 			err = servedBy(r, 8080, h, "/cart")
 		}
@@ -130,7 +133,7 @@ func plainHTTPNeverLandsOnTheCatchAll(t *testing.T, rel *framework.Release) {
 	}
 	// An unknown host: the catch-all's branded 404 on both.
 	for _, ep := range []string{"web", "websecure"} {
-		r, err := askTraefik(ctx, ep, "nobody.node.test", "/guide", framework.BrowserAccept)
+		r, err := f.AskTraefik(ctx, ep, "nobody.node.test", "/guide", framework.BrowserAccept)
 		if err == nil {
 			err = framework.IsPage(404, "404 Not Found", "")(r.Answer())
 		}
@@ -156,6 +159,7 @@ func plainHTTPNeverLandsOnTheCatchAll(t *testing.T, rel *framework.Release) {
 // admin port is asked for /admin/settings and /admin; with the redirect
 // not permanent, it is a 302.
 func tlsRoutes(t *testing.T, rel *framework.Release) {
+	f := framework.NewNodeFixture(t)
 	ctx := t.Context()
 	ns, own, rw := routesNamespace(t, rel)
 	from := rw.Mark()
@@ -166,9 +170,9 @@ func tlsRoutes(t *testing.T, rel *framework.Release) {
 		obj{"name": "api", "port": 7070, "public": true, "path": "/v2"})
 	spec["host"] = host
 	spec["tls"] = obj{}
-	createApp(t, ns, name, spec)
-	waitCondition(t, 3*time.Minute, ns, name, "Available", "True", "Serving")
-	waitCondition(t, time.Minute, ns, name, "ErrorPages", "True", "Wired")
+	f.CreateApp(ns, name, spec)
+	f.WaitCondition(3*time.Minute, ns, name, "Available", "True", "Serving")
+	f.WaitCondition(time.Minute, ns, name, "ErrorPages", "True", "Wired")
 
 	want := []string{
 		"deployments/" + name,
@@ -192,9 +196,9 @@ func tlsRoutes(t *testing.T, rel *framework.Release) {
 	rw.RequireRoutesStay(t, from, "created")
 
 	// The redirect: plain HTTP on web, any path, answered by Traefik.
-	if r, err := askTraefik(ctx, "web", host, "/admin/settings?x=1", ""); err != nil {
+	if r, err := f.AskTraefik(ctx, "web", host, "/admin/settings?x=1", ""); err != nil {
 		t.Error(err)
-	} else if err := redirectsTo(r, "https://"+host+"/admin/settings?x=1"); err != nil {
+	} else if err := framework.RedirectsTo(r, "https://"+host+"/admin/settings?x=1"); err != nil {
 		t.Errorf("web http://%s/admin/settings?x=1: %v", host, err)
 	}
 	// TLS on websecure, SNI the app's host: each port at its route.
@@ -208,7 +212,7 @@ func tlsRoutes(t *testing.T, rel *framework.Release) {
 		{"/admin", "/", 9090},                  // Traefik's stripPrefix leaves at least /
 		{"/v2/orders", "/v2/orders", 7070},     // its own path, as it is
 	} {
-		r, err := askTraefik(ctx, "websecure", host, c.path, "")
+		r, err := f.AskTraefik(ctx, "websecure", host, c.path, "")
 		if err == nil {
 			err = servedBy(r, c.port, host, c.reached)
 		}
@@ -221,7 +225,7 @@ func tlsRoutes(t *testing.T, rel *framework.Release) {
 	}
 	// Every route's 503 reaches a browser as the branded page.
 	for _, path := range []string{"/status/503", "/admin/status/503", "/v2/status/503"} {
-		r, err := askTraefik(ctx, "websecure", host, path, framework.BrowserAccept)
+		r, err := f.AskTraefik(ctx, "websecure", host, path, framework.BrowserAccept)
 		if err == nil {
 			err = framework.IsPage(503, "503 Service Unavailable", "")(r.Answer())
 		}
@@ -246,6 +250,7 @@ func tlsRoutes(t *testing.T, rel *framework.Release) {
 // (ingressRoute, hooks/internal/children/traefik.go) the router's
 // Middlewares are in the other order.
 func teamMiddlewares(t *testing.T, rel *framework.Release) {
+	f := framework.NewNodeFixture(t)
 	ctx := t.Context()
 	ns, own, rw := routesNamespace(t, rel)
 	from := rw.Mark()
@@ -253,7 +258,7 @@ func teamMiddlewares(t *testing.T, rel *framework.Release) {
 	mwPath := "/apis/traefik.io/v1alpha1/namespaces/" + ns + "/middlewares"
 	headerMiddleware := func(mw, header string) {
 		t.Helper()
-		if _, err := kube().Create(ctx, mwPath, obj{"apiVersion": "traefik.io/v1alpha1", "kind": "Middleware", "metadata": obj{"name": mw},
+		if _, err := f.Kube.Create(ctx, mwPath, obj{"apiVersion": "traefik.io/v1alpha1", "kind": "Middleware", "metadata": obj{"name": mw},
 			"spec": obj{"headers": obj{"customResponseHeaders": obj{header: mw}}}}); err != nil {
 			t.Fatal(err)
 		}
@@ -261,14 +266,14 @@ func teamMiddlewares(t *testing.T, rel *framework.Release) {
 	headerMiddleware("team-headers", "X-Team")
 	spec := publicApp(host)
 	spec["middlewares"] = []any{obj{"name": "team-headers"}, obj{"name": "late-headers"}}
-	createApp(t, ns, name, spec)
+	f.CreateApp(ns, name, spec)
 
 	// middlewaresAre waits for the Middlewares condition: status and
 	// reason, its message naming mentions.
 	middlewaresAre := func(phase, status, reason, mentions string) {
 		t.Helper()
-		sr := waitCondition(t, time.Minute, ns, name, "Middlewares", status, reason)
-		if msg, _ := srCondition(sr, "Middlewares")["message"].(string); !strings.Contains(msg, mentions) {
+		sr := f.WaitCondition(time.Minute, ns, name, "Middlewares", status, reason)
+		if msg, _ := framework.SRCondition(sr, "Middlewares")["message"].(string); !strings.Contains(msg, mentions) {
 			t.Errorf("%s: Middlewares %s %s says %q, want it to name %s", phase, status, reason, msg, mentions)
 		}
 	}
@@ -286,7 +291,7 @@ func teamMiddlewares(t *testing.T, rel *framework.Release) {
 	// headers on it.
 	headers := func(phase string) (xTeam, xLate string) {
 		t.Helper()
-		r, err := askTraefik(ctx, "web", host, "/books", "")
+		r, err := f.AskTraefik(ctx, "web", host, "/books", "")
 		if err == nil {
 			err = servedBy(r, 8080, host, "/books")
 		}
@@ -298,8 +303,8 @@ func teamMiddlewares(t *testing.T, rel *framework.Release) {
 
 	// One of the two exists: it is on the route before the errors
 	// Middleware, the missing one is named in status.
-	waitCondition(t, 3*time.Minute, ns, name, "Available", "True", "Serving")
-	waitCondition(t, time.Minute, ns, name, "ErrorPages", "True", "Wired")
+	f.WaitCondition(3*time.Minute, ns, name, "Available", "True", "Serving")
+	f.WaitCondition(time.Minute, ns, name, "ErrorPages", "True", "Wired")
 	middlewaresAre("one missing", "False", "MiddlewareNotFound", `"late-headers"`)
 	routed("one missing", "team-headers", name+"-errors")
 	waitServed(t, "web", host, "/", 8080, "/")
@@ -319,7 +324,7 @@ func teamMiddlewares(t *testing.T, rel *framework.Release) {
 	}
 	// The errors Middleware inside the team's: the app's 503 is the
 	// branded page, the team's header on it.
-	if r, err := askTraefik(ctx, "web", host, "/status/503", framework.BrowserAccept); err != nil {
+	if r, err := f.AskTraefik(ctx, "web", host, "/status/503", framework.BrowserAccept); err != nil {
 		t.Error(err)
 	} else if err := framework.IsPage(503, "503 Service Unavailable", "")(r.Answer()); err != nil {
 		t.Errorf("created: the app's 503: %v, want the branded page", err)
@@ -331,7 +336,7 @@ func teamMiddlewares(t *testing.T, rel *framework.Release) {
 	// own rule; the deletion is what resyncs the resource), and the next
 	// sync drops the reference. The team's deletion breaks the route
 	// itself, so this phase is not checked write by write.
-	if err := kube().Do(ctx, "DELETE", mwPath+"/team-headers", "", nil, nil); err != nil {
+	if err := f.Kube.Do(ctx, "DELETE", mwPath+"/team-headers", "", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	middlewaresAre("deleted", "False", "MiddlewareNotFound", `"team-headers"`)

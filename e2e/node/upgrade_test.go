@@ -45,11 +45,12 @@ import (
 // namespace/name, a related Service at v1 or none at v2, and any answer of
 // the probe but 200 each fail it by name.
 func TestSyncHookVersionUpgrade(t *testing.T) {
+	f := framework.NewNodeFixture(t)
 	hooks := traceHooks(t)
-	rel := installChartFrom(t, chartWithSyncHookAt(t, "v1"), "config.entryPoints={web}")
+	rel := f.InstallChartFrom(chartWithSyncHookAt(t, "v1"), "config.entryPoints={web}")
 	requireSyncHookAt(t, rel, "v1")
-	ns := newNamespace(t, nil)
-	t.Cleanup(func() { describePods(t, ns) })
+	ns := f.Namespace(nil)
+	t.Cleanup(func() { f.DescribePods(ns) })
 	var watches []*watcher
 	for kind, path := range childCollections() {
 		watches = append(watches, watchPath(t, kind, fmt.Sprintf(path, ns)))
@@ -58,8 +59,8 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 	spec := portapp(portArgs("8080"), obj{"name": "http", "port": 8080, "public": true})
 	spec["host"] = host
 	since := time.Now()
-	createApp(t, ns, name, spec)
-	sr, err := kube().Get(t.Context(), srPath(ns, name))
+	f.CreateApp(ns, name, spec)
+	sr, err := f.Kube.Get(t.Context(), framework.SRPath(ns, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 	phase := func(what string, v2 bool, pages string, children []string) {
 		t.Helper()
 		reason := map[bool]string{false: "ErrorServiceNotSeen", true: "Wired"}[v2]
-		waitCondition(t, 2*time.Minute, ns, name, "ErrorPages", pages, reason)
+		f.WaitCondition(2*time.Minute, ns, name, "ErrorPages", pages, reason)
 		req := hooks.waitSyncRequest(t, ns, name, since, 90*time.Second, what+": a sync request keyed as the registered version",
 			func(r obj) error { return requestKeysAt(r, v2) })
 		related, _ := framework.Dig(req, "related", "Service.v1").(map[string]any)
@@ -87,8 +88,8 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 		if d := cmp.Diff(want, sortedKeys(related)); d != "" {
 			t.Errorf("%s: the Services related in the request (-want +got):\n%s", what, d)
 		}
-		waitFor(t, time.Minute, what+": the app's children", func() (bool, error) {
-			got := ownedChildren(t, ns, name)
+		f.WaitFor(time.Minute, what+": the app's children", func() (bool, error) {
+			got := f.OwnedChildren(ns, name)
 			d := cmp.Diff(children, got)
 			return d == "", fmt.Errorf("(-want +got):\n%s", d)
 		})
@@ -105,25 +106,25 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 	}
 
 	// --- The chart as it shipped before 0.2.0: the sync hook at v1.
-	waitCondition(t, 3*time.Minute, ns, name, "Available", "True", "Serving")
+	f.WaitCondition(3*time.Minute, ns, name, "Available", "True", "Serving")
 	phase("sync hook at v1", false, "False", unwired)
-	waitFor(t, time.Minute, "the app's own 200 through Traefik", func() (bool, error) {
-		a, err := throughTraefikAs(t.Context(), host, "/", framework.BrowserAccept, "")
+	f.WaitFor(time.Minute, "the app's own 200 through Traefik", func() (bool, error) {
+		a, err := f.ThroughTraefikAs(t.Context(), host, "/", framework.BrowserAccept, "")
 		return err == nil && a.Status == http.StatusOK, fmt.Errorf("%d %.100q %v", a.Status, a.Body, err)
 	})
 	checkRoute(t, "sync hook at v1", host, []routeCheck{{"the app's 503 passes as it sent it", "/status/503", framework.BrowserAccept, appOwn503}})
 
-	probe := startLoad(host, 100) // one request every 10 ms
+	probe := startLoad(f, host, 100) // one request every 10 ms
 
 	// --- helm upgrade to this chart: the sync hook at v2.
 	since = time.Now()
-	if out, err := helm(t.Context(), "upgrade", rel.Name, repoChart(), "--namespace", rel.NS, "--reuse-values", "--wait", "--timeout", "3m"); err != nil {
+	if out, err := f.Helm(t.Context(), "upgrade", rel.Name, f.RepoChart(), "--namespace", rel.NS, "--reuse-values", "--wait", "--timeout", "3m"); err != nil {
 		t.Fatalf("helm upgrade: %v\n%s", err, out)
 	}
 	requireSyncHookAt(t, rel, "v2")
 	phase("upgraded to v2", true, "True", wired)
-	waitFor(t, time.Minute, "upgraded to v2: the branded 503 through Traefik", func() (bool, error) {
-		a, err := throughTraefikAs(t.Context(), host, "/status/503", framework.BrowserAccept, "")
+	f.WaitFor(time.Minute, "upgraded to v2: the branded 503 through Traefik", func() (bool, error) {
+		a, err := f.ThroughTraefikAs(t.Context(), host, "/status/503", framework.BrowserAccept, "")
 		if err != nil {
 			return false, err
 		}
@@ -134,7 +135,7 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 
 	// --- helm rollback: the sync hook at v1 again.
 	since = time.Now()
-	if out, err := helm(t.Context(), "rollback", rel.Name, "1", "--namespace", rel.NS, "--wait", "--timeout", "3m"); err != nil {
+	if out, err := f.Helm(t.Context(), "rollback", rel.Name, "1", "--namespace", rel.NS, "--wait", "--timeout", "3m"); err != nil {
 		t.Fatalf("helm rollback: %v\n%s", err, out)
 	}
 	requireSyncHookAt(t, rel, "v1")
@@ -150,9 +151,9 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 		t.Errorf("the probe made only %d requests", total)
 	}
 	var deleted []string
-	for _, e := range merged(watches...) {
+	for _, e := range framework.Merged(watches...) {
 		if e.Type == "DELETED" && ownedBy(e.Obj, uid) {
-			deleted = append(deleted, e.Kind+"/"+podName(e.Obj))
+			deleted = append(deleted, e.Kind+"/"+framework.PodName(e.Obj))
 		}
 	}
 	if len(deleted) > 0 {
@@ -165,8 +166,9 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 // chart as it shipped before 0.2.0 (the one line that differed).
 func chartWithSyncHookAt(t *testing.T, version string) string {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	dir := filepath.Join(t.TempDir(), "chart")
-	if err := os.CopyFS(dir, os.DirFS(repoChart())); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(f.RepoChart())); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "templates", "compositecontroller.yaml")
@@ -191,7 +193,8 @@ func chartWithSyncHookAt(t *testing.T, version string) string {
 // register the sync hook at version.
 func requireSyncHookAt(t *testing.T, rel *framework.Release, version string) {
 	t.Helper()
-	cc, err := kube().Get(t.Context(), "/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/"+rel.NS+"-"+rel.Name)
+	f := framework.NewNodeFixture(t)
+	cc, err := f.Kube.Get(t.Context(), "/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/"+rel.NS+"-"+rel.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,8 +259,9 @@ type routeCheck struct {
 // checkRoute asks each check's path of host once.
 func checkRoute(t *testing.T, phase, host string, checks []routeCheck) {
 	t.Helper()
+	f := framework.NewNodeFixture(t)
 	for _, c := range checks {
-		a, err := throughTraefikAs(t.Context(), host, c.path, c.accept, "")
+		a, err := f.ThroughTraefikAs(t.Context(), host, c.path, c.accept, "")
 		if err == nil {
 			err = c.want(a)
 		}

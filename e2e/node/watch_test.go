@@ -21,8 +21,6 @@ func watchPath(t *testing.T, kind, path string) *watcher {
 	return framework.NewNodeFixture(t).WatchPath(kind, path)
 }
 
-func merged(ws ...*watcher) []event { return framework.Merged(ws...) }
-
 func watchRoutes(t *testing.T, ns string) *framework.RouteWatch {
 	t.Helper()
 	return framework.NewNodeFixture(t).WatchRoutes(ns)
