@@ -97,15 +97,15 @@ func TestReplicasAgreeOnRealNode(t *testing.T) {
 	}
 	ns := f.Namespace(nil)
 	t.Cleanup(func() { f.DescribePods(ns) })
-	ws := []*watcher{watchPath(t, "sr", framework.SRPath(ns, ""))}
+	ws := []*framework.Watcher{f.WatchPath("sr", framework.SRPath(ns, ""))}
 	for kind, path := range framework.ChildKinds {
-		ws = append(ws, watchPath(t, kind, fmt.Sprintf(path, ns)))
+		ws = append(ws, f.WatchPath(kind, fmt.Sprintf(path, ns)))
 	}
 	// And the one kind framework.ChildKinds leaves out: stackdome's own EndpointSlice
 	// (web's <name>-error-pages, the error-page Service's ClusterIP). Only
 	// stackdome's: kube-controller-manager's slices of the apps' Services
 	// carry their labels and change with their pods' readiness.
-	mirrors := watchPath(t, "slice", "/apis/discovery.k8s.io/v1/namespaces/"+ns+
+	mirrors := f.WatchPath("slice", "/apis/discovery.k8s.io/v1/namespaces/"+ns+
 		"/endpointslices?labelSelector=endpointslice.kubernetes.io%2Fmanaged-by%3Dstackdome.io")
 	ws = append(ws, mirrors)
 
@@ -158,7 +158,7 @@ func TestReplicasAgreeOnRealNode(t *testing.T) {
 		})
 		t.Logf("%s: %s, syncs answered by each replica %v", phase, time.Since(since).Round(100*time.Millisecond), by)
 		events := framework.Merged(ws...)
-		if fw := nodeWrites(events, func(e event) bool { return e.RV > rv }); len(fw.What) > 0 {
+		if fw := nodeWrites(events, func(e framework.WatchEvent) bool { return e.RV > rv }); len(fw.What) > 0 {
 			lines := slices.Clone(fw.What)
 			for _, e := range events {
 				if e.Kind == "sr" && e.RV > rv {

@@ -49,7 +49,7 @@ func TestAutoscalerOwnsReplicas(t *testing.T) {
 	t.Cleanup(func() { f.DescribePods(ns) })
 	const name = "catalog"
 	depPath := "/apis/apps/v1/namespaces/" + ns + "/deployments/" + name
-	deps := watchPath(t, "deployment", "/apis/apps/v1/namespaces/"+ns+"/deployments")
+	deps := f.WatchPath("deployment", "/apis/apps/v1/namespaces/"+ns+"/deployments")
 
 	spec := portapp(portArgs("8080"), obj{"name": "http", "port": 8080})
 	spec["resources"] = obj{"requests": obj{"cpu": "100m"}}

@@ -58,7 +58,7 @@ func TestDrainOnRealNode(t *testing.T) {
 			if tc.drain != nil {
 				spec["drainSeconds"] = tc.drain
 			}
-			podWatch := watchPath(t, "pod", "/api/v1/namespaces/"+ns+"/pods")
+			podWatch := f.WatchPath("pod", "/api/v1/namespaces/"+ns+"/pods")
 			f.CreateApp(ns, name, spec)
 			f.WaitCondition(3*time.Minute, ns, name, "Available", "True", "Serving")
 			pods := f.AppPods(ns, name, 2, time.Minute)
@@ -165,7 +165,7 @@ func preStopSleep(pod obj) int {
 
 // terminated finds, among the pod events, the app container's terminated
 // state of pod and when the pod was deleted.
-func terminated(events []event, pod string) (obj, time.Time) {
+func terminated(events []framework.WatchEvent, pod string) (obj, time.Time) {
 	var term obj
 	var deleted time.Time
 	for _, e := range events {

@@ -83,7 +83,7 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 	ns := f.Namespace(nil)
 	t.Cleanup(func() { f.DescribePods(ns) })
 	ws := watchAppWrites(t, ns)
-	rw := watchRoutes(t, ns)
+	rw := f.WatchRoutes(ns)
 	// routesStay: every write of the phase, from the end of the one
 	// before, left each route that had been routable routable.
 	var routesFrom uint64

@@ -32,17 +32,18 @@ type faultRow struct {
 // stackdome makes in its namespace.
 type fleetWatch struct {
 	apps     map[string]*faultApp
-	watchers []*watcher
+	watchers []*framework.Watcher
 }
 
 func watchFleet(t *testing.T, ns string, fl *fleet) *fleetWatch {
+	f := framework.NewNodeFixture(t)
 	fw := &fleetWatch{apps: map[string]*faultApp{}}
 	for _, a := range fl.apps {
 		fw.apps[a.name] = a
 	}
-	fw.watchers = append(fw.watchers, watchPath(t, "sr", framework.SRPath(ns, "")))
+	fw.watchers = append(fw.watchers, f.WatchPath("sr", framework.SRPath(ns, "")))
 	for kind, path := range framework.ChildKinds {
-		fw.watchers = append(fw.watchers, watchPath(t, kind, fmt.Sprintf(path, ns)))
+		fw.watchers = append(fw.watchers, f.WatchPath(kind, fmt.Sprintf(path, ns)))
 	}
 	return fw
 }
@@ -317,8 +318,8 @@ func TestFaultRowCounts(t *testing.T) {
 		"live": {name: "live"}, "dead": {name: "dead", dead: true},
 		"down": {name: "down", down: true, downSince: at(0)},
 	}
-	fw := &fleetWatch{apps: apps, watchers: []*watcher{
-		framework.RecordedWatcher("sr", []event{
+	fw := &fleetWatch{apps: apps, watchers: []*framework.Watcher{
+		framework.RecordedWatcher("sr", []framework.WatchEvent{
 			// before the fault
 			{Kind: "sr", Type: "MODIFIED", Obj: sr("live", "False", "PortNotListening"), RV: 1, At: at(-2 * time.Second)},
 			{Kind: "sr", Type: "MODIFIED", Obj: sr("dead", "False", "PortNotListening", "r1", micro(-time.Hour), "2026-12-05T10:00:00Z"), RV: 2, At: at(-time.Second)},
@@ -334,7 +335,7 @@ func TestFaultRowCounts(t *testing.T) {
 			{Kind: "sr", Type: "MODIFIED", Obj: sr("live", "True", "Serving", "r1", micro(-2*time.Minute), ""), RV: 11, At: at(7 * time.Second)},
 			{Kind: "sr", Type: "MODIFIED", Obj: sr("live", "True", "Serving", "r2", micro(-3*time.Minute), ""), RV: 12, At: at(8 * time.Second)}, // a new revision
 		}...),
-		framework.RecordedWatcher("service", []event{
+		framework.RecordedWatcher("service", []framework.WatchEvent{
 			{Kind: "service", Type: "MODIFIED", Obj: obj{"metadata": obj{"name": "live"}}, RV: 13, At: at(4 * time.Second)},
 			{Kind: "service", Type: "DELETED", Obj: obj{"metadata": obj{"name": "live"}}, RV: 14, At: at(5 * time.Second)},
 			{Kind: "service", Type: "DELETED", Obj: obj{"metadata": obj{"name": "dead"}}, RV: 15, At: at(time.Minute)}, // after it

@@ -102,13 +102,13 @@ func TestFleet(t *testing.T) {
 	}
 	ns := f.Namespace(nil)
 	t.Cleanup(func() { f.DescribePods(ns) })
-	ws := []*watcher{watchPath(t, "sr", framework.SRPath(ns, ""))}
+	ws := []*framework.Watcher{f.WatchPath("sr", framework.SRPath(ns, ""))}
 	for kind, path := range framework.ChildKinds {
-		ws = append(ws, watchPath(t, kind, fmt.Sprintf(path, ns)))
+		ws = append(ws, f.WatchPath(kind, fmt.Sprintf(path, ns)))
 	}
 	// And stackdome's own EndpointSlices (a public app's mirrored
 	// error-page Service), not kube-controller-manager's.
-	ws = append(ws, watchPath(t, "slice", "/apis/discovery.k8s.io/v1/namespaces/"+ns+
+	ws = append(ws, f.WatchPath("slice", "/apis/discovery.k8s.io/v1/namespaces/"+ns+
 		"/endpointslices?labelSelector=endpointslice.kubernetes.io%2Fmanaged-by%3Dstackdome.io"))
 
 	// What the hooks pods take with nothing to answer (the kubelet's
@@ -372,7 +372,7 @@ func measureSecretCache(t *testing.T, ns, mcIP string, n int, progress *framewor
 
 // fleetProgress counts, from the watches, the Deployments created, and
 // names the apps whose last seen status says Converged=True.
-func fleetProgress(ws []*watcher) (deployments int, converged map[string]bool) {
+func fleetProgress(ws []*framework.Watcher) (deployments int, converged map[string]bool) {
 	deps, conv := map[string]bool{}, map[string]bool{}
 	for _, e := range framework.Merged(ws...) {
 		name := fmt.Sprint(framework.Dig(e.Obj, "metadata", "name"))
@@ -396,8 +396,8 @@ func fleetProgress(ws []*watcher) (deployments int, converged map[string]bool) {
 // deleted, or its spec (an EndpointSlice's endpoints and ports), labels or
 // annotations changed. Events before since are read to
 // know each object's state.
-func fleetNodeWrites(events []event, since time.Time) framework.AppWrites {
-	return framework.NodeWrites(events, func(e event) bool { return !e.At.Before(since) })
+func fleetNodeWrites(events []framework.WatchEvent, since time.Time) framework.AppWrites {
+	return framework.NodeWrites(events, func(e framework.WatchEvent) bool { return !e.At.Before(since) })
 }
 
 // spread is the mean, min and max of counts over n apps.
@@ -452,7 +452,7 @@ func TestFleetWritesCount(t *testing.T) {
 			"spec": obj{"replicas": replicas}, "status": obj{"readyReplicas": ready}}
 	}
 	svc := obj{"metadata": obj{"name": "web", "uid": "u3", "labels": obj{"app.kubernetes.io/instance": "web"}}, "spec": obj{"clusterIP": "10.0.0.1"}}
-	events := []event{
+	events := []framework.WatchEvent{
 		{Kind: "sr", Type: "ADDED", Obj: sr(nil), At: at(0)},
 		{Kind: "sr", Type: "MODIFIED", Obj: sr(obj{"revision": "a"}), At: at(1)},
 		{Kind: "sr", Type: "MODIFIED", Obj: sr(obj{"revision": "a"}), At: at(2)},

@@ -88,9 +88,9 @@ func TestGateCondemnsDeadPorts(t *testing.T) {
 	ns := f.Namespace(nil)
 	t.Cleanup(func() { f.DescribePods(ns) })
 	makePV(t, "gate-"+ns, "1Gi")
-	ws := []*watcher{watchPath(t, "sr", framework.SRPath(ns, ""))}
+	ws := []*framework.Watcher{f.WatchPath("sr", framework.SRPath(ns, ""))}
 	for kind, path := range framework.ChildKinds {
-		ws = append(ws, watchPath(t, kind, fmt.Sprintf(path, ns)))
+		ws = append(ws, f.WatchPath(kind, fmt.Sprintf(path, ns)))
 	}
 
 	web := &gateApp{name: "web", ports: map[string]int{"http": 8080, "admin": 9090}, dead: []string{"admin"},
@@ -164,7 +164,7 @@ func TestGateCondemnsDeadPorts(t *testing.T) {
 	})
 	t.Logf("steady state: %s, syncs answered by each replica %v", time.Since(marked).Round(100*time.Millisecond), answered)
 	events := framework.Merged(ws...)
-	fw := nodeWrites(events, func(e event) bool { return e.RV > startRV })
+	fw := nodeWrites(events, func(e framework.WatchEvent) bool { return e.RV > startRV })
 	if len(fw.What) > 0 {
 		// What each status write said: the reader needs it to tell a
 		// stamp from a verdict.

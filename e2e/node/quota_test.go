@@ -66,7 +66,7 @@ func TestRefusedServiceReadsNotCreated(t *testing.T) {
 		return framework.Dig(q, "status", "hard", "services") == "0", fmt.Errorf("status %v", framework.Dig(q, "status"))
 	})
 
-	srs := watchPath(t, "sr", framework.SRPath(ns, ""))
+	srs := f.WatchPath("sr", framework.SRPath(ns, ""))
 	spec := portapp(portArgs("8080"), obj{"name": "http", "port": 8080, "public": true})
 	spec["host"] = "shop.node.test"
 	created := time.Now()
@@ -91,7 +91,7 @@ func TestRefusedServiceReadsNotCreated(t *testing.T) {
 	t.Logf("Metacontroller: %s", refused)
 
 	sr := f.WaitCondition(settle+90*time.Second, ns, name, "Converged", "False", "ChildNotCreated")
-	var first, notCreated *event
+	var first, notCreated *framework.WatchEvent
 	for _, e := range srs.Events() {
 		if framework.SRCondition(e.Obj, "Available") != nil && first == nil {
 			first = &e

@@ -40,9 +40,9 @@ func TestReadinessProbeKeepsSlowAppOut(t *testing.T) {
 	f.InstallChart()
 	ns := f.Namespace(nil)
 	const name = "slow"
-	srs := watchPath(t, "sr", framework.SRPath(ns, ""))
-	slices := watchPath(t, "slice", "/apis/discovery.k8s.io/v1/namespaces/"+ns+"/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3D"+name)
-	pods := watchPath(t, "pod", "/api/v1/namespaces/"+ns+"/pods")
+	srs := f.WatchPath("sr", framework.SRPath(ns, ""))
+	slices := f.WatchPath("slice", "/apis/discovery.k8s.io/v1/namespaces/"+ns+"/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3D"+name)
+	pods := f.WatchPath("pod", "/api/v1/namespaces/"+ns+"/pods")
 	t.Cleanup(func() { f.DescribePods(ns) })
 
 	f.CreateApp(ns, name, portapp(portArgs("8080=after:"+opensAfter.String()), obj{"name": "http", "port": 8080}))
@@ -139,7 +139,7 @@ func TestGateNamesSilentPort(t *testing.T) {
 	f.InstallChart("config.portCheckGrace=30s")
 	ns := f.Namespace(nil)
 	const name = "half"
-	srs := watchPath(t, "sr", framework.SRPath(ns, ""))
+	srs := f.WatchPath("sr", framework.SRPath(ns, ""))
 	t.Cleanup(func() { f.DescribePods(ns) })
 
 	f.CreateApp(ns, name, portapp(portArgs("8080", "9090=never"),

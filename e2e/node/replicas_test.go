@@ -54,7 +54,7 @@ func TestReplicasBehindKubeProxy(t *testing.T) {
 	rel := f.InstallChart("compositeController.resyncPeriodSeconds=2")
 	ns := f.Namespace(nil)
 	t.Cleanup(func() { f.DescribePods(ns) })
-	statuses := watchPath(t, "sr", framework.SRPath(ns, ""))
+	statuses := f.WatchPath("sr", framework.SRPath(ns, ""))
 	const apps = 6
 	for i := range apps {
 		f.CreateApp(ns, fmt.Sprint("app-", i), portapp(portArgs("8080", "9090"),
@@ -79,10 +79,10 @@ func TestReplicasBehindKubeProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	startRV, _ := strconv.ParseUint(fmt.Sprint(framework.Dig(list, "metadata", "resourceVersion")), 10, 64)
-	ws := []*watcher{
-		watchPath(t, "sr", framework.SRPath(ns, "")),
-		watchPath(t, "deployment", "/apis/apps/v1/namespaces/"+ns+"/deployments"),
-		watchPath(t, "service", "/api/v1/namespaces/"+ns+"/services"),
+	ws := []*framework.Watcher{
+		f.WatchPath("sr", framework.SRPath(ns, "")),
+		f.WatchPath("deployment", "/apis/apps/v1/namespaces/"+ns+"/deployments"),
+		f.WatchPath("service", "/api/v1/namespaces/"+ns+"/services"),
 	}
 	before := map[string]float64{}
 	for _, p := range controllers {
@@ -116,7 +116,7 @@ func TestReplicasBehindKubeProxy(t *testing.T) {
 }
 
 // quietFor waits until w has received no event for quiet, at most max.
-func quietFor(t *testing.T, w *watcher, quiet, max time.Duration) {
+func quietFor(t *testing.T, w *framework.Watcher, quiet, max time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(max)
 	for {
@@ -135,7 +135,7 @@ func quietFor(t *testing.T, w *watcher, quiet, max time.Duration) {
 // convergedFlaps are the status writes among the StackResource events es
 // that say Converged is not True after the same object read True, each
 // with its reason and message.
-func convergedFlaps(es []event) []string {
+func convergedFlaps(es []framework.WatchEvent) []string {
 	converged := map[string]bool{}
 	var flaps []string
 	for _, e := range es {
@@ -219,7 +219,7 @@ func TestConvergedFlaps(t *testing.T) {
 		return obj{"metadata": obj{"name": name}, "status": obj{"conditions": []any{
 			obj{"type": "Converged", "status": converged, "reason": reason, "message": "m"}}}}
 	}
-	es := []event{
+	es := []framework.WatchEvent{
 		{Type: "ADDED", Obj: sr("a", "False", "Progressing"), RV: 1},
 		{Type: "ADDED", Obj: sr("b", "False", "Progressing"), RV: 2},
 		{Type: "MODIFIED", Obj: sr("a", "True", "Serving"), RV: 3},

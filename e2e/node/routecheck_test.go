@@ -22,15 +22,15 @@ func TestRouteCheckBites(t *testing.T) {
 	mw := obj{"kind": "Middleware", "metadata": obj{"name": "app-team"}, "spec": obj{"headers": obj{}}}
 	fixed := obj{"kind": "IngressRoute", "metadata": obj{"name": "app"}, "spec": obj{"routes": []any{obj{}}}}
 	// Delivered out of order: the IngressRoute's watch first.
-	routes := framework.RecordedWatcher("route", []event{
+	routes := framework.RecordedWatcher("route", []framework.WatchEvent{
 		{Kind: "route", Type: "ADDED", RV: 12, Obj: ir},
 		{Kind: "route", Type: "MODIFIED", RV: 14, Obj: fixed},
 	}...)
-	mws := framework.RecordedWatcher("middleware", []event{
+	mws := framework.RecordedWatcher("middleware", []framework.WatchEvent{
 		{Kind: "middleware", Type: "ADDED", RV: 11, Obj: mw},
 		{Kind: "middleware", Type: "DELETED", RV: 13, Obj: mw},
 	}...)
-	rw := &framework.RouteWatch{NS: ns, WS: []*watcher{routes, mws}}
+	rw := &framework.RouteWatch{NS: ns, WS: []*framework.Watcher{routes, mws}}
 	got := framework.ReplayRoutes(framework.Merged(rw.WS...), 0, framework.ServedRoutesStay(ns))
 	if len(got) != 1 || !strings.Contains(got[0], "after DELETED middleware/app-team (rv 13)") {
 		t.Fatalf("replay found %q, want exactly the route broken after the Middleware's deletion", got)
@@ -44,7 +44,7 @@ func TestRouteCheckBites(t *testing.T) {
 
 	// A new resource's route before its Middleware, then the Middleware
 	// deleted after it served.
-	events := []event{
+	events := []framework.WatchEvent{
 		{Kind: "route", Type: "ADDED", RV: 21, Obj: ir},
 		{Kind: "middleware", Type: "ADDED", RV: 22, Obj: mw},
 		{Kind: "middleware", Type: "DELETED", RV: 23, Obj: mw},
@@ -77,7 +77,7 @@ func TestRouteCheckBites(t *testing.T) {
 			"ports":     []any{obj{"name": "http"}},
 			"endpoints": []any{obj{"addresses": []any{"10.0.0.9"}, "conditions": obj{"serving": serving}}}}
 	}
-	events = []event{
+	events = []framework.WatchEvent{
 		{Kind: "service", Type: "ADDED", RV: 31, Obj: svc},
 		{Kind: "slice", Type: "ADDED", RV: 32, Obj: slice(true)},
 		{Kind: "middleware", Type: "ADDED", RV: 33, Obj: errs},

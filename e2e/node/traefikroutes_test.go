@@ -44,7 +44,7 @@ func routesNamespace(t *testing.T, rel *framework.Release) (string, []string, *f
 	f := framework.NewNodeFixture(t)
 	ns := f.Namespace(nil)
 	t.Cleanup(func() { f.DescribePods(ns) })
-	rw := watchRoutes(t, ns)
+	rw := f.WatchRoutes(ns)
 	openRouterAPI(t, ns)
 	return ns, []string{ns, rel.NS}, rw
 }

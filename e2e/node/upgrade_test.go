@@ -51,9 +51,9 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 	requireSyncHookAt(t, rel, "v1")
 	ns := f.Namespace(nil)
 	t.Cleanup(func() { f.DescribePods(ns) })
-	var watches []*watcher
+	var watches []*framework.Watcher
 	for kind, path := range childCollections() {
-		watches = append(watches, watchPath(t, kind, fmt.Sprintf(path, ns)))
+		watches = append(watches, f.WatchPath(kind, fmt.Sprintf(path, ns)))
 	}
 	const name, host = "basket", "basket.node.test"
 	spec := portapp(portArgs("8080"), obj{"name": "http", "port": 8080, "public": true})
