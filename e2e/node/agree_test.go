@@ -158,7 +158,7 @@ func TestReplicasAgreeOnRealNode(t *testing.T) {
 		})
 		t.Logf("%s: %s, syncs answered by each replica %v", phase, time.Since(since).Round(100*time.Millisecond), by)
 		events := framework.Merged(ws...)
-		if fw := nodeWrites(events, func(e framework.WatchEvent) bool { return e.RV > rv }); len(fw.What) > 0 {
+		if fw := framework.NodeWrites(events, func(e framework.WatchEvent) bool { return e.RV > rv }); len(fw.What) > 0 {
 			lines := slices.Clone(fw.What)
 			for _, e := range events {
 				if e.Kind == "sr" && e.RV > rv {

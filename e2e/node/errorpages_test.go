@@ -82,7 +82,7 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 	rel := f.InstallChart(values...)
 	ns := f.Namespace(nil)
 	t.Cleanup(func() { f.DescribePods(ns) })
-	ws := watchAppWrites(t, ns)
+	ws := f.WatchAppWrites(ns)
 	rw := f.WatchRoutes(ns)
 	// routesStay: every write of the phase, from the end of the one
 	// before, left each route that had been routable routable.
@@ -147,8 +147,8 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 		"--wait", "--timeout", "3m", "--set-string", "podAnnotations.e2e-rollout=2"); err != nil {
 		t.Fatalf("helm upgrade: %v\n%s", err, out)
 	}
-	hooks := readyPods(t, rel, "controller")
-	for _, p := range append(append([]obj(nil), hooks...), readyPods(t, rel, "error-pages")...) {
+	hooks := rel.ReadyPods(t, "controller")
+	for _, p := range append(append([]obj(nil), hooks...), rel.ReadyPods(t, "error-pages")...) {
 		if old[framework.PodName(p)] {
 			t.Fatalf("rollout: pod %s was not replaced", framework.PodName(p))
 		}
@@ -160,7 +160,7 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 	if before, now := resourceVersion(svc), resourceVersion(after); before != now {
 		t.Errorf("rollout: the error-page Service was written (resourceVersion %d → %d): Metacontroller resyncs every StackResource for it", before, now)
 	}
-	mark = requireUnwritten(t, "rollout", ws, mark, resync, hooks)
+	mark = f.RequireUnwritten("rollout", ws, mark, resync, hooks)
 	routesStay("rollout")
 
 	// --- The error-page Service deleted by hand: Metacontroller resyncs
@@ -172,14 +172,14 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	sr := f.WaitCondition(time.Minute, ns, name, "ErrorPages", "False", "ErrorServiceNotSeen")
-	requireChildrenKept(t, "Service deleted", ws, mark, resourceVersion(sr))
+	framework.RequireChildrenKept(t, "Service deleted", ws, mark, resourceVersion(sr))
 	if diff := cmp.Diff(wired, f.OwnedChildren(ns, name)); diff != "" {
 		t.Errorf("Service deleted: the app's children (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(clusterIP, f.SliceAddresses(ns, name+"-error-pages")); diff != "" {
 		t.Errorf("Service deleted: the mirrored EndpointSlice's addresses, want the ClusterIP kept (-want +got):\n%s", diff)
 	}
-	mark = requireUnwritten(t, "Service deleted, once said", ws, resourceVersion(sr), resync, hooks)
+	mark = f.RequireUnwritten("Service deleted, once said", ws, resourceVersion(sr), resync, hooks)
 	requireAnswers(t, "Service deleted", host, pastDialTimeout, keeps5xx)
 	routesStay("Service deleted")
 
@@ -197,8 +197,8 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 		return err == nil, err
 	})
 	sr = f.WaitCondition(time.Minute, ns, name, "ErrorPages", "True", "Wired")
-	requireChildrenKept(t, "Service made again", ws, mark, resourceVersion(sr))
-	mark = requireUnwritten(t, "Service made again, once said", ws, resourceVersion(sr), resync, hooks)
+	framework.RequireChildrenKept(t, "Service made again", ws, mark, resourceVersion(sr))
+	mark = f.RequireUnwritten("Service made again, once said", ws, resourceVersion(sr), resync, hooks)
 	routesStay("Service made again")
 
 	// --- Both Deployments scaled to 0: their pods stopped, no sync is
@@ -212,7 +212,7 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 		n := len(rel.Pods(t, "controller")) + len(rel.Pods(t, "error-pages"))
 		return n == 0, fmt.Errorf("%d pods left", n)
 	})
-	mark = requireUnwritten(t, "scaled to 0", ws, mark, resync, nil)
+	mark = f.RequireUnwritten("scaled to 0", ws, mark, resync, nil)
 	requireAnswers(t, "scaled to 0", host, once, append(keeps5xx,
 		answerCheck{"the app's 503 body does not pass", "/status/503", framework.BrowserAccept, "", lacksBody("status 503")}))
 	routesStay("scaled to 0")
@@ -222,7 +222,7 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 	if out, err := f.Helm(t.Context(), "uninstall", rel.Name, "--namespace", rel.NS, "--wait"); err != nil {
 		t.Fatalf("helm uninstall: %v\n%s", err, out)
 	}
-	requireUnwritten(t, "uninstalled", ws, mark, resync, nil)
+	f.RequireUnwritten("uninstalled", ws, mark, resync, nil)
 	requireAnswers(t, "uninstalled", host, pastDialTimeout, keeps5xx)
 	routesStay("uninstalled")
 

@@ -441,10 +441,11 @@ func cutHooks(t *testing.T, rel *framework.Release, d time.Duration) {
 
 // answered is the syncs the release's hooks pods answered, summed.
 func answered(t *testing.T, rel *framework.Release) float64 {
+	f := framework.NewNodeFixture(t)
 	t.Helper()
 	var n float64
 	for _, p := range rel.Pods(t, "controller") {
-		n += syncsAnswered(t, p)
+		n += f.SyncsAnswered(p)
 	}
 	return n
 }

@@ -181,7 +181,7 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 	before := map[string]map[string]float64{} // pod → sync code → count
 	uids := map[string]string{}
 	for _, p := range controllers {
-		before[framework.PodName(p)] = syncCodes(t, p)
+		before[framework.PodName(p)] = f.SyncCodes(p)
 		uids[framework.PodName(p)] = fmt.Sprint(framework.Dig(p, "metadata", "uid"))
 	}
 	syncErrorsBefore := syncErrors(t, ns, app)
@@ -209,7 +209,7 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 			serving[name] = "serial " + s.String()
 			if s.Cmp(serial) == 0 {
 				swapped[name] = time.Since(rotated)
-				answeredAt[name] = syncCodes(t, p)["200"]
+				answeredAt[name] = f.SyncCodes(p)["200"]
 			}
 		}
 		return len(swapped) == len(controllers), fmt.Errorf("want serial %v; the pods serve %v", serial, serving)
@@ -223,7 +223,7 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 	f.WaitFor(time.Minute, "each hooks pod answering syncs 200 over the rotated leaf", func() (bool, error) {
 		var slow []string
 		for _, p := range controllers {
-			if syncCodes(t, p)["200"] <= answeredAt[framework.PodName(p)] {
+			if f.SyncCodes(p)["200"] <= answeredAt[framework.PodName(p)] {
 				slow = append(slow, framework.PodName(p))
 			}
 		}
@@ -231,9 +231,10 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 	})
 
 	t.Run("no sync failed across the rotation", func(t *testing.T) {
+		f := framework.NewNodeFixture(t)
 		for _, p := range controllers {
 			name := framework.PodName(p)
-			after := syncCodes(t, p)
+			after := f.SyncCodes(p)
 			t.Logf("%s: syncs by code before the rotation %v, after %v", name, before[name], after)
 			for code, n := range after {
 				if code != "200" && code != "429" && n > before[name][code] {

@@ -146,14 +146,14 @@ func TestGateCondemnsDeadPorts(t *testing.T) {
 	// many syncs answered as there are apps, and some by each replica.
 	before := map[string]float64{}
 	for _, p := range controllers {
-		before[framework.PodName(p)] = syncsAnswered(t, p)
+		before[framework.PodName(p)] = f.SyncsAnswered(p)
 	}
 	var answered map[string]float64
 	f.WaitFor(90*time.Second, "three resync periods, two syncs per app and both replicas answering", func() (bool, error) {
 		answered = map[string]float64{}
 		var total float64
 		for _, p := range controllers {
-			answered[framework.PodName(p)] = syncsAnswered(t, p) - before[framework.PodName(p)]
+			answered[framework.PodName(p)] = f.SyncsAnswered(p) - before[framework.PodName(p)]
 			total += answered[framework.PodName(p)]
 		}
 		ok := time.Since(marked) >= 3*resync && total >= float64(2*len(apps))
@@ -164,7 +164,7 @@ func TestGateCondemnsDeadPorts(t *testing.T) {
 	})
 	t.Logf("steady state: %s, syncs answered by each replica %v", time.Since(marked).Round(100*time.Millisecond), answered)
 	events := framework.Merged(ws...)
-	fw := nodeWrites(events, func(e framework.WatchEvent) bool { return e.RV > startRV })
+	fw := framework.NodeWrites(events, func(e framework.WatchEvent) bool { return e.RV > startRV })
 	if len(fw.What) > 0 {
 		// What each status write said: the reader needs it to tell a
 		// stamp from a verdict.
@@ -206,7 +206,7 @@ func TestGateCondemnsDeadPorts(t *testing.T) {
 		}
 	}
 	for _, p := range controllers {
-		t.Logf("replica %s: %.0f syncs answered, %.0f held (429)", framework.PodName(p), hookSyncs(t, p, "200"), hookSyncs(t, p, "429"))
+		t.Logf("replica %s: %.0f syncs answered, %.0f held (429)", framework.PodName(p), f.HookSyncs(p, "200"), f.HookSyncs(p, "429"))
 	}
 }
 

@@ -86,12 +86,12 @@ func TestReplicasBehindKubeProxy(t *testing.T) {
 	}
 	before := map[string]float64{}
 	for _, p := range controllers {
-		before[framework.PodName(p)] = syncsAnswered(t, p)
+		before[framework.PodName(p)] = f.SyncsAnswered(p)
 	}
 	const run = 40 * time.Second
 	time.Sleep(run)
 	for _, p := range controllers {
-		n := syncsAnswered(t, p) - before[framework.PodName(p)]
+		n := f.SyncsAnswered(p) - before[framework.PodName(p)]
 		t.Logf("replica %s answered %.0f syncs in %s", framework.PodName(p), n, run)
 		if n == 0 {
 			t.Errorf("replica %s answered no sync over the run: kube-proxy sent Metacontroller's connections to one replica", framework.PodName(p))
@@ -152,21 +152,6 @@ func convergedFlaps(es []framework.WatchEvent) []string {
 }
 
 // Forwarders to the hooks pods' metrics (framework's hook_metrics.go).
-
-func syncsAnswered(t *testing.T, pod obj) float64 {
-	t.Helper()
-	return framework.NewNodeFixture(t).SyncsAnswered(pod)
-}
-
-func hookSyncs(t *testing.T, pod obj, code string) float64 {
-	t.Helper()
-	return framework.NewNodeFixture(t).HookSyncs(pod, code)
-}
-
-func syncCodes(t *testing.T, pod obj) map[string]float64 {
-	t.Helper()
-	return framework.NewNodeFixture(t).SyncCodes(pod)
-}
 
 // TestKubectlLogsAndDescribe proves a user's first debugging step works
 // in the suite: `kubectl logs` of each of the chart's pods (the API server

@@ -93,8 +93,8 @@ func plainHTTPNeverLandsOnTheCatchAll(t *testing.T, rel *framework.Release) {
 		shopRule + " | " + mwRef(ns, "shop-errors"): {"websecure"},
 		shopRule + " | " + mwRef(ns, "shop-https"):  {"web"},
 	}))
-	waitServed(t, "websecure", "docs.node.test", "/", 8080, "/")
-	waitServed(t, "websecure", "shop.node.test", "/", 8080, "/")
+	f.WaitServed("websecure", "docs.node.test", "/", 8080, "/")
+	f.WaitServed("websecure", "shop.node.test", "/", 8080, "/")
 	rw.RequireRoutesStay(t, from, "created")
 
 	// Each host of the app without tls, on each entry point: the app, not
@@ -103,7 +103,7 @@ func plainHTTPNeverLandsOnTheCatchAll(t *testing.T, rel *framework.Release) {
 		for _, ep := range []string{"web", "websecure"} {
 			r, err := f.AskTraefik(ctx, ep, h, "/guide", framework.BrowserAccept)
 			if err == nil {
-				err = servedBy(r, 8080, h, "/guide")
+				err = framework.ServedBy(r, 8080, h, "/guide")
 			}
 			if err == nil && r.TLS != (ep == "websecure") {
 				err = fmt.Errorf("TLS %v on %s", r.TLS, ep)
@@ -125,7 +125,7 @@ func plainHTTPNeverLandsOnTheCatchAll(t *testing.T, rel *framework.Release) {
 		}
 		r, err = f.AskTraefik(ctx, "websecure", h, "/cart?x=1", "")
 		if err == nil {
-			err = servedBy(r, 8080, h, "/cart")
+			err = framework.ServedBy(r, 8080, h, "/cart")
 		}
 		if err != nil {
 			t.Errorf("websecure https://%s/cart?x=1: %v", h, err)
@@ -192,7 +192,7 @@ func tlsRoutes(t *testing.T, rel *framework.Release) {
 		hostRule + " && PathPrefix(`/v2`) | " + errorsMW:                                      {"websecure"},
 		hostRule + " | " + mwRef(ns, name+"-https"):                                           {"web"},
 	}))
-	waitServed(t, "websecure", host, "/", 8080, "/")
+	f.WaitServed("websecure", host, "/", 8080, "/")
 	rw.RequireRoutesStay(t, from, "created")
 
 	// The redirect: plain HTTP on web, any path, answered by Traefik.
@@ -214,7 +214,7 @@ func tlsRoutes(t *testing.T, rel *framework.Release) {
 	} {
 		r, err := f.AskTraefik(ctx, "websecure", host, c.path, "")
 		if err == nil {
-			err = servedBy(r, c.port, host, c.reached)
+			err = framework.ServedBy(r, c.port, host, c.reached)
 		}
 		if err == nil && !r.TLS {
 			err = fmt.Errorf("not over TLS")
@@ -293,7 +293,7 @@ func teamMiddlewares(t *testing.T, rel *framework.Release) {
 		t.Helper()
 		r, err := f.AskTraefik(ctx, "web", host, "/books", "")
 		if err == nil {
-			err = servedBy(r, 8080, host, "/books")
+			err = framework.ServedBy(r, 8080, host, "/books")
 		}
 		if err != nil {
 			t.Fatalf("%s: http://%s/books: %v", phase, host, err)
@@ -307,7 +307,7 @@ func teamMiddlewares(t *testing.T, rel *framework.Release) {
 	f.WaitCondition(time.Minute, ns, name, "ErrorPages", "True", "Wired")
 	middlewaresAre("one missing", "False", "MiddlewareNotFound", `"late-headers"`)
 	routed("one missing", "team-headers", name+"-errors")
-	waitServed(t, "web", host, "/", 8080, "/")
+	f.WaitServed("web", host, "/", 8080, "/")
 	rw.RequireRoutesStay(t, from, "one missing")
 	if team, late := headers("one missing"); team != "team-headers" || late != "" {
 		t.Errorf("one missing: X-Team %q X-Late %q, want team-headers and none", team, late)
