@@ -7,6 +7,7 @@ package framework
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -71,5 +72,50 @@ func (f *NodeFixture) SliceAddresses(ns, name string) []string {
 			out = append(out, fmt.Sprint(a))
 		}
 	}
+	return out
+}
+
+// AppChildren are the children Metacontroller keeps for the StackResource
+// name in ns, as "<resource>/<name>" (services/shop): every object of a
+// kind the release's CompositeController lists in childResources whose
+// controller is the StackResource. Objects that controllers made from the
+// children (a Deployment's ReplicaSet, a Service's own EndpointSlices) are
+// not: their controller is the child.
+func (f *NodeFixture) AppChildren(rel *Release, ns, name string) []string {
+	t := f.t
+	t.Helper()
+	ctx := t.Context()
+	sr, err := f.Kube.Get(ctx, SRPath(ns, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid := Dig(sr, "metadata", "uid")
+	cc, err := f.Kube.Get(ctx, "/apis/metacontroller.k8s.io/v1alpha1/compositecontrollers/"+rel.NS+"-"+rel.Name)
+	if err != nil {
+		t.Fatalf("reading the release's CompositeController: %v", err)
+	}
+	kinds, _ := Dig(cc, "spec", "childResources").([]any)
+	var out []string
+	for _, k := range kinds {
+		apiVersion, _ := Dig(k, "apiVersion").(string)
+		resource, _ := Dig(k, "resource").(string)
+		base := "/apis/" + apiVersion
+		if apiVersion == "v1" {
+			base = "/api/v1"
+		}
+		items, err := f.Kube.List(ctx, base+"/namespaces/"+ns+"/"+resource, "")
+		if err != nil {
+			t.Fatalf("listing %s: %v", resource, err)
+		}
+		for _, o := range items {
+			refs, _ := Dig(o, "metadata", "ownerReferences").([]any)
+			for _, r := range refs {
+				if Dig(r, "controller") == true && Dig(r, "uid") == uid {
+					out = append(out, resource+"/"+Dig(o, "metadata", "name").(string))
+				}
+			}
+		}
+	}
+	slices.Sort(out)
 	return out
 }

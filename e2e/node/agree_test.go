@@ -109,12 +109,12 @@ func TestReplicasAgreeOnRealNode(t *testing.T) {
 		"/endpointslices?labelSelector=endpointslice.kubernetes.io%2Fmanaged-by%3Dstackdome.io")
 	ws = append(ws, mirrors)
 
-	web := portapp(portArgs("8080", "9090"), obj{"name": "http", "port": 8080, "public": true}, obj{"name": "admin", "port": 9090})
+	web := framework.PortApp(framework.PortArgs("8080", "9090"), obj{"name": "http", "port": 8080, "public": true}, obj{"name": "admin", "port": 9090})
 	web["host"] = "web.agree.test"
-	db := portapp(portArgs("5432"), obj{"name": "sql", "port": 5432})
+	db := framework.PortApp(framework.PortArgs("5432"), obj{"name": "sql", "port": 5432})
 	db["type"] = "StatefulService"
 	api := &gateApp{name: "api", ports: map[string]int{"http": 8080, "admin": 9090}, dead: []string{"admin"},
-		spec: portapp(append(portArgs("8080", "9090=never"), "--control", strconv.Itoa(controlPort)),
+		spec: framework.PortApp(append(framework.PortArgs("8080", "9090=never"), "--control", strconv.Itoa(framework.PortAppControlPort)),
 			obj{"name": "http", "port": 8080}, obj{"name": "admin", "port": 9090})}
 	apps := []string{"web", "db", "api"}
 	f.CreateApp(ns, "web", web)

@@ -51,7 +51,7 @@ func TestAutoscalerOwnsReplicas(t *testing.T) {
 	depPath := "/apis/apps/v1/namespaces/" + ns + "/deployments/" + name
 	deps := f.WatchPath("deployment", "/apis/apps/v1/namespaces/"+ns+"/deployments")
 
-	spec := portapp(portArgs("8080"), obj{"name": "http", "port": 8080})
+	spec := framework.PortApp(framework.PortArgs("8080"), obj{"name": "http", "port": 8080})
 	spec["resources"] = obj{"requests": obj{"cpu": "100m"}}
 	spec["autoscaling"] = obj{"minReplicas": 2, "maxReplicas": 5}
 	f.CreateApp(ns, name, spec)

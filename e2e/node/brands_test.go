@@ -34,7 +34,7 @@ func TestBrandsOnRealNode(t *testing.T) {
 	ns := f.Namespace(nil)
 	t.Cleanup(func() { f.DescribePods(ns) })
 	const name, host = "pay", "pay.node.test"
-	spec := portapp(portArgs("8080"), obj{"name": "http", "port": 8080, "public": true})
+	spec := framework.PortApp(framework.PortArgs("8080"), obj{"name": "http", "port": 8080, "public": true})
 	spec["host"] = host
 	spec["errorPages"] = obj{"brand": "acme-pay"}
 	f.CreateApp(ns, name, spec)

@@ -53,7 +53,7 @@ func TestDrainOnRealNode(t *testing.T) {
 			ns := f.Namespace(nil)
 			t.Cleanup(func() { f.DescribePods(ns) })
 			const name, host = "checkout", "checkout.node.test"
-			spec := portapp(append(portArgs("8080"), "--on-term", "exit"), obj{"name": "http", "port": 8080, "public": true})
+			spec := framework.PortApp(append(framework.PortArgs("8080"), "--on-term", "exit"), obj{"name": "http", "port": 8080, "public": true})
 			spec["host"], spec["replicas"] = host, 2
 			if tc.drain != nil {
 				spec["drainSeconds"] = tc.drain

@@ -21,7 +21,7 @@ import (
 // through the chart's Traefik, and what keeps them when stackdome's own
 // pods change or go, under the real Metacontroller running the release's
 // CompositeController (e2e/'s TestErrorPagesThroughTraefik, moved). The
-// app (portapp, public on Traefik's web entry point) answers 200 at /, and
+// app (framework.PortApp, public on Traefik's web entry point) answers 200 at /, and
 // /status/<code> with that code and a body of its own. Read from a watch,
 // from before the app exists, of its StackResource, every kind of child
 // stackdome makes and stackdome's own EndpointSlices:
@@ -95,7 +95,7 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 	}
 
 	const name, host, requestID = "checkout", "shop.node.test", "node-req-7f3a"
-	spec := portapp(portArgs("8080"), obj{"name": "http", "port": 8080, "public": true})
+	spec := framework.PortApp(framework.PortArgs("8080"), obj{"name": "http", "port": 8080, "public": true})
 	spec["host"] = host
 	spec["replicas"] = 1
 	f.CreateApp(ns, name, spec)

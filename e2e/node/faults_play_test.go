@@ -60,7 +60,7 @@ func setPort(t *testing.T, ns, app string, port int, action string) {
 // portControl asks portapp at ip, on its control port, to open or close
 // port, from the node.
 func portControl(f *framework.NodeFixture, ctx context.Context, ip string, port int, action string) error {
-	url := "http://" + net.JoinHostPort(ip, strconv.Itoa(controlPort)) + "/ports/" + strconv.Itoa(port) + "/" + action
+	url := "http://" + net.JoinHostPort(ip, strconv.Itoa(framework.PortAppControlPort)) + "/ports/" + strconv.Itoa(port) + "/" + action
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)

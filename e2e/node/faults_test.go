@@ -244,8 +244,8 @@ func (a *faultApp) spec() obj {
 	if a.dead {
 		admin = "9090=never"
 	}
-	args := append(portArgs("8080", admin), "--control", strconv.Itoa(controlPort))
-	spec := portapp(args, obj{"name": "http", "port": 8080, "public": a.public}, obj{"name": "admin", "port": 9090})
+	args := append(framework.PortArgs("8080", admin), "--control", strconv.Itoa(framework.PortAppControlPort))
+	spec := framework.PortApp(args, obj{"name": "http", "port": 8080, "public": a.public}, obj{"name": "admin", "port": 9090})
 	if a.public {
 		spec["host"] = a.host()
 	}
@@ -254,10 +254,6 @@ func (a *faultApp) spec() obj {
 	}
 	return spec
 }
-
-// controlPort is portapp's control port in the fleet's pods (undeclared:
-// the test reaches it from the node).
-const controlPort = 8079
 
 // atTruth says whether the app's status is its truth: Serving, for a dead
 // port PortNotListening past the grace (Stalled), for a port the test

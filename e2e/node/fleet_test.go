@@ -243,7 +243,7 @@ func fleetApp(i int) (string, obj) {
 		name = fmt.Sprintf("web-%04d", i)
 		http["public"] = true
 	}
-	spec := portapp(portArgs("8080", "9090"), http, obj{"name": "metrics", "port": 9090})
+	spec := framework.PortApp(framework.PortArgs("8080", "9090"), http, obj{"name": "metrics", "port": 9090})
 	if i%2 == 1 {
 		spec["host"] = name + ".fleet.example.com"
 	}
@@ -259,7 +259,7 @@ func fleetBackends(t *testing.T, n int) []string {
 	f := framework.NewNodeFixture(t)
 	ns := f.Namespace(nil)
 	for i := range n {
-		mustCreate(t, "/api/v1/namespaces/"+ns+"/pods", smokePod(fmt.Sprintf("backend-%d", i), framework.ImagePortApp, nil, portArgs("8080", "9090"), false))
+		mustCreate(t, "/api/v1/namespaces/"+ns+"/pods", smokePod(fmt.Sprintf("backend-%d", i), framework.ImagePortApp, nil, framework.PortArgs("8080", "9090"), false))
 	}
 	var ips []string
 	for i := range n {

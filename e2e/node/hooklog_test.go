@@ -147,7 +147,7 @@ func setMetacontrollerArgs(t *testing.T, sts string, args []string) {
 	defer cancel()
 	// A strategic merge patch: the container is merged by name, its
 	// args replaced.
-	patch := obj{"spec": obj{"template": obj{"spec": obj{"containers": []any{obj{"name": "metacontroller", "args": toAny(args)}}}}}}
+	patch := obj{"spec": obj{"template": obj{"spec": obj{"containers": []any{obj{"name": "metacontroller", "args": framework.ToAny(args)}}}}}}
 	if err := f.Kube.Do(ctx, http.MethodPatch, sts, "application/strategic-merge-patch+json", patch, nil); err != nil {
 		t.Fatalf("setting Metacontroller's args to %q: %v", args, err)
 	}

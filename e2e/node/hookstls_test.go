@@ -118,7 +118,7 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 	ns := f.Namespace(nil)
 	t.Cleanup(func() { f.DescribePods(ns) })
 	const app = "web"
-	f.CreateApp(ns, app, portapp(portArgs("8080"), obj{"name": "http", "port": 8080}))
+	f.CreateApp(ns, app, framework.PortApp(framework.PortArgs("8080"), obj{"name": "http", "port": 8080}))
 	f.WaitCondition(3*time.Minute, ns, app, "Available", "True", "Serving")
 
 	server := secretData(t, rel.NS, rel.Name+"-hooks-tls")

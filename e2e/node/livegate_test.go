@@ -94,11 +94,11 @@ func TestGateCondemnsDeadPorts(t *testing.T) {
 	}
 
 	web := &gateApp{name: "web", ports: map[string]int{"http": 8080, "admin": 9090}, dead: []string{"admin"},
-		spec: portapp(portArgs("8080", "9090=never"),
+		spec: framework.PortApp(framework.PortArgs("8080", "9090=never"),
 			obj{"name": "http", "port": 8080, "public": true}, obj{"name": "admin", "port": 9090})}
 	web.spec["host"] = "web.gate.test"
 	db := &gateApp{name: "db", ports: map[string]int{"sql": 5432, "metrics": 9187, "repl": 5433}, dead: []string{"metrics", "repl"},
-		spec: portapp(portArgs("5432", "9187=never", "5433=never"),
+		spec: framework.PortApp(framework.PortArgs("5432", "9187=never", "5433=never"),
 			obj{"name": "sql", "port": 5432}, obj{"name": "metrics", "port": 9187}, obj{"name": "repl", "port": 5433})}
 	db.spec["type"] = "StatefulService"
 	db.spec["storage"] = obj{"size": "1Gi", "mountPath": "/data", "storageClassName": pvClass}

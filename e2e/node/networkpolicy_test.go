@@ -39,7 +39,7 @@ func TestNetworkPolicyEnforced(t *testing.T) {
 	// admin opens 30 s after the start: the verdict that finds it open is
 	// dialed long after kube-router enforces the policy (about 8 s), so
 	// Serving proves the policy admits stackdome's dials to every port.
-	spec := portapp(portArgs("8080", "9090=after:30s"),
+	spec := framework.PortApp(framework.PortArgs("8080", "9090=after:30s"),
 		obj{"name": "http", "port": 8080, "public": true}, obj{"name": "admin", "port": 9090})
 	spec["host"] = host
 	spec["networkPolicy"] = obj{"enabled": true}
@@ -145,7 +145,7 @@ func TestNetworkPolicyEnforced(t *testing.T) {
 		}
 		// A new app: new pods, dialed from scratch under the egress policy,
 		// its second port open 30 s after the start as above.
-		spec := portapp(portArgs("8080", "9090=after:30s"), obj{"name": "http", "port": 8080}, obj{"name": "admin", "port": 9090})
+		spec := framework.PortApp(framework.PortArgs("8080", "9090=after:30s"), obj{"name": "http", "port": 8080}, obj{"name": "admin", "port": 9090})
 		spec["networkPolicy"] = obj{"enabled": true}
 		f.CreateApp(ns, "egress", spec)
 		sr := f.WaitCondition(3*time.Minute, ns, "egress", "Available", "True", "Serving")

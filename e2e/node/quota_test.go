@@ -67,7 +67,7 @@ func TestRefusedServiceReadsNotCreated(t *testing.T) {
 	})
 
 	srs := f.WatchPath("sr", framework.SRPath(ns, ""))
-	spec := portapp(portArgs("8080"), obj{"name": "http", "port": 8080, "public": true})
+	spec := framework.PortApp(framework.PortArgs("8080"), obj{"name": "http", "port": 8080, "public": true})
 	spec["host"] = "shop.node.test"
 	created := time.Now()
 	f.CreateApp(ns, name, spec)

@@ -45,7 +45,7 @@ func TestReadinessProbeKeepsSlowAppOut(t *testing.T) {
 	pods := f.WatchPath("pod", "/api/v1/namespaces/"+ns+"/pods")
 	t.Cleanup(func() { f.DescribePods(ns) })
 
-	f.CreateApp(ns, name, portapp(portArgs("8080=after:"+opensAfter.String()), obj{"name": "http", "port": 8080}))
+	f.CreateApp(ns, name, framework.PortApp(framework.PortArgs("8080=after:"+opensAfter.String()), obj{"name": "http", "port": 8080}))
 	sr := f.WaitCondition(3*time.Minute, ns, name, "Available", "True", "Serving")
 	if ps := portStates(sr); ps["http"] != "Open" {
 		t.Errorf("status.ports: %v, want http Open", ps)
@@ -142,7 +142,7 @@ func TestGateNamesSilentPort(t *testing.T) {
 	srs := f.WatchPath("sr", framework.SRPath(ns, ""))
 	t.Cleanup(func() { f.DescribePods(ns) })
 
-	f.CreateApp(ns, name, portapp(portArgs("8080", "9090=never"),
+	f.CreateApp(ns, name, framework.PortApp(framework.PortArgs("8080", "9090=never"),
 		obj{"name": "http", "port": 8080}, obj{"name": "admin", "port": 9090}))
 	pod := f.AppPods(ns, name, 1, 2*time.Minute)[0]
 	podName, _ := framework.Dig(pod, "metadata", "name").(string)

@@ -57,7 +57,7 @@ func TestReplicasBehindKubeProxy(t *testing.T) {
 	statuses := f.WatchPath("sr", framework.SRPath(ns, ""))
 	const apps = 6
 	for i := range apps {
-		f.CreateApp(ns, fmt.Sprint("app-", i), portapp(portArgs("8080", "9090"),
+		f.CreateApp(ns, fmt.Sprint("app-", i), framework.PortApp(framework.PortArgs("8080", "9090"),
 			obj{"name": "http", "port": 8080}, obj{"name": "admin", "port": 9090}))
 	}
 	for i := range apps {

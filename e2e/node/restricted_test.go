@@ -49,17 +49,17 @@ func TestRestrictedPodsRun(t *testing.T) {
 
 	control := []string{"--control", "8079"}
 	http8080 := obj{"name": "http", "port": 8080}
-	service := portapp(portArgs("8080"), http8080)
-	stateful := portapp(portArgs("8080"), http8080)
+	service := framework.PortApp(framework.PortArgs("8080"), http8080)
+	stateful := framework.PortApp(framework.PortArgs("8080"), http8080)
 	stateful["type"] = "StatefulService"
 	stateful["storage"] = obj{"size": "1Gi", "mountPath": "/data", "storageClassName": pvClass}
-	job := obj{"type": "Job", "image": framework.ImagePortApp, "args": toAny(control), "job": obj{"backoffLimit": 0}}
-	cron := obj{"type": "CronJob", "image": framework.ImagePortApp, "args": toAny(control),
+	job := obj{"type": "Job", "image": framework.ImagePortApp, "args": framework.ToAny(control), "job": obj{"backoffLimit": 0}}
+	cron := obj{"type": "CronJob", "image": framework.ImagePortApp, "args": framework.ToAny(control),
 		"cronJob": obj{"schedule": "* * * * *", "concurrencyPolicy": "Forbid"}, "job": obj{"backoffLimit": 0}}
-	sidecar := portapp(portArgs("8080"), http8080, obj{"name": "proxy", "port": 9000, "container": "proxy"})
-	sidecar["sidecars"] = []any{obj{"name": "proxy", "image": framework.ImagePortApp, "args": toAny(portArgs("9000"))}}
-	migration := portapp(portArgs("8080"), http8080)
-	migration["migration"] = obj{"args": toAny(control)}
+	sidecar := framework.PortApp(framework.PortArgs("8080"), http8080, obj{"name": "proxy", "port": 9000, "container": "proxy"})
+	sidecar["sidecars"] = []any{obj{"name": "proxy", "image": framework.ImagePortApp, "args": framework.ToAny(framework.PortArgs("9000"))}}
+	migration := framework.PortApp(framework.PortArgs("8080"), http8080)
+	migration["migration"] = obj{"args": framework.ToAny(control)}
 
 	for name, spec := range map[string]obj{"web": service, "db": stateful, "once": job, "nightly": cron, "proxied": sidecar, "migrated": migration} {
 		f.CreateApp(ns, name, spec)

@@ -45,13 +45,13 @@ func routesNamespace(t *testing.T, rel *framework.Release) (string, []string, *f
 	ns := f.Namespace(nil)
 	t.Cleanup(func() { f.DescribePods(ns) })
 	rw := f.WatchRoutes(ns)
-	openRouterAPI(t, ns)
+	f.OpenRouterAPI(ns)
 	return ns, []string{ns, rel.NS}, rw
 }
 
 // publicApp is a portapp app on host with one public port, http :8080.
 func publicApp(host string) obj {
-	spec := portapp(portArgs("8080"), obj{"name": "http", "port": 8080, "public": true})
+	spec := framework.PortApp(framework.PortArgs("8080"), obj{"name": "http", "port": 8080, "public": true})
 	spec["host"] = host
 	return spec
 }
@@ -88,10 +88,10 @@ func plainHTTPNeverLandsOnTheCatchAll(t *testing.T, rel *framework.Release) {
 	}
 	const docsRule = "(Host(`docs.node.test`) || Host(`www.docs.node.test`))"
 	const shopRule = "(Host(`shop.node.test`) || Host(`www.shop.node.test`))"
-	waitRouters(t, "docs on websecure and web; shop on websecure, its redirect on web", own, routesAre(ns, map[string][]string{
-		docsRule + " | " + mwRef(ns, "docs-errors"): {"web", "websecure"},
-		shopRule + " | " + mwRef(ns, "shop-errors"): {"websecure"},
-		shopRule + " | " + mwRef(ns, "shop-https"):  {"web"},
+	f.WaitRouters("docs on websecure and web; shop on websecure, its redirect on web", own, framework.RoutesAre(ns, map[string][]string{
+		docsRule + " | " + framework.MiddlewareRef(ns, "docs-errors"): {"web", "websecure"},
+		shopRule + " | " + framework.MiddlewareRef(ns, "shop-errors"): {"websecure"},
+		shopRule + " | " + framework.MiddlewareRef(ns, "shop-https"):  {"web"},
 	}))
 	f.WaitServed("websecure", "docs.node.test", "/", 8080, "/")
 	f.WaitServed("websecure", "shop.node.test", "/", 8080, "/")
@@ -164,7 +164,7 @@ func tlsRoutes(t *testing.T, rel *framework.Release) {
 	ns, own, rw := routesNamespace(t, rel)
 	from := rw.Mark()
 	const name, host = "shopfront", "store.node.test"
-	spec := portapp(portArgs("8080", "9090", "7070"),
+	spec := framework.PortApp(framework.PortArgs("8080", "9090", "7070"),
 		obj{"name": "http", "port": 8080, "public": true},
 		obj{"name": "admin", "port": 9090, "public": true},
 		obj{"name": "api", "port": 7070, "public": true, "path": "/v2"})
@@ -181,16 +181,16 @@ func tlsRoutes(t *testing.T, rel *framework.Release) {
 		"middlewares/" + name + "-errors", "middlewares/" + name + "-https", "middlewares/" + name + "-strip",
 		"services/" + name, "services/" + name + "-error-pages",
 	}
-	if got := appChildren(t, rel, ns, name); !slices.Equal(got, want) {
+	if got := f.AppChildren(rel, ns, name); !slices.Equal(got, want) {
 		t.Errorf("children %v, want %v", got, want)
 	}
 	hostRule := "Host(`" + host + "`)"
-	errorsMW := mwRef(ns, name+"-errors")
-	waitRouters(t, "the app's routers: three on websecure, the redirect on web", own, routesAre(ns, map[string][]string{
+	errorsMW := framework.MiddlewareRef(ns, name+"-errors")
+	f.WaitRouters("the app's routers: three on websecure, the redirect on web", own, framework.RoutesAre(ns, map[string][]string{
 		hostRule + " | " + errorsMW: {"websecure"},
-		hostRule + " && PathPrefix(`/admin`) | " + errorsMW + ", " + mwRef(ns, name+"-strip"): {"websecure"},
-		hostRule + " && PathPrefix(`/v2`) | " + errorsMW:                                      {"websecure"},
-		hostRule + " | " + mwRef(ns, name+"-https"):                                           {"web"},
+		hostRule + " && PathPrefix(`/admin`) | " + errorsMW + ", " + framework.MiddlewareRef(ns, name+"-strip"): {"websecure"},
+		hostRule + " && PathPrefix(`/v2`) | " + errorsMW:                                                        {"websecure"},
+		hostRule + " | " + framework.MiddlewareRef(ns, name+"-https"):                                           {"web"},
 	}))
 	f.WaitServed("websecure", host, "/", 8080, "/")
 	rw.RequireRoutesStay(t, from, "created")
@@ -281,9 +281,9 @@ func teamMiddlewares(t *testing.T, rel *framework.Release) {
 		t.Helper()
 		refs := make([]string, len(mws))
 		for i, m := range mws {
-			refs[i] = mwRef(ns, m)
+			refs[i] = framework.MiddlewareRef(ns, m)
 		}
-		waitRouters(t, phase+": the route with "+strings.Join(mws, ", "), own, routesAre(ns, map[string][]string{
+		f.WaitRouters(phase+": the route with "+strings.Join(mws, ", "), own, framework.RoutesAre(ns, map[string][]string{
 			"Host(`" + host + "`) | " + strings.Join(refs, ", "): {"web", "websecure"},
 		}))
 	}

@@ -56,7 +56,7 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 		watches = append(watches, f.WatchPath(kind, fmt.Sprintf(path, ns)))
 	}
 	const name, host = "basket", "basket.node.test"
-	spec := portapp(portArgs("8080"), obj{"name": "http", "port": 8080, "public": true})
+	spec := framework.PortApp(framework.PortArgs("8080"), obj{"name": "http", "port": 8080, "public": true})
 	spec["host"] = host
 	since := time.Now()
 	f.CreateApp(ns, name, spec)

@@ -1,6 +1,10 @@
 //go:build e2e
 
-package node
+package framework
+
+// Traefik's own view of its routes: its HTTP routers, read from its API
+// through an IngressRoute to api@internal that the test makes, and the
+// checks made on them.
 
 import (
 	"context"
@@ -10,18 +14,15 @@ import (
 	"net"
 	"slices"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // routerAPIPath is where Traefik's API lists its HTTP routers.
 const routerAPIPath = "/api/http/routers?per_page=1000"
 
-// openRouterAPI makes Traefik's API readable from the node for this test:
+// OpenRouterAPI makes Traefik's API readable from the node for this test:
 // in ns, the IngressRoute the Traefik chart's ingressRoute.dashboard value
 // would create (PathPrefix(`/api`) on the traefik entry point to the
 // TraefikService api@internal, which the chart's default api.dashboard=true
@@ -36,40 +37,40 @@ const routerAPIPath = "/api/http/routers?per_page=1000"
 // and goes with the test's namespace. api@internal is a cross-provider
 // reference, which the chart's default (no crossProviderNamespaces)
 // allows from any namespace.
-func openRouterAPI(t *testing.T, ns string) {
+func (f *NodeFixture) OpenRouterAPI(ns string) {
+	t := f.t
 	t.Helper()
-	f := framework.NewNodeFixture(t)
-	_, err := f.Kube.Create(t.Context(), "/apis/traefik.io/v1alpha1/namespaces/"+ns+"/ingressroutes", obj{
-		"apiVersion": "traefik.io/v1alpha1", "kind": "IngressRoute", "metadata": obj{"name": "traefik-api"},
-		"spec": obj{"entryPoints": []any{"traefik"}, "routes": []any{obj{
+	_, err := f.Kube.Create(t.Context(), "/apis/traefik.io/v1alpha1/namespaces/"+ns+"/ingressroutes", Obj{
+		"apiVersion": "traefik.io/v1alpha1", "kind": "IngressRoute", "metadata": Obj{"name": "traefik-api"},
+		"spec": Obj{"entryPoints": []any{"traefik"}, "routes": []any{Obj{
 			"kind": "Rule", "match": "PathPrefix(`/api`)",
-			"services": []any{obj{"name": "api@internal", "kind": "TraefikService"}},
+			"services": []any{Obj{"name": "api@internal", "kind": "TraefikService"}},
 		}}},
 	})
 	if err != nil {
 		t.Fatalf("creating the IngressRoute to Traefik's API: %v", err)
 	}
 	f.WaitFor(time.Minute, "Traefik's API answering on its traefik entry point", func() (bool, error) {
-		_, err := traefikRouters(f, t.Context())
+		_, err := f.TraefikRouters(t.Context())
 		return err == nil, err
 	})
 }
 
-// traefikRouters reads Traefik's HTTP routers from the node, through the
+// TraefikRouters reads Traefik's HTTP routers from the node, through the
 // route openRouterAPI made.
-func traefikRouters(f *framework.NodeFixture, ctx context.Context) ([]framework.Router, error) {
-	body, err := f.GetFromNode(ctx, "http://"+net.JoinHostPort(f.TraefikIP(), framework.TraefikPorts["traefik"])+routerAPIPath, "")
+func (f *NodeFixture) TraefikRouters(ctx context.Context) ([]Router, error) {
+	body, err := f.GetFromNode(ctx, "http://"+net.JoinHostPort(f.TraefikIP(), TraefikPorts["traefik"])+routerAPIPath, "")
 	if err != nil {
 		return nil, err
 	}
-	var rs []framework.Router
+	var rs []Router
 	if err := json.Unmarshal([]byte(body), &rs); err != nil {
 		return nil, fmt.Errorf("decoding %s: %w", routerAPIPath, err)
 	}
 	return rs, nil
 }
 
-// waitRouters polls Traefik's routers until cond holds for them and every
+// WaitRouters polls Traefik's routers until cond holds for them and every
 // router of the namespaces namespaces (the test's own and its release's: a
 // kubernetescrd router is named <namespace>-<IngressRoute>-…) is enabled,
 // and returns them; a minute without both fails t. Enabled is waited for,
@@ -80,13 +81,13 @@ func traefikRouters(f *framework.NodeFixture, ctx context.Context) ([]framework.
 // resource's first sync returns the route whole; requireRoutesStay holds
 // every write after a route served). Other namespaces are other tests', which may still be
 // going away.
-func waitRouters(t *testing.T, what string, namespaces []string, cond func([]framework.Router) error) []framework.Router {
+func (f *NodeFixture) WaitRouters(what string, namespaces []string, cond func([]Router) error) []Router {
+	t := f.t
 	t.Helper()
-	f := framework.NewNodeFixture(t)
-	var rs []framework.Router
-	err := framework.WaitUntil(time.Minute, 250*time.Millisecond, what, func() (bool, error) {
+	var rs []Router
+	err := WaitUntil(time.Minute, 250*time.Millisecond, what, func() (bool, error) {
 		var err error
-		if rs, err = traefikRouters(f, t.Context()); err != nil {
+		if rs, err = f.TraefikRouters(t.Context()); err != nil {
 			return false, err
 		}
 		if err = cond(rs); err != nil {
@@ -113,12 +114,12 @@ func waitRouters(t *testing.T, what string, namespaces []string, cond func([]fra
 // and one Traefik split per entry point (an entry point with its own
 // http options, websecure's TLS, gives it a copy of its own) has
 // "<entry point>-" before that.
-func ownRouter(r framework.Router, namespaces []string) bool {
+func ownRouter(r Router, namespaces []string) bool {
 	if r.Provider != "kubernetescrd" {
 		return false
 	}
 	name := r.Name
-	for ep := range framework.TraefikPorts {
+	for ep := range TraefikPorts {
 		name = strings.TrimPrefix(name, ep+"-")
 	}
 	for _, ns := range namespaces {
@@ -129,10 +130,10 @@ func ownRouter(r framework.Router, namespaces []string) bool {
 	return false
 }
 
-// routeTable is the routers of the IngressRoutes of ns but openRouterAPI's,
+// RouteTable is the routers of the IngressRoutes of ns but openRouterAPI's,
 // keyed "<rule> | <middlewares in order>", each with the entry points it
 // is on, sorted: a router Traefik split per entry point counts once.
-func routeTable(rs []framework.Router, ns string) map[string][]string {
+func RouteTable(rs []Router, ns string) map[string][]string {
 	out := map[string][]string{}
 	for _, r := range rs {
 		if !ownRouter(r, []string{ns}) || r.Service == "api@internal" {
@@ -145,16 +146,16 @@ func routeTable(rs []framework.Router, ns string) map[string][]string {
 	return out
 }
 
-// routesAre is a waitRouters condition: routeTable of ns is want.
-func routesAre(ns string, want map[string][]string) func([]framework.Router) error {
-	return func(rs []framework.Router) error {
-		if diff := cmp.Diff(want, routeTable(rs, ns)); diff != "" {
+// RoutesAre is a waitRouters condition: routeTable of ns is want.
+func RoutesAre(ns string, want map[string][]string) func([]Router) error {
+	return func(rs []Router) error {
+		if diff := cmp.Diff(want, RouteTable(rs, ns)); diff != "" {
 			return fmt.Errorf("routers (-want +got):\n%s", diff)
 		}
 		return nil
 	}
 }
 
-// mwRef is how Traefik names the Middleware name of namespace ns on a
+// MiddlewareRef is how Traefik names the Middleware name of namespace ns on a
 // router.
-func mwRef(ns, name string) string { return ns + "-" + name + "@kubernetescrd" }
+func MiddlewareRef(ns, name string) string { return ns + "-" + name + "@kubernetescrd" }
