@@ -73,3 +73,14 @@ func (s *Suite) ReadSyncCodes(ctx context.Context, pod Obj) (map[string]float64,
 	}
 	return out, nil
 }
+
+// HooksAnswered is the syncs the release's hooks pods answered, summed.
+func (f *NodeFixture) HooksAnswered(rel *Release) float64 {
+	t := f.t
+	t.Helper()
+	var n float64
+	for _, p := range rel.Pods(t, "controller") {
+		n += f.SyncsAnswered(p)
+	}
+	return n
+}

@@ -18,8 +18,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stackdome/stackdome/e2e/installdoc"
 	kyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/stackdome/stackdome/e2e/installdoc"
 )
 
 // What docs/install.md tells Traefik's Helm chart, as the page and the

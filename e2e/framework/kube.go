@@ -281,3 +281,40 @@ func (k *Kube) SecretData(ctx context.Context, ns, name string) (map[string][]by
 	}
 	return out, nil
 }
+
+// ResourceVersion is o's metadata.resourceVersion as a number.
+func ResourceVersion(o Obj) uint64 {
+	n, _ := strconv.ParseUint(fmt.Sprint(Dig(o, "metadata", "resourceVersion")), 10, 64)
+	return n
+}
+
+// DigPath is the value at a dotted path of plain keys (the last may hold dots:
+// an annotation or label key), and whether it is there.
+func DigPath(o map[string]any, path string) (any, bool) {
+	var cur any = o
+	parts := strings.Split(path, ".")
+	for i := 0; i < len(parts); i++ {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok := m[parts[i]]; ok {
+			cur = v
+			continue
+		}
+		if v, ok := m[strings.Join(parts[i:], ".")]; ok { // a key with dots
+			return v, true
+		}
+		return nil, false
+	}
+	return cur, true
+}
+
+func SortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

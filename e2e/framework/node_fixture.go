@@ -64,3 +64,13 @@ func (f *NodeFixture) Namespace(labels map[string]string) string {
 	})
 	return name
 }
+
+func (f *NodeFixture) MustCreate(path string, o Obj) Obj {
+	t := f.t
+	t.Helper()
+	got, err := f.Kube.Create(t.Context(), path, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}

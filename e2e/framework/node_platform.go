@@ -218,3 +218,13 @@ func (r *Release) Pods(t *testing.T, component string) []Obj {
 // TraefikIP is the Traefik pod's address (web entry point :8000) once
 // RequireTraefik installed it this run, and "" before.
 func (s *Suite) TraefikIP() string { return s.platform.traefikIP }
+
+func (f *NodeFixture) MetacontrollerPod() Obj {
+	t := f.t
+	t.Helper()
+	p, err := f.Kube.Get(t.Context(), "/api/v1/namespaces/metacontroller/pods/metacontroller-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -113,3 +113,22 @@ func ociLayout(ref string, entrypoint []string, app []byte) ([]byte, error) {
 	}
 	return out.Bytes(), nil
 }
+
+// SmokePod runs image with args, as Pod Security restricted admits it; with
+// probe, Ready only once GET :8080/ answers 200.
+func SmokePod(name, image string, labels map[string]string, args []string, probe bool) Obj {
+	c := Obj{
+		"name": "app", "image": image, "imagePullPolicy": "Never", "args": args,
+		"env": []Obj{{"name": "POD_NAME", "valueFrom": Obj{"fieldRef": Obj{"fieldPath": "metadata.name"}}}},
+		"securityContext": Obj{"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true,
+			"capabilities": Obj{"drop": []string{"ALL"}}},
+		"resources": Obj{"limits": Obj{"memory": "32Mi"}, "requests": Obj{"cpu": "10m", "memory": "16Mi"}},
+	}
+	if probe {
+		c["ports"] = []Obj{{"containerPort": 8080}}
+		c["readinessProbe"] = Obj{"httpGet": Obj{"path": "/", "port": 8080}, "periodSeconds": 1}
+	}
+	return Obj{"metadata": Obj{"name": name, "labels": labels},
+		"spec": Obj{"containers": []Obj{c}, "terminationGracePeriodSeconds": 2,
+			"securityContext": Obj{"runAsNonRoot": true, "seccompProfile": Obj{"type": "RuntimeDefault"}}}}
+}

@@ -6,6 +6,7 @@ package framework
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -63,4 +64,29 @@ func (f *NodeFixture) WaitCondition(timeout time.Duration, ns, name, typ, status
 		return true, nil
 	})
 	return sr
+}
+
+// PortStates is status.ports as name → state.
+func PortStates(sr Obj) map[string]string {
+	out := map[string]string{}
+	for _, p := range ToSlice(Dig(sr, "status", "ports")) {
+		out[fmt.Sprint(Dig(p, "name"))] = fmt.Sprint(Dig(p, "state"))
+	}
+	return out
+}
+
+// ListRV is the resourceVersion of a list of ns's StackResources: every
+// write after it has a greater one.
+func (f *NodeFixture) ListRV(ns string) uint64 {
+	t := f.t
+	t.Helper()
+	list, err := f.Kube.Get(t.Context(), SRPath(ns, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv, err := strconv.ParseUint(fmt.Sprint(Dig(list, "metadata", "resourceVersion")), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rv
 }

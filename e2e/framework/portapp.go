@@ -2,6 +2,15 @@
 
 package framework
 
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+)
+
 // The specs of apps of the test image portapp (e2e/images/portapp), whose
 // ports open at once, late, never, or on request.
 
@@ -39,3 +48,41 @@ func ToAny(s []string) []any {
 // (`--control`), which opens and closes its ports on request: undeclared,
 // reached from the node (PortControl).
 const PortAppControlPort = 8079
+
+// SetPort asks portapp in every pod of app, on its control port, to open
+// or close port.
+func (f *NodeFixture) SetPort(ns, app string, port int, action string) {
+	t := f.t
+	t.Helper()
+	pods, err := f.Kube.List(t.Context(), "/api/v1/namespaces/"+ns+"/pods", "app.kubernetes.io/instance="+app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods) == 0 {
+		t.Fatalf("no pod of %s", app)
+	}
+	for _, p := range pods {
+		ip, _ := Dig(p, "status", "podIP").(string)
+		if err := f.PortControl(t.Context(), ip, port, action); err != nil {
+			t.Fatalf("%s: %v", PodName(p), err)
+		}
+	}
+}
+
+// PortControl asks portapp at ip, on its control port, to open or close
+// port, from the node.
+func (f *NodeFixture) PortControl(ctx context.Context, ip string, port int, action string) error {
+	url := "http://" + net.JoinHostPort(ip, strconv.Itoa(PortAppControlPort)) + "/ports/" + strconv.Itoa(port) + "/" + action
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
+	resp, err := f.Node.HTTPClient().Do(req)
+	if err != nil {
+		return fmt.Errorf("%s port %d: %w", action, port, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("%s port %d: %s", action, port, resp.Status)
+	}
+	return nil
+}

@@ -193,3 +193,21 @@ func Merged(ws ...*Watcher) []WatchEvent {
 	sort.SliceStable(all, func(i, j int) bool { return all[i].RV < all[j].RV })
 	return all
 }
+
+// QuietFor waits until w has received no event for quiet, at most max.
+func (f *NodeFixture) QuietFor(w *Watcher, quiet, max time.Duration) {
+	t := f.t
+	t.Helper()
+	deadline := time.Now().Add(max)
+	for {
+		es := w.Events()
+		if len(es) > 0 && time.Since(es[len(es)-1].At) >= quiet {
+			t.Logf("settled: no %s event for %s (%d events before)", w.Kind(), quiet, len(es))
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s events never stopped for %s in %s: %d events", w.Kind(), quiet, max, len(es))
+		}
+		time.Sleep(200 * time.Millisecond) // polling a condition, with a deadline
+	}
+}

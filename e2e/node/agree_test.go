@@ -131,11 +131,11 @@ func TestReplicasAgreeOnRealNode(t *testing.T) {
 		err = api.condemned(sr)
 		return err == nil, err
 	})
-	quietFor(t, ws[0], 3*resync, time.Minute)
+	f.QuietFor(ws[0], 3*resync, time.Minute)
 	if len(mirrors.Events()) == 0 {
 		t.Errorf("no EndpointSlice of stackdome's for web: its error pages are not wired, and the watch of the slices proves nothing")
 	}
-	mark := listRV(t, ns)
+	mark := f.ListRV(ns)
 
 	// agree waits for a window of three resync periods from now in which
 	// each hooks pod answered a sync of each app, then fails on every
@@ -176,12 +176,12 @@ func TestReplicasAgreeOnRealNode(t *testing.T) {
 
 	// A replica restarted: its new process knows no verdict.
 	killed := rel.Pods(t, "controller")[0]
-	killPods(t, []obj{killed})
+	f.KillPods([]obj{killed})
 	mark = agree("replica "+framework.PodName(killed)+" restarted", mark)
 
 	// The dead port fixed in place.
 	pod := f.AppPods(ns, "api", 1, time.Minute)[0]
-	setPort(t, ns, "api", 9090, "open")
+	f.SetPort(ns, "api", 9090, "open")
 	if err := f.DialFromNode(t.Context(), fmt.Sprint(framework.Dig(pod, "status", "podIP")), 9090); err != nil {
 		t.Fatalf("api's port 9090 opened, yet: %v", err)
 	}
@@ -213,7 +213,7 @@ func TestReplicasAgreeOnRealNode(t *testing.T) {
 			if ip == "" {
 				return false, fmt.Errorf("pod %s has no address yet", framework.PodName(p))
 			}
-			if err := portControl(f, t.Context(), ip, 9090, "open"); err != nil {
+			if err := f.PortControl(t.Context(), ip, 9090, "open"); err != nil {
 				return false, fmt.Errorf("pod %s: %w", framework.PodName(p), err)
 			}
 			fresh = p
@@ -232,24 +232,8 @@ func TestReplicasAgreeOnRealNode(t *testing.T) {
 		return c != nil && c["status"] == "True" && c["reason"] == "Serving" && rev == newHash,
 			fmt.Errorf("Available %v, portCheck.revision %v (the new pod-template-hash %v)", c, rev, newHash)
 	})
-	quietFor(t, ws[0], 3*resync, time.Minute)
-	agree("after the rollout restart", listRV(t, ns))
-}
-
-// listRV is the resourceVersion of a list of ns's StackResources: every
-// write after it has a greater one.
-func listRV(t *testing.T, ns string) uint64 {
-	t.Helper()
-	f := framework.NewNodeFixture(t)
-	list, err := f.Kube.Get(t.Context(), framework.SRPath(ns, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rv, err := strconv.ParseUint(fmt.Sprint(framework.Dig(list, "metadata", "resourceVersion")), 10, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rv
+	f.QuietFor(ws[0], 3*resync, time.Minute)
+	agree("after the rollout restart", f.ListRV(ns))
 }
 
 // syncsLogged counts, per hooks pod of rel, the syncs of each app of ns it

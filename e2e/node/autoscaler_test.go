@@ -95,22 +95,22 @@ func TestAutoscalerOwnsReplicas(t *testing.T) {
 	// from on and the count now.
 	keeps := func(phase string, from uint64, want int) {
 		t.Helper()
-		before := answered(t, rel)
+		before := f.HooksAnswered(rel)
 		f.WaitFor(time.Minute, phase+": three more syncs answered", func() (bool, error) {
-			n := answered(t, rel) - before
+			n := f.HooksAnswered(rel) - before
 			return n >= 3, fmt.Errorf("%.0f syncs answered", n)
 		})
 		eventsKeep(phase, from, 0, want)
 		waitReplicas(t, depPath, want)
 	}
-	served := resourceVersion(dep)
+	served := framework.ResourceVersion(dep)
 	keeps("minReplicas", served, 2)
 
 	scale, err := f.Kube.MergePatch(t.Context(), depPath+"/scale", obj{"spec": obj{"replicas": 3}})
 	if err != nil {
 		t.Fatalf("patching the Deployment's /scale: %v", err)
 	}
-	scaled := resourceVersion(scale)
+	scaled := framework.ResourceVersion(scale)
 	keeps("scaled to 3", scaled, 3)
 	eventsKeep("minReplicas, to the patch", served, scaled, 2)
 	f.AppPods(ns, name, 3, 2*time.Minute) // the third pod runs
@@ -134,7 +134,7 @@ func waitReplicas(t *testing.T, path string, want int) {
 // none): an update by that manager moves its entry's time and fields.
 func managerEntry(o obj, manager string) string {
 	var out []any
-	for _, m := range toSlice(framework.Dig(o, "metadata", "managedFields")) {
+	for _, m := range framework.ToSlice(framework.Dig(o, "metadata", "managedFields")) {
 		if framework.Dig(m, "manager") == manager {
 			out = append(out, m)
 		}
@@ -150,14 +150,8 @@ func managerEntry(o obj, manager string) string {
 // failure's message.
 func managers(o obj) string {
 	var out []string
-	for _, m := range toSlice(framework.Dig(o, "metadata", "managedFields")) {
+	for _, m := range framework.ToSlice(framework.Dig(o, "metadata", "managedFields")) {
 		out = append(out, fmt.Sprint(framework.Dig(m, "manager"), " ", framework.Dig(m, "operation"), " ", framework.Dig(m, "subresource")))
 	}
 	return fmt.Sprint(out)
-}
-
-// resourceVersion is o's metadata.resourceVersion as a number.
-func resourceVersion(o obj) uint64 {
-	n, _ := strconv.ParseUint(fmt.Sprint(framework.Dig(o, "metadata", "resourceVersion")), 10, 64)
-	return n
 }

@@ -92,7 +92,7 @@ func TestCronJobRunsOnRealNode(t *testing.T) {
 		"spec": tmpl["spec"]}); err != nil {
 		t.Fatalf("creating a Job from the CronJob's template: %v", err)
 	}
-	exitPodOf(t, ns, "batch.kubernetes.io/job-name="+manual, 2*time.Minute)
+	f.ExitPodOf(ns, "batch.kubernetes.io/job-name="+manual, 2*time.Minute)
 	f.WaitFor(2*time.Minute, "status.run.lastSucceeded the manual Job", func() (bool, error) {
 		var err error
 		if sr, err = f.Kube.Get(t.Context(), framework.SRPath(ns, "nightly")); err != nil {

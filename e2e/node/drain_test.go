@@ -141,7 +141,7 @@ func requireDisruptionBudget(t *testing.T, ns, name string, pods int) {
 		t.Errorf("PodDisruptionBudget %s: maxUnavailable %s, want 1", name, got)
 	}
 	var owned bool
-	for _, r := range toSlice(framework.Dig(pdb, "metadata", "ownerReferences")) {
+	for _, r := range framework.ToSlice(framework.Dig(pdb, "metadata", "ownerReferences")) {
 		if framework.Dig(r, "kind") == "StackResource" && framework.Dig(r, "name") == name && framework.Dig(r, "controller") == true {
 			owned = true
 		}
@@ -153,7 +153,7 @@ func requireDisruptionBudget(t *testing.T, ns, name string, pods int) {
 
 // preStopSleep is the app container's preStop sleep in seconds, 0 if none.
 func preStopSleep(pod obj) int {
-	for _, c := range toSlice(framework.Dig(pod, "spec", "containers")) {
+	for _, c := range framework.ToSlice(framework.Dig(pod, "spec", "containers")) {
 		if framework.Dig(c, "name") == "app" {
 			var n int
 			fmt.Sscan(fmt.Sprint(framework.Dig(c, "lifecycle", "preStop", "sleep", "seconds")), &n)
@@ -180,7 +180,7 @@ func terminated(events []framework.WatchEvent, pod string) (obj, time.Time) {
 			end, _ := time.Parse(time.RFC3339, s)
 			deleted = end.Add(-time.Duration(grace) * time.Second)
 		}
-		for _, cs := range toSlice(framework.Dig(e.Obj, "status", "containerStatuses")) {
+		for _, cs := range framework.ToSlice(framework.Dig(e.Obj, "status", "containerStatuses")) {
 			if framework.Dig(cs, "name") != "app" {
 				continue
 			}

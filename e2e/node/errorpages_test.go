@@ -21,7 +21,7 @@ import (
 // through the chart's Traefik, and what keeps them when stackdome's own
 // pods change or go, under the real Metacontroller running the release's
 // CompositeController (e2e/'s TestErrorPagesThroughTraefik, moved). The
-// app (framework.PortApp, public on Traefik's web entry point) answers 200 at /, and
+// app (portapp, public on Traefik's web entry point) answers 200 at /, and
 // /status/<code> with that code and a body of its own. Read from a watch,
 // from before the app exists, of its StackResource, every kind of child
 // stackdome makes and stackdome's own EndpointSlices:
@@ -103,7 +103,7 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 	// --- Installed.
 	f.WaitCondition(3*time.Minute, ns, name, "Available", "True", "Serving")
 	f.WaitCondition(time.Minute, ns, name, "ErrorPages", "True", "Wired")
-	quietFor(t, ws[0], 3*resync, time.Minute)
+	f.QuietFor(ws[0], 3*resync, time.Minute)
 	wired := []string{"Deployment/" + name, "EndpointSlice/" + name + "-error-pages", "IngressRoute/" + name,
 		"Middleware/" + name + "-errors", "Service/" + name, "Service/" + name + "-error-pages"}
 	if diff := cmp.Diff(wired, f.OwnedChildren(ns, name)); diff != "" {
@@ -134,7 +134,7 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 			framework.All(hasStatus(404), framework.HasBody("port 8080 status 404"))},
 	})
 	routesStay("installed")
-	mark := listRV(t, ns)
+	mark := f.ListRV(ns)
 
 	// --- A stackdome rollout: every hooks and page pod replaced; the
 	// error-page Service, the one object the app's syncs relate to, stays
@@ -157,7 +157,7 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if before, now := resourceVersion(svc), resourceVersion(after); before != now {
+	if before, now := framework.ResourceVersion(svc), framework.ResourceVersion(after); before != now {
 		t.Errorf("rollout: the error-page Service was written (resourceVersion %d → %d): Metacontroller resyncs every StackResource for it", before, now)
 	}
 	mark = f.RequireUnwritten("rollout", ws, mark, resync, hooks)
@@ -172,14 +172,14 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	sr := f.WaitCondition(time.Minute, ns, name, "ErrorPages", "False", "ErrorServiceNotSeen")
-	framework.RequireChildrenKept(t, "Service deleted", ws, mark, resourceVersion(sr))
+	framework.RequireChildrenKept(t, "Service deleted", ws, mark, framework.ResourceVersion(sr))
 	if diff := cmp.Diff(wired, f.OwnedChildren(ns, name)); diff != "" {
 		t.Errorf("Service deleted: the app's children (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(clusterIP, f.SliceAddresses(ns, name+"-error-pages")); diff != "" {
 		t.Errorf("Service deleted: the mirrored EndpointSlice's addresses, want the ClusterIP kept (-want +got):\n%s", diff)
 	}
-	mark = f.RequireUnwritten("Service deleted, once said", ws, resourceVersion(sr), resync, hooks)
+	mark = f.RequireUnwritten("Service deleted, once said", ws, framework.ResourceVersion(sr), resync, hooks)
 	requireAnswers(t, "Service deleted", host, pastDialTimeout, keeps5xx)
 	routesStay("Service deleted")
 
@@ -197,8 +197,8 @@ func TestErrorPagesOnRealNode(t *testing.T) {
 		return err == nil, err
 	})
 	sr = f.WaitCondition(time.Minute, ns, name, "ErrorPages", "True", "Wired")
-	framework.RequireChildrenKept(t, "Service made again", ws, mark, resourceVersion(sr))
-	mark = f.RequireUnwritten("Service made again, once said", ws, resourceVersion(sr), resync, hooks)
+	framework.RequireChildrenKept(t, "Service made again", ws, mark, framework.ResourceVersion(sr))
+	mark = f.RequireUnwritten("Service made again, once said", ws, framework.ResourceVersion(sr), resync, hooks)
 	routesStay("Service made again")
 
 	// --- Both Deployments scaled to 0: their pods stopped, no sync is

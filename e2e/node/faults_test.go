@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -144,18 +145,22 @@ func (form faultForm) faults(rel *framework.Release, fl *fleet) []fault {
 	hooks := func(t *testing.T) []obj { return rel.Pods(t, "controller") }
 	pages := func(t *testing.T) []obj { return rel.Pods(t, "error-pages") }
 	all := []fault{
-		{name: "kill -9 of one hooks pod", churn: true, play: func(t *testing.T, _ map[string]bool) { killPods(t, hooks(t)[:1]) }},
-		{name: "kill -9 of both hooks pods", churn: true, play: func(t *testing.T, _ map[string]bool) { killPods(t, hooks(t)) }},
+		{name: "kill -9 of one hooks pod", churn: true, play: func(t *testing.T, _ map[string]bool) { framework.NewNodeFixture(t).KillPods(hooks(t)[:1]) }},
+		{name: "kill -9 of both hooks pods", churn: true, play: func(t *testing.T, _ map[string]bool) { framework.NewNodeFixture(t).KillPods(hooks(t)) }},
 		{name: "kill -9 of one error-page pod, then the other", full: true, churn: true, pagesKilled: true, play: func(t *testing.T, _ map[string]bool) {
+			f := framework.NewNodeFixture(t)
 			ps := pages(t)
-			killPods(t, ps[:1])
-			killPods(t, ps[1:])
+			f.KillPods(ps[:1])
+			f.KillPods(ps[1:])
 		}},
-		{name: "kill -9 of both error-page pods at once", full: true, churn: true, pagesKilled: true, play: func(t *testing.T, _ map[string]bool) { killPods(t, pages(t)) }},
-		{name: "eviction of both error-page pods", full: true, churn: true, play: func(t *testing.T, _ map[string]bool) { evictPods(t, rel, "error-pages") }},
-		{name: "kill -9 of Metacontroller", churn: true, play: func(t *testing.T, _ map[string]bool) { killPods(t, []obj{metacontrollerPod(t)}) }},
-		{name: "kube-apiserver restarted", full: true, churn: true, play: func(t *testing.T, _ map[string]bool) { restartAPIServer(t) }},
-		{name: "etcd stopped for 10 s", full: true, churn: true, play: func(t *testing.T, _ map[string]bool) { stallEtcd(t, 10*time.Second) }},
+		{name: "kill -9 of both error-page pods at once", full: true, churn: true, pagesKilled: true, play: func(t *testing.T, _ map[string]bool) { framework.NewNodeFixture(t).KillPods(pages(t)) }},
+		{name: "eviction of both error-page pods", full: true, churn: true, play: func(t *testing.T, _ map[string]bool) { framework.NewNodeFixture(t).EvictPods(rel, "error-pages") }},
+		{name: "kill -9 of Metacontroller", churn: true, play: func(t *testing.T, _ map[string]bool) {
+			f := framework.NewNodeFixture(t)
+			f.KillPods([]obj{f.MetacontrollerPod()})
+		}},
+		{name: "kube-apiserver restarted", full: true, churn: true, play: func(t *testing.T, _ map[string]bool) { framework.NewNodeFixture(t).RestartAPIServer() }},
+		{name: "etcd stopped for 10 s", full: true, churn: true, play: func(t *testing.T, _ map[string]bool) { framework.NewNodeFixture(t).StallEtcd(10 * time.Second) }},
 		{name: "hooks cut off for 30 s", churn: true, play: func(t *testing.T, _ map[string]bool) { cutHooks(t, rel, 30*time.Second) }},
 		{name: "helm upgrade of stackdome amid a rollout of 10 apps", full: true, play: func(t *testing.T, moved map[string]bool) { upgradeAmidRollout(t, rel, fl, 10, moved) }},
 	}
@@ -305,7 +310,7 @@ func reconverge(t *testing.T, rel *framework.Release, fl *fleet, ended time.Time
 	f := framework.NewNodeFixture(t)
 	base, unread := map[string]float64{}, map[string]bool{}
 	for _, p := range rel.Pods(t, "controller") {
-		key := framework.PodName(p) + "/" + fmt.Sprint(restarts(p))
+		key := framework.PodName(p) + "/" + fmt.Sprint(framework.PodRestarts(p))
 		codes, err := f.ReadSyncCodes(t.Context(), p)
 		if err != nil {
 			t.Logf("reconverging: %v", err)
@@ -330,7 +335,7 @@ func reconverge(t *testing.T, rel *framework.Release, fl *fleet, ended time.Time
 			return false, err
 		}
 		for _, p := range pods {
-			key := framework.PodName(p) + "/" + fmt.Sprint(restarts(p))
+			key := framework.PodName(p) + "/" + fmt.Sprint(framework.PodRestarts(p))
 			if !framework.PodReady(p) || unread[key] || framework.Dig(p, "metadata", "deletionTimestamp") != nil {
 				continue
 			}
@@ -345,51 +350,6 @@ func reconverge(t *testing.T, rel *framework.Release, fl *fleet, ended time.Time
 		return false, fmt.Errorf("no sync answered since the fault ended")
 	})
 	return time.Since(ended)
-}
-
-// killPods kills every container of pods with SIGKILL at once and waits
-// until the kubelet has restarted each and the pod is Ready again.
-func killPods(t *testing.T, pods []obj) {
-	t.Helper()
-	f := framework.NewNodeFixture(t)
-	for _, p := range pods {
-		for _, c := range toSlice(framework.Dig(p, "status", "containerStatuses")) {
-			if err := f.Node.KillContainer(t.Context(), fmt.Sprint(framework.Dig(c, "containerID"))); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	for _, p := range pods {
-		ns, name, before := fmt.Sprint(framework.Dig(p, "metadata", "namespace")), framework.PodName(p), restarts(p)
-		f.WaitFor(2*time.Minute, name+" restarted and Ready", func() (bool, error) {
-			now, err := f.Kube.Get(t.Context(), "/api/v1/namespaces/"+ns+"/pods/"+name)
-			if err != nil {
-				return false, err
-			}
-			return restarts(now) > before && framework.PodReady(now), fmt.Errorf("restarts %d, Ready %v", restarts(now), framework.PodReady(now))
-		})
-	}
-}
-
-// restarts is the sum of the pod's containers' restartCount.
-func restarts(p obj) int {
-	n := 0
-	for _, c := range toSlice(framework.Dig(p, "status", "containerStatuses")) {
-		var r int
-		fmt.Sscan(fmt.Sprint(framework.Dig(c, "restartCount")), &r)
-		n += r
-	}
-	return n
-}
-
-func metacontrollerPod(t *testing.T) obj {
-	t.Helper()
-	f := framework.NewNodeFixture(t)
-	p, err := f.Kube.Get(t.Context(), "/api/v1/namespaces/metacontroller/pods/metacontroller-0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // cutHooks makes the chart's hooks NetworkPolicy admit nothing for d, then
@@ -423,9 +383,9 @@ func cutHooks(t *testing.T, rel *framework.Release, d time.Duration) {
 		}
 	}
 	time.Sleep(time.Second)
-	before := answered(t, rel)
+	before := f.HooksAnswered(rel)
 	time.Sleep(d - enforced - time.Second)
-	if after := answered(t, rel); after > before {
+	if after := f.HooksAnswered(rel); after > before {
 		t.Errorf("%.0f syncs answered while the hooks were cut off: the cut did not hold", after-before)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -435,13 +395,71 @@ func cutHooks(t *testing.T, rel *framework.Release, d time.Duration) {
 	}
 }
 
-// answered is the syncs the release's hooks pods answered, summed.
-func answered(t *testing.T, rel *framework.Release) float64 {
+// The full form's faults (TestFaultsSurvived, `make chaos`): the
+// error-page pods evicted, the control plane's, the upgrade amid a
+// rollout, and the ports that die and come back during the others.
+
+// churn closes port 8080 of the next victim (its pod goes unready: the
+// readiness probe is on it) and opens again the one churn closed before,
+// marking both moved.
+func (fl *fleet) churn(t *testing.T, moved map[string]bool) {
 	f := framework.NewNodeFixture(t)
 	t.Helper()
-	var n float64
-	for _, p := range rel.Pods(t, "controller") {
-		n += f.SyncsAnswered(p)
+	if fl.downs > 0 {
+		back := fl.victims[(fl.downs-1)%len(fl.victims)]
+		f.SetPort(fl.ns, back.name, 8080, "open")
+		back.down, back.downSince = false, time.Time{}
+		moved[back.name] = true
 	}
-	return n
+	next := fl.victims[fl.downs%len(fl.victims)]
+	next.down, next.downSince = true, time.Now()
+	f.SetPort(fl.ns, next.name, 8080, "close")
+	moved[next.name] = true
+	fl.downs++
+}
+
+// upgradeAmidRollout changes the spec (an env var) of n live apps that no
+// churn has touched, so their workloads roll, and while they roll runs
+// `helm upgrade` of stackdome with a changed pod template (an annotation),
+// which rolls both of its Deployments; it returns once the upgrade has
+// rolled out (--wait). The rolled apps are moved and must reach Serving on
+// their new generation.
+func upgradeAmidRollout(t *testing.T, rel *framework.Release, fl *fleet, n int, moved map[string]bool) {
+	t.Helper()
+	f := framework.NewNodeFixture(t)
+	stamp := strconv.FormatInt(time.Now().Unix(), 10)
+	rolled := 0
+	for _, a := range fl.apps {
+		if rolled == n {
+			break
+		}
+		if a.dead || isVictim(fl, a) {
+			continue
+		}
+		path := framework.SRPath(fl.ns, a.name)
+		sr, err := f.Kube.MergePatch(t.Context(), path, obj{"spec": obj{"env": []any{obj{"name": "ROLL", "value": stamp}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Sscan(fmt.Sprint(framework.Dig(sr, "metadata", "generation")), &a.generation)
+		moved[a.name] = true
+		rolled++
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	out, err := f.Helm(ctx, "upgrade", rel.Name, filepath.Join(f.Root, "chart"), "--namespace", rel.NS,
+		"--reuse-values", "--wait", "--timeout", "4m", "--set-string", "podAnnotations.stackdome-e2e/upgraded="+stamp)
+	if err != nil {
+		t.Fatalf("helm upgrade: %v\n%s", err, out)
+	}
+}
+
+// isVictim says whether churn may close a's port.
+func isVictim(fl *fleet, a *faultApp) bool {
+	for _, v := range fl.victims {
+		if v == a {
+			return true
+		}
+	}
+	return false
 }

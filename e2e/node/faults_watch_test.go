@@ -299,7 +299,9 @@ func classifyAnswer(path string, code int, body string, err error) (answerKind, 
 func TestFaultRowCounts(t *testing.T) {
 	start := time.Now()
 	at := func(d time.Duration) time.Time { return start.Add(d) }
-	micro := func(d time.Duration) string { return at(d).UTC().Format("2006-01-02T15:04:05.000000Z07:00") }
+	micro := func(d time.Duration) string {
+		return at(d).UTC().Format("2006-01-02T15:04:05.000000Z07:00")
+	}
 	sr := func(name, status, reason string, gate ...string) obj {
 		st := obj{"conditions": []any{obj{"type": "Available", "status": status, "reason": reason}}}
 		if len(gate) > 0 {

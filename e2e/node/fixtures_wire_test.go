@@ -243,8 +243,8 @@ var (
 func (n wireNames) present(what string, f, w map[string]any, paths []string) []string {
 	var errs []string
 	for _, p := range paths {
-		_, inF := at(f, p)
-		_, inW := at(w, p)
+		_, inF := framework.DigPath(f, p)
+		_, inW := framework.DigPath(w, p)
 		if inF != inW {
 			errs = append(errs, fmt.Sprintf("%s: %s in the fixture %v, on the wire %v", what, p, inF, inW))
 		}
@@ -376,28 +376,6 @@ func leaves(v any) map[string]any {
 		walk("", v)
 	}
 	return out
-}
-
-// at is the value at a dotted path of plain keys (the last may hold dots:
-// an annotation or label key), and whether it is there.
-func at(o map[string]any, path string) (any, bool) {
-	var cur any = o
-	parts := strings.Split(path, ".")
-	for i := 0; i < len(parts); i++ {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if v, ok := m[parts[i]]; ok {
-			cur = v
-			continue
-		}
-		if v, ok := m[strings.Join(parts[i:], ".")]; ok { // a key with dots
-			return v, true
-		}
-		return nil, false
-	}
-	return cur, true
 }
 
 func mustJSON(v any) string {

@@ -83,7 +83,7 @@ func TestFleet(t *testing.T) {
 		progress.Step("patching Metacontroller's StatefulSet with raised limits", nil)
 		raiseMetacontroller(t, mcRaisedFlags)
 	}
-	mc := framework.PodIP(metacontrollerPod(t))
+	mc := framework.PodIP(f.MetacontrollerPod())
 	t.Logf("fleet: Metacontroller's args %s", mcArgs(t))
 	addServiceRange(t, n)
 
@@ -259,11 +259,11 @@ func fleetBackends(t *testing.T, n int) []string {
 	f := framework.NewNodeFixture(t)
 	ns := f.Namespace(nil)
 	for i := range n {
-		mustCreate(t, "/api/v1/namespaces/"+ns+"/pods", smokePod(fmt.Sprintf("backend-%d", i), framework.ImagePortApp, nil, framework.PortArgs("8080", "9090"), false))
+		f.MustCreate("/api/v1/namespaces/"+ns+"/pods", framework.SmokePod(fmt.Sprintf("backend-%d", i), framework.ImagePortApp, nil, framework.PortArgs("8080", "9090"), false))
 	}
 	var ips []string
 	for i := range n {
-		ips = append(ips, framework.PodIP(waitPodReady(t, ns, fmt.Sprintf("backend-%d", i), 2*time.Minute)))
+		ips = append(ips, framework.PodIP(f.WaitPodReady(ns, fmt.Sprintf("backend-%d", i), 2*time.Minute)))
 	}
 	return ips
 }
@@ -348,7 +348,7 @@ func measureSecretCache(t *testing.T, ns, mcIP string, n int, progress *framewor
 	wg.Wait()
 	progress.Step("Secret cache: waiting for an app using a Secret to converge", nil)
 	before := figuresOf(t, mcIP, mcMetricsPort)
-	mustCreate(t, "/api/v1/namespaces/"+ns+"/secrets", obj{"apiVersion": "v1", "kind": "Secret",
+	f.MustCreate("/api/v1/namespaces/"+ns+"/secrets", obj{"apiVersion": "v1", "kind": "Secret",
 		"metadata": obj{"name": "db"}, "stringData": obj{"password": "x"}})
 	_, spec := fleetApp(0)
 	spec["envFrom"] = []any{obj{"secretRef": obj{"name": "db"}}}

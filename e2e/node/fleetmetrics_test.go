@@ -237,7 +237,8 @@ func raiseMetacontroller(t *testing.T, flags []string) {
 
 // mcArgs are metacontroller-0's container args, for the log.
 func mcArgs(t *testing.T) string {
+	f := framework.NewNodeFixture(t)
 	t.Helper()
-	p := metacontrollerPod(t)
+	p := f.MetacontrollerPod()
 	return fmt.Sprint(framework.Dig(p, "spec", "containers").([]any)[0].(obj)["args"])
 }

@@ -245,7 +245,7 @@ func (h *hookLog) waitSyncRequest(t *testing.T, ns, name string, since time.Time
 
 func toStrings(v any) []string {
 	var out []string
-	for _, e := range toSlice(v) {
+	for _, e := range framework.ToSlice(v) {
 		s, _ := e.(string)
 		out = append(out, s)
 	}

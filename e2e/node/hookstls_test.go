@@ -19,7 +19,6 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -214,7 +213,7 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 		}
 		return len(swapped) == len(controllers), fmt.Errorf("want serial %v; the pods serve %v", serial, serving)
 	})
-	for _, name := range sortedKeys(swapped) {
+	for _, name := range framework.SortedKeys(swapped) {
 		t.Logf("%s served the rotated leaf %s after the Secret was written (kubelet volume swap + reload interval)", name, swapped[name].Round(100*time.Millisecond))
 	}
 
@@ -257,10 +256,10 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 		for _, p := range rel.Pods(t, "controller") {
 			name := framework.PodName(p)
 			if uid, ok := uids[name]; !ok || uid != fmt.Sprint(framework.Dig(p, "metadata", "uid")) {
-				t.Errorf("hooks pod %s is not one of the pods before the rotation %v", name, sortedKeys(uids))
+				t.Errorf("hooks pod %s is not one of the pods before the rotation %v", name, framework.SortedKeys(uids))
 				continue
 			}
-			if n := restarts(p); n != 0 {
+			if n := framework.PodRestarts(p); n != 0 {
 				t.Errorf("%s: restartCount %d, want 0", name, n)
 			}
 			out, err := f.KubectlRun(ctx, "logs", "-n", rel.NS, name)
@@ -290,7 +289,7 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 		"--wait", "--timeout", "3m"); err != nil {
 		t.Fatalf("helm upgrade: %v\n%s", err, out)
 	}
-	for _, s := range sortedKeys(secrets) {
+	for _, s := range framework.SortedKeys(secrets) {
 		want := secrets[s]
 		got := secretData(t, rel.NS, rel.Name+s)
 		if len(got) != len(want) {
@@ -309,9 +308,9 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 	if got := fmt.Sprint(framework.Dig(cc, "spec", "hooks", "sync", "webhook", "path")); got != syncPath {
 		t.Errorf("helm upgrade changed the sync path %s to %s: the credentials hash moved", syncPath, got)
 	}
-	base := answered(t, rel)
+	base := f.HooksAnswered(rel)
 	f.WaitFor(time.Minute, "a sync answered 200 after helm upgrade", func() (bool, error) {
-		n := answered(t, rel)
+		n := f.HooksAnswered(rel)
 		return n > base, fmt.Errorf("%.0f syncs answered, %.0f before", n, base)
 	})
 }
@@ -442,13 +441,4 @@ func syncErrors(t *testing.T, ns, name string) map[string]int {
 		out[fmt.Sprintf("%v: %v", framework.Dig(e, "metadata", "name"), framework.Dig(e, "message"))] = max(n, 1)
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -87,7 +87,7 @@ func TestGateCondemnsDeadPorts(t *testing.T) {
 	}
 	ns := f.Namespace(nil)
 	t.Cleanup(func() { f.DescribePods(ns) })
-	makePV(t, "gate-"+ns, "1Gi")
+	f.MakePV("gate-"+ns, "1Gi")
 	ws := []*framework.Watcher{f.WatchPath("sr", framework.SRPath(ns, ""))}
 	for kind, path := range framework.ChildKinds {
 		ws = append(ws, f.WatchPath(kind, fmt.Sprintf(path, ns)))
@@ -101,7 +101,7 @@ func TestGateCondemnsDeadPorts(t *testing.T) {
 		spec: framework.PortApp(framework.PortArgs("5432", "9187=never", "5433=never"),
 			obj{"name": "sql", "port": 5432}, obj{"name": "metrics", "port": 9187}, obj{"name": "repl", "port": 5433})}
 	db.spec["type"] = "StatefulService"
-	db.spec["storage"] = obj{"size": "1Gi", "mountPath": "/data", "storageClassName": pvClass}
+	db.spec["storage"] = obj{"size": "1Gi", "mountPath": "/data", "storageClassName": framework.PVClass}
 	apps := []*gateApp{web, db}
 	for _, a := range apps {
 		f.CreateApp(ns, a.name, a.spec)
@@ -123,7 +123,7 @@ func TestGateCondemnsDeadPorts(t *testing.T) {
 			return false, err
 		}
 		got := map[string]obj{}
-		for _, sr := range toSlice(list["items"]) {
+		for _, sr := range framework.ToSlice(list["items"]) {
 			if sr, ok := sr.(obj); ok {
 				got[fmt.Sprint(framework.Dig(sr, "metadata", "name"))] = sr
 			}
@@ -233,7 +233,7 @@ func (a *gateApp) condemned(sr obj) error {
 	for _, pn := range a.dead {
 		deadNumbers[strconv.Itoa(a.ports[pn])] = 0
 	}
-	for _, d := range toSlice(framework.Dig(sr, "status", "lastFailureDetails")) {
+	for _, d := range framework.ToSlice(framework.Dig(sr, "status", "lastFailureDetails")) {
 		port := fmt.Sprint(framework.Dig(d, "port"))
 		if framework.Dig(d, "type") != "readiness_failure" {
 			errs = append(errs, fmt.Errorf("a failure detail of type %v, want only readiness_failure: %v", framework.Dig(d, "type"), d))
@@ -250,7 +250,7 @@ func (a *gateApp) condemned(sr obj) error {
 			errs = append(errs, fmt.Errorf("%d readiness_failure details for dead port %s, want 1", n, port))
 		}
 	}
-	states := portStates(sr)
+	states := framework.PortStates(sr)
 	for pn := range a.ports {
 		want := "Open"
 		if slices.Contains(a.dead, pn) {

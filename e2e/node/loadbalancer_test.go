@@ -98,7 +98,7 @@ func (lb *loadBalancer) sync(ctx context.Context) {
 		}
 		ns, name := fmt.Sprint(framework.Dig(svc, "metadata", "namespace")), fmt.Sprint(framework.Dig(svc, "metadata", "name"))
 		ready := true
-		for _, p := range toSlice(framework.Dig(svc, "spec", "ports")) {
+		for _, p := range framework.ToSlice(framework.Dig(svc, "spec", "ports")) {
 			port, _ := strconv.Atoi(fmt.Sprint(framework.Dig(p, "port")))
 			nodePort, _ := strconv.Atoi(fmt.Sprint(framework.Dig(p, "nodePort")))
 			if port == 0 || nodePort == 0 {
@@ -129,7 +129,7 @@ func (lb *loadBalancer) sync(ctx context.Context) {
 			lb.listeners = append(lb.listeners, l)
 			lb.mu.Unlock()
 		}
-		if !ready || len(toSlice(framework.Dig(svc, "status", "loadBalancer", "ingress"))) > 0 {
+		if !ready || len(framework.ToSlice(framework.Dig(svc, "status", "loadBalancer", "ingress"))) > 0 {
 			continue
 		}
 		patch := obj{"status": obj{"loadBalancer": obj{"ingress": []any{obj{"ip": lb.ip, "ipMode": "VIP"}}}}}

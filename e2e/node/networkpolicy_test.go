@@ -57,7 +57,7 @@ func TestNetworkPolicyEnforced(t *testing.T) {
 	t.Run("stackdome dials every declared port", func(t *testing.T) {
 		f := framework.NewNodeFixture(t)
 		sr := f.WaitCondition(3*time.Minute, ns, name, "Available", "True", "Serving")
-		if got := portStates(sr); got["http"] != "Open" || got["admin"] != "Open" {
+		if got := framework.PortStates(sr); got["http"] != "Open" || got["admin"] != "Open" {
 			t.Errorf("status.ports %v, want both Open", got)
 		}
 	})
@@ -149,7 +149,7 @@ func TestNetworkPolicyEnforced(t *testing.T) {
 		spec["networkPolicy"] = obj{"enabled": true}
 		f.CreateApp(ns, "egress", spec)
 		sr := f.WaitCondition(3*time.Minute, ns, "egress", "Available", "True", "Serving")
-		if got := portStates(sr); got["http"] != "Open" || got["admin"] != "Open" {
+		if got := framework.PortStates(sr); got["http"] != "Open" || got["admin"] != "Open" {
 			t.Errorf("status.ports %v, want both Open", got)
 		}
 	})

@@ -47,7 +47,7 @@ func TestReadinessProbeKeepsSlowAppOut(t *testing.T) {
 
 	f.CreateApp(ns, name, framework.PortApp(framework.PortArgs("8080=after:"+opensAfter.String()), obj{"name": "http", "port": 8080}))
 	sr := f.WaitCondition(3*time.Minute, ns, name, "Available", "True", "Serving")
-	if ps := portStates(sr); ps["http"] != "Open" {
+	if ps := framework.PortStates(sr); ps["http"] != "Open" {
 		t.Errorf("status.ports: %v, want http Open", ps)
 	}
 	pod := f.AppPods(ns, name, 1, 30*time.Second)[0]
@@ -180,11 +180,11 @@ func TestGateNamesSilentPort(t *testing.T) {
 	if !strings.Contains(msg, "port 9090 (admin)") || strings.Contains(msg, "8080") {
 		t.Errorf("Available message %q: want port 9090 (admin) named, and not 8080", msg)
 	}
-	if got := portStates(sr); got["http"] != "Open" || got["admin"] != "Closed" {
+	if got := framework.PortStates(sr); got["http"] != "Open" || got["admin"] != "Closed" {
 		t.Errorf("status.ports: %v, want http Open, admin Closed", got)
 	}
 	var named bool
-	for _, d := range toSlice(framework.Dig(sr, "status", "lastFailureDetails")) {
+	for _, d := range framework.ToSlice(framework.Dig(sr, "status", "lastFailureDetails")) {
 		if fmt.Sprint(framework.Dig(d, "port")) == "9090" && framework.Dig(d, "reason") == "PortNotListening" {
 			named = true
 		}
@@ -210,7 +210,7 @@ func TestGateNamesSilentPort(t *testing.T) {
 // endpointReady says whether the EndpointSlice lists pod's endpoint, and
 // whether it is ready (conditions.ready, as kube-proxy and Traefik read it).
 func endpointReady(slice obj, pod string) (ready, listed bool) {
-	for _, ep := range toSlice(slice["endpoints"]) {
+	for _, ep := range framework.ToSlice(slice["endpoints"]) {
 		if framework.Dig(ep, "targetRef", "name") != pod {
 			continue
 		}
@@ -222,19 +222,10 @@ func endpointReady(slice obj, pod string) (ready, listed bool) {
 	return ready, listed
 }
 
-// portStates is status.ports as name → state.
-func portStates(sr obj) map[string]string {
-	out := map[string]string{}
-	for _, p := range toSlice(framework.Dig(sr, "status", "ports")) {
-		out[fmt.Sprint(framework.Dig(p, "name"))] = fmt.Sprint(framework.Dig(p, "state"))
-	}
-	return out
-}
-
 // containerStarted is when the kubelet started the pod's container.
 func containerStarted(t *testing.T, pod obj, container string) time.Time {
 	t.Helper()
-	for _, cs := range toSlice(framework.Dig(pod, "status", "containerStatuses")) {
+	for _, cs := range framework.ToSlice(framework.Dig(pod, "status", "containerStatuses")) {
 		if framework.Dig(cs, "name") != container {
 			continue
 		}
@@ -248,8 +239,6 @@ func containerStarted(t *testing.T, pod obj, container string) time.Time {
 	t.Fatalf("pod has no running container %s", container)
 	return time.Time{}
 }
-
-func toSlice(v any) []any { s, _ := v.([]any); return s }
 
 func mapAny(m map[string]bool) bool {
 	for _, v := range m {

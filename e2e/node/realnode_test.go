@@ -48,8 +48,8 @@ func TestRealNode(t *testing.T) {
 	})
 
 	start := time.Now()
-	mustCreate(t, "/api/v1/namespaces/"+ns+"/pods", smokePod("web", framework.ImagePortApp, map[string]string{"app": "web"}, []string{"--port", "8080=after:2s"}, true))
-	web := waitPodReady(t, ns, "web", 90*time.Second)
+	f.MustCreate("/api/v1/namespaces/"+ns+"/pods", framework.SmokePod("web", framework.ImagePortApp, map[string]string{"app": "web"}, []string{"--port", "8080=after:2s"}, true))
+	web := f.WaitPodReady(ns, "web", 90*time.Second)
 	t.Logf("pod web Running and Ready %s after it was created, on %v at %v", time.Since(start).Round(100*time.Millisecond),
 		framework.Dig(web, "spec", "nodeName"), framework.Dig(web, "status", "podIP"))
 	if got := framework.Dig(web, "spec", "nodeName"); got != n.Name() {
@@ -58,12 +58,12 @@ func TestRealNode(t *testing.T) {
 	// The probe, not the start, made it Ready: the app opens its port 2 s
 	// after it started.
 	startedAt := parseTime(t, framework.Dig(web, "status", "containerStatuses").([]any)[0].(map[string]any)["state"].(map[string]any)["running"].(map[string]any)["startedAt"])
-	readyAt := parseTime(t, condition(web, "Ready")["lastTransitionTime"])
+	readyAt := parseTime(t, framework.PodCondition(web, "Ready")["lastTransitionTime"])
 	if readyAt.Sub(startedAt) < time.Second {
 		t.Fatalf("pod web Ready at %s, started at %s: Ready before its probe could pass", readyAt, startedAt)
 	}
 
-	svc := mustCreate(t, "/api/v1/namespaces/"+ns+"/services", obj{"metadata": obj{"name": "web"},
+	svc := f.MustCreate("/api/v1/namespaces/"+ns+"/services", obj{"metadata": obj{"name": "web"},
 		"spec": obj{"selector": obj{"app": "web"}, "ports": []obj{{"port": 80, "targetPort": 8080}}}})
 	clusterIP := framework.Dig(svc, "spec", "clusterIP").(string)
 	hc := n.HTTPClient()
@@ -78,8 +78,8 @@ func TestRealNode(t *testing.T) {
 	// verifying its certificate against the service account's CA: what
 	// Metacontroller in a pod does.
 	short, full, api := "http://web."+ns+"/", "http://web."+ns+".svc.cluster.local/", "https://kubernetes.default.svc/version"
-	mustCreate(t, "/api/v1/namespaces/"+ns+"/pods", smokePod("client", framework.SmokeImage, map[string]string{"app": "client"}, []string{"get", short, full, api}, false))
-	waitPodReady(t, ns, "client", 90*time.Second)
+	f.MustCreate("/api/v1/namespaces/"+ns+"/pods", framework.SmokePod("client", framework.SmokeImage, map[string]string{"app": "client"}, []string{"get", short, full, api}, false))
+	f.WaitPodReady(ns, "client", 90*time.Second)
 	for _, u := range []string{short, full, api} {
 		waitLastAttempt(t, ns, u, "OK", 30*time.Second)
 	}
@@ -90,7 +90,7 @@ func TestRealNode(t *testing.T) {
 		t.Fatalf("kubectl logs client: %v\n%s", err, out)
 	}
 
-	mustCreate(t, "/apis/networking.k8s.io/v1/namespaces/"+ns+"/networkpolicies", obj{"metadata": obj{"name": "default-deny"},
+	f.MustCreate("/apis/networking.k8s.io/v1/namespaces/"+ns+"/networkpolicies", obj{"metadata": obj{"name": "default-deny"},
 		"spec": obj{"podSelector": obj{}, "policyTypes": []string{"Ingress"}}})
 	start = time.Now()
 	waitLastAttempt(t, ns, short, "ERR", 30*time.Second)
@@ -102,57 +102,6 @@ func TestRealNode(t *testing.T) {
 	waitLastAttempt(t, ns, short, "OK", 30*time.Second)
 	t.Logf("NetworkPolicy deleted: the client through again after %s", time.Since(start).Round(100*time.Millisecond))
 	t.Logf("memory of the node with two pods:\n%s", framework.Indent(framework.FormatMemory(n.Memory())))
-}
-
-// smokePod runs image with args, as Pod Security restricted admits it; with
-// probe, Ready only once GET :8080/ answers 200.
-func smokePod(name, image string, labels map[string]string, args []string, probe bool) obj {
-	c := obj{
-		"name": "app", "image": image, "imagePullPolicy": "Never", "args": args,
-		"env": []obj{{"name": "POD_NAME", "valueFrom": obj{"fieldRef": obj{"fieldPath": "metadata.name"}}}},
-		"securityContext": obj{"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true,
-			"capabilities": obj{"drop": []string{"ALL"}}},
-		"resources": obj{"limits": obj{"memory": "32Mi"}, "requests": obj{"cpu": "10m", "memory": "16Mi"}},
-	}
-	if probe {
-		c["ports"] = []obj{{"containerPort": 8080}}
-		c["readinessProbe"] = obj{"httpGet": obj{"path": "/", "port": 8080}, "periodSeconds": 1}
-	}
-	return obj{"metadata": obj{"name": name, "labels": labels},
-		"spec": obj{"containers": []obj{c}, "terminationGracePeriodSeconds": 2,
-			"securityContext": obj{"runAsNonRoot": true, "seccompProfile": obj{"type": "RuntimeDefault"}}}}
-}
-
-func mustCreate(t *testing.T, path string, o obj) obj {
-	t.Helper()
-	f := framework.NewNodeFixture(t)
-	got, err := f.Kube.Create(t.Context(), path, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
-}
-
-// waitPodReady waits for the pod to be Running and Ready and returns it.
-func waitPodReady(t *testing.T, ns, name string, timeout time.Duration) obj {
-	t.Helper()
-	f := framework.NewNodeFixture(t)
-	var pod obj
-	if err := framework.WaitUntil(timeout, 200*time.Millisecond, "pod "+ns+"/"+name+" Ready", func() (bool, error) {
-		var err error
-		if pod, err = f.Kube.Get(t.Context(), "/api/v1/namespaces/"+ns+"/pods/"+name); err != nil {
-			return false, err
-		}
-		if err := f.Node.Healthy(); err != nil {
-			return false, err
-		}
-		ready := condition(pod, "Ready")
-		return framework.Dig(pod, "status", "phase") == "Running" && ready["status"] == "True",
-			fmt.Errorf("phase %v, Ready %v, containers %v", framework.Dig(pod, "status", "phase"), ready["status"], framework.Dig(pod, "status", "containerStatuses"))
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return pod
 }
 
 // waitLastAttempt waits until the client pod's last attempt at url, read
@@ -176,16 +125,6 @@ func waitLastAttempt(t *testing.T, ns, url, result string, timeout time.Duration
 	}); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func condition(pod obj, typ string) map[string]any {
-	conds, _ := framework.Dig(pod, "status", "conditions").([]any)
-	for _, c := range conds {
-		if m, _ := c.(map[string]any); m["type"] == typ {
-			return m
-		}
-	}
-	return map[string]any{}
 }
 
 func parseTime(t *testing.T, v any) time.Time {

@@ -68,7 +68,7 @@ func TestReplicasBehindKubeProxy(t *testing.T) {
 		t.Fatalf("%d hooks pods, want the chart's 2", len(controllers))
 	}
 
-	quietFor(t, statuses, 6*time.Second, time.Minute)
+	f.QuietFor(statuses, 6*time.Second, time.Minute)
 	for _, f := range convergedFlaps(statuses.Events()) {
 		t.Errorf("a flap: %s", f)
 	}
@@ -115,23 +115,6 @@ func TestReplicasBehindKubeProxy(t *testing.T) {
 	}
 }
 
-// quietFor waits until w has received no event for quiet, at most max.
-func quietFor(t *testing.T, w *framework.Watcher, quiet, max time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(max)
-	for {
-		es := w.Events()
-		if len(es) > 0 && time.Since(es[len(es)-1].At) >= quiet {
-			t.Logf("settled: no %s event for %s (%d events before)", w.Kind(), quiet, len(es))
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s events never stopped for %s in %s: %d events", w.Kind(), quiet, max, len(es))
-		}
-		time.Sleep(200 * time.Millisecond) // polling a condition, with a deadline
-	}
-}
-
 // convergedFlaps are the status writes among the StackResource events es
 // that say Converged is not True after the same object read True, each
 // with its reason and message.
@@ -140,7 +123,7 @@ func convergedFlaps(es []framework.WatchEvent) []string {
 	var flaps []string
 	for _, e := range es {
 		name, _ := framework.Dig(e.Obj, "metadata", "name").(string)
-		c := condition(e.Obj, "Converged")
+		c := framework.PodCondition(e.Obj, "Converged")
 		switch {
 		case c["status"] == "True":
 			converged[name] = true

@@ -3,21 +3,12 @@
 package node
 
 import (
-	"context"
 	"fmt"
-	"net"
-	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stackdome/stackdome/e2e/framework"
 )
-
-// pvClass is the storage class of the PersistentVolumes the test makes
-// beforehand (no provisioner: the claims bind to them by class).
-const pvClass = "node-local"
 
 // TestRestrictedPodsRun proves what e2e's TestRestrictedNamespaceAdmitsPods
 // can only admit: in a namespace enforcing Pod Security restricted, the
@@ -45,14 +36,14 @@ func TestRestrictedPodsRun(t *testing.T) {
 		"pod-security.kubernetes.io/enforce-version": "latest",
 	})
 	t.Cleanup(func() { f.DescribePods(ns) })
-	makePV(t, "restricted-"+ns, "1Gi")
+	f.MakePV("restricted-"+ns, "1Gi")
 
 	control := []string{"--control", "8079"}
 	http8080 := obj{"name": "http", "port": 8080}
 	service := framework.PortApp(framework.PortArgs("8080"), http8080)
 	stateful := framework.PortApp(framework.PortArgs("8080"), http8080)
 	stateful["type"] = "StatefulService"
-	stateful["storage"] = obj{"size": "1Gi", "mountPath": "/data", "storageClassName": pvClass}
+	stateful["storage"] = obj{"size": "1Gi", "mountPath": "/data", "storageClassName": framework.PVClass}
 	job := obj{"type": "Job", "image": framework.ImagePortApp, "args": framework.ToAny(control), "job": obj{"backoffLimit": 0}}
 	cron := obj{"type": "CronJob", "image": framework.ImagePortApp, "args": framework.ToAny(control),
 		"cronJob": obj{"schedule": "* * * * *", "concurrencyPolicy": "Forbid"}, "job": obj{"backoffLimit": 0}}
@@ -97,7 +88,7 @@ func TestRestrictedPodsRun(t *testing.T) {
 			framework.Dig(p, "spec", "securityContext", "seccompProfile", "type") != "RuntimeDefault" {
 			t.Errorf("pod %s: securityContext %v", name, framework.Dig(p, "spec", "securityContext"))
 		}
-		cs := append(toSlice(framework.Dig(p, "spec", "initContainers")), toSlice(framework.Dig(p, "spec", "containers"))...)
+		cs := append(framework.ToSlice(framework.Dig(p, "spec", "initContainers")), framework.ToSlice(framework.Dig(p, "spec", "containers"))...)
 		for _, c := range cs {
 			sc := framework.Dig(c, "securityContext")
 			if framework.Dig(sc, "allowPrivilegeEscalation") != false ||
@@ -113,67 +104,10 @@ func TestRestrictedPodsRun(t *testing.T) {
 	}
 }
 
-// makePV makes a hostPath PersistentVolume of class pvClass under the
-// run's scratch directory, deleted when the test ends.
-func makePV(t *testing.T, name, size string) {
-	t.Helper()
-	f := framework.NewNodeFixture(t)
-	dir := filepath.Join(f.Scratch, "pv", name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Kube.Create(t.Context(), "/api/v1/persistentvolumes", obj{
-		"apiVersion": "v1", "kind": "PersistentVolume", "metadata": obj{"name": name},
-		"spec": obj{
-			"capacity": obj{"storage": size}, "accessModes": []any{"ReadWriteOnce"},
-			"persistentVolumeReclaimPolicy": "Retain", "storageClassName": pvClass,
-			"hostPath": obj{"path": dir, "type": "Directory"},
-		},
-	}); err != nil {
-		t.Fatalf("creating PersistentVolume %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = f.Kube.Do(ctx, "DELETE", "/api/v1/persistentvolumes/"+name, "", nil, nil)
-	})
-}
-
 // exitPod waits for a pod of app in ns with an address and POSTs /exit to
 // its portapp's control port (8079) from the node: portapp exits 0.
 func exitPod(t *testing.T, ns, app string, timeout time.Duration) {
-	t.Helper()
-	exitPodOf(t, ns, "app.kubernetes.io/instance="+app, timeout)
-}
-
-// exitPodOf is exitPod for a pod the label selector picks that has not
-// ended (a migration's pod is Pending while its init container runs).
-func exitPodOf(t *testing.T, ns, selector string, timeout time.Duration) {
-	t.Helper()
 	f := framework.NewNodeFixture(t)
-	f.WaitFor(timeout, "portapp of "+selector+" told to exit", func() (bool, error) {
-		pods, err := f.Kube.List(t.Context(), "/api/v1/namespaces/"+ns+"/pods", selector)
-		if err != nil {
-			return false, err
-		}
-		for _, p := range pods {
-			ip, _ := framework.Dig(p, "status", "podIP").(string)
-			if phase := framework.Dig(p, "status", "phase"); ip == "" || phase == "Succeeded" || phase == "Failed" {
-				continue
-			}
-			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+net.JoinHostPort(ip, "8079")+"/exit", nil)
-			resp, err := f.Node.HTTPClient().Do(req)
-			cancel()
-			if err != nil {
-				return false, err
-			}
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusNoContent {
-				return true, nil
-			}
-			return false, fmt.Errorf("POST /exit: %s", resp.Status)
-		}
-		return false, fmt.Errorf("no pod of %s with an address that has not ended (%d pods)", selector, len(pods))
-	})
+	t.Helper()
+	f.ExitPodOf(ns, "app.kubernetes.io/instance="+app, timeout)
 }

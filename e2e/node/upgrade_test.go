@@ -85,7 +85,7 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 		if v2 {
 			want = []string{errorService}
 		}
-		if d := cmp.Diff(want, sortedKeys(related)); d != "" {
+		if d := cmp.Diff(want, framework.SortedKeys(related)); d != "" {
 			t.Errorf("%s: the Services related in the request (-want +got):\n%s", what, d)
 		}
 		f.WaitFor(time.Minute, what+": the app's children", func() (bool, error) {
@@ -242,7 +242,7 @@ func childCollections() map[string]string {
 
 // ownedBy: o's controller is uid.
 func ownedBy(o obj, uid string) bool {
-	for _, r := range toSlice(framework.Dig(o, "metadata", "ownerReferences")) {
+	for _, r := range framework.ToSlice(framework.Dig(o, "metadata", "ownerReferences")) {
 		if r, _ := r.(obj); r["uid"] == uid && r["controller"] == true {
 			return true
 		}
