@@ -30,7 +30,7 @@ var wireFixtures = []string{"serving", "server-defaulted", "stateful-storage", "
 
 // TestFixturesMatchTheWire proves the generator's requests
 // (hooks/fixturegen_*_test.go, internal/mcrequest) have the shape of what the
-// node's Metacontroller v4.17.2 sends, read from its log (traceHooks): for
+// node's Metacontroller v4.17.2 sends, read from its log (NodeFixture.TraceHooks): for
 // each of wireFixtures it makes the fixture's objects on the cluster (its
 // parent's spec, the team's ConfigMaps, Secrets and Middlewares it relates),
 // waits for a sync request whose children and related keys are the
@@ -50,7 +50,7 @@ var wireFixtures = []string{"serving", "server-defaulted", "stateful-storage", "
 // wire's is a node whose pods cannot start.
 func TestFixturesMatchTheWire(t *testing.T) {
 	f := framework.NewNodeFixture(t)
-	hooks := traceHooks(t)
+	hooks := f.TraceHooks()
 	rel := f.InstallChart()
 	for _, name := range wireFixtures {
 		t.Run(name, func(t *testing.T) {
@@ -75,7 +75,7 @@ func TestFixturesMatchTheWire(t *testing.T) {
 				"metadata": obj{"name": parent}, "spec": framework.Dig(fx, "parent", "spec")}); err != nil {
 				t.Fatal(err)
 			}
-			req := hooks.waitSyncRequest(t, ns, parent, since, 2*time.Minute, "a sync request with the fixture's keys and settled children", func(req obj) error {
+			req := hooks.WaitSyncRequest(t, ns, parent, since, 2*time.Minute, "a sync request with the fixture's keys and settled children", func(req obj) error {
 				if err := n.sameKeys(fx, req); err != nil {
 					return err
 				}

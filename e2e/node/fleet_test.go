@@ -37,7 +37,7 @@ import (
 //
 // STACKDOME_FLEET_MC=production (the default) runs Metacontroller as its
 // manifests do (--client-go-qps=5, --client-go-burst=10, --workers=5);
-// raised patches its StatefulSet with mcRaisedFlags first.
+// raised patches its StatefulSet with framework.MCRaisedFlags first.
 // STACKDOME_FLEET_SECRETS=n then measures Metacontroller's Secret cache
 // (measureSecretCache). STACKDOME_FLEET_PROFILE=<dir> takes both hooks
 // pods' CPU profiles over the creation and over the quiet minute
@@ -81,10 +81,10 @@ func TestFleet(t *testing.T) {
 	f.RequireMetacontroller()
 	if mode == "raised" {
 		progress.Step("patching Metacontroller's StatefulSet with raised limits", nil)
-		raiseMetacontroller(t, mcRaisedFlags)
+		f.RaiseMetacontroller(framework.MCRaisedFlags)
 	}
 	mc := framework.PodIP(f.MetacontrollerPod())
-	t.Logf("fleet: Metacontroller's args %s", mcArgs(t))
+	t.Logf("fleet: Metacontroller's args %s", f.MetacontrollerPodArgs())
 	addServiceRange(t, n)
 
 	progress.Step("installing the chart", nil)

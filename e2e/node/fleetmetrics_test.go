@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -180,65 +179,4 @@ func (r *rssPeak) value() float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.peak
-}
-
-// mcRaisedFlags are the raised limits docs/install.md recommends for a
-// fleet: Metacontroller's client rate and its workers.
-var mcRaisedFlags = []string{"--client-go-qps=100", "--client-go-burst=200", "--workers=20"}
-
-// raiseMetacontroller appends flags to Metacontroller's container args in
-// its StatefulSet (a JSON patch), waits until metacontroller-0 runs with
-// them and is Ready, and puts the args back when the test ends (waiting
-// for the pod again).
-func raiseMetacontroller(t *testing.T, flags []string) {
-	t.Helper()
-	f := framework.NewNodeFixture(t)
-	ctx := t.Context()
-	const sts = "/apis/apps/v1/namespaces/metacontroller/statefulsets/metacontroller"
-	s, err := f.Kube.Get(ctx, sts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var before []string
-	for _, a := range framework.Dig(s, "spec", "template", "spec", "containers").([]any)[0].(obj)["args"].([]any) {
-		before = append(before, fmt.Sprint(a))
-	}
-	setArgs := func(ctx context.Context, args []string) error {
-		patch := []obj{{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": args}}
-		if err := f.Kube.Do(ctx, "PATCH", sts, "application/json-patch+json", patch, nil); err != nil {
-			return fmt.Errorf("patching Metacontroller's args to %v: %w", args, err)
-		}
-		return framework.WaitUntil(3*time.Minute, 500*time.Millisecond, "metacontroller-0 Ready with its new args", func() (bool, error) {
-			p, err := f.Kube.Get(ctx, "/api/v1/namespaces/metacontroller/pods/metacontroller-0")
-			if err != nil {
-				return false, err
-			}
-			var got []string
-			for _, a := range framework.Dig(p, "spec", "containers").([]any)[0].(obj)["args"].([]any) {
-				got = append(got, fmt.Sprint(a))
-			}
-			if !slices.Equal(got, args) {
-				return false, fmt.Errorf("args %v", got)
-			}
-			return framework.PodReady(p) && framework.Dig(p, "metadata", "deletionTimestamp") == nil, fmt.Errorf("not Ready")
-		})
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-		defer cancel()
-		if err := setArgs(ctx, before); err != nil {
-			t.Errorf("restoring Metacontroller's args: %v", err)
-		}
-	})
-	if err := setArgs(ctx, append(slices.Clone(before), flags...)); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// mcArgs are metacontroller-0's container args, for the log.
-func mcArgs(t *testing.T) string {
-	f := framework.NewNodeFixture(t)
-	t.Helper()
-	p := f.MetacontrollerPod()
-	return fmt.Sprint(framework.Dig(p, "spec", "containers").([]any)[0].(obj)["args"])
 }

@@ -23,7 +23,7 @@ import (
 // when the upgrade changes it) and through the chart's Traefik on `web`:
 //
 //   - under v1 Metacontroller's sync requests (read from its log,
-//     traceHooks) key children by name and never carry the error-page
+//     NodeFixture.TraceHooks) key children by name and never carry the error-page
 //     Service (Metacontroller filters related objects of another
 //     namespace), so the app is routed without error pages — its 503 is its
 //     own — and its status says why (ErrorPages False ErrorServiceNotSeen);
@@ -46,7 +46,7 @@ import (
 // the probe but 200 each fail it by name.
 func TestSyncHookVersionUpgrade(t *testing.T) {
 	f := framework.NewNodeFixture(t)
-	hooks := traceHooks(t)
+	hooks := f.TraceHooks()
 	rel := f.InstallChartFrom(chartWithSyncHookAt(t, "v1"), "config.entryPoints={web}")
 	requireSyncHookAt(t, rel, "v1")
 	ns := f.Namespace(nil)
@@ -78,7 +78,7 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 		t.Helper()
 		reason := map[bool]string{false: "ErrorServiceNotSeen", true: "Wired"}[v2]
 		f.WaitCondition(2*time.Minute, ns, name, "ErrorPages", pages, reason)
-		req := hooks.waitSyncRequest(t, ns, name, since, 90*time.Second, what+": a sync request keyed as the registered version",
+		req := hooks.WaitSyncRequest(t, ns, name, since, 90*time.Second, what+": a sync request keyed as the registered version",
 			func(r obj) error { return requestKeysAt(r, v2) })
 		related, _ := framework.Dig(req, "related", "Service.v1").(map[string]any)
 		want := []string{}

@@ -1,13 +1,12 @@
 //go:build e2e
 
-package node
+package framework
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"slices"
@@ -15,8 +14,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/stackdome/stackdome/e2e/framework"
 )
 
 // The sync requests Metacontroller really sent, read from its own log
@@ -46,7 +43,7 @@ import (
 //     raised pod is Ready, every line kept in memory as it arrives;
 //   - containerd splits a log line longer than 16 KiB into partial lines,
 //     which the kubelet joins again when it serves the log: a webhook line
-//     that is not one whole JSON object fails the test (hookLog.torn).
+//     that is not one whole JSON object fails the test (HookLog.torn).
 const (
 	mcLevelProduction = "--zap-log-level=4"
 	mcLevelHooks      = "--zap-log-level=6"
@@ -58,48 +55,42 @@ type hookLine struct {
 	Version string `json:"version"`
 	Type    string `json:"type"`
 	URL     string `json:"url"`
-	Body    obj    `json:"body"`
+	Body    Obj    `json:"body"`
 	// Read is when the follow delivered the line: a moment after it was
 	// logged (the line's own "ts" is whole seconds).
 	Read time.Time `json:"-"`
 }
 
-// hookLog is the webhook lines of Metacontroller's log since it was raised
+// HookLog is the webhook lines of Metacontroller's log since it was raised
 // to verbosity 6, in the order logged.
-type hookLog struct {
+type HookLog struct {
 	mu    sync.Mutex
 	lines []hookLine
 	torn  []string // webhook lines that did not decode: the log is lossy
 	ended error    // the follow ended before the test did
 }
 
-// traceHooks restarts the node's Metacontroller (its StatefulSet from the
+// TraceHooks restarts the node's Metacontroller (its StatefulSet from the
 // production manifests) with mcLevelHooks in place of mcLevelProduction,
 // waits for its pod to be Ready, and follows its log until the test ends;
 // then it puts the manifests' arguments back and waits for the pod to be
 // Ready again. Call it before the test's own objects exist, so that every
 // request about them is in the log.
-func traceHooks(t *testing.T) *hookLog {
+func (f *NodeFixture) TraceHooks() *HookLog {
+	t := f.t
 	t.Helper()
-	f := framework.NewNodeFixture(t)
 	f.RequireMetacontroller()
-	const sts = "/apis/apps/v1/namespaces/metacontroller/statefulsets/metacontroller"
-	s, err := f.Kube.Get(t.Context(), sts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	containers := framework.Dig(s, "spec", "template", "spec", "containers").([]any)
-	args := toStrings(framework.Dig(containers[0].(obj), "args"))
+	args := f.MetacontrollerArgs()
 	i := slices.Index(args, mcLevelProduction)
-	if len(containers) != 1 || i < 0 {
-		t.Fatalf("Metacontroller's StatefulSet runs %d containers with args %q, want one with %s", len(containers), args, mcLevelProduction)
+	if i < 0 {
+		t.Fatalf("Metacontroller runs with args %q, want %s among them", args, mcLevelProduction)
 	}
 	raised := slices.Clone(args)
 	raised[i] = mcLevelHooks
-	setMetacontrollerArgs(t, sts, raised)
-	t.Cleanup(func() { setMetacontrollerArgs(t, sts, args) })
+	f.SetMetacontrollerArgs(raised)
+	t.Cleanup(func() { f.SetMetacontrollerArgs(args) })
 
-	h := &hookLog{}
+	h := &HookLog{}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, f.Kubectl, "logs", "-f", "-n", "metacontroller", "metacontroller-0")
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+f.Cluster.Kubeconfig)
@@ -138,33 +129,7 @@ func traceHooks(t *testing.T) *hookLog {
 	return h
 }
 
-// setMetacontrollerArgs sets the args of Metacontroller's container and
-// waits until metacontroller-0 runs them and is Ready.
-func setMetacontrollerArgs(t *testing.T, sts string, args []string) {
-	t.Helper()
-	f := framework.NewNodeFixture(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	// A strategic merge patch: the container is merged by name, its
-	// args replaced.
-	patch := obj{"spec": obj{"template": obj{"spec": obj{"containers": []any{obj{"name": "metacontroller", "args": framework.ToAny(args)}}}}}}
-	if err := f.Kube.Do(ctx, http.MethodPatch, sts, "application/strategic-merge-patch+json", patch, nil); err != nil {
-		t.Fatalf("setting Metacontroller's args to %q: %v", args, err)
-	}
-	if err := framework.WaitUntil(3*time.Minute, 500*time.Millisecond, fmt.Sprintf("metacontroller-0 Ready with args %q", args), func() (bool, error) {
-		p, err := f.Kube.Get(ctx, "/api/v1/namespaces/metacontroller/pods/metacontroller-0")
-		if err != nil {
-			return false, err
-		}
-		got := toStrings(framework.Dig(p, "spec", "containers").([]any)[0].(obj)["args"])
-		return slices.Equal(got, args) && framework.PodReady(p) && framework.Dig(p, "metadata", "deletionTimestamp") == nil,
-			fmt.Errorf("args %q, phase %v", got, framework.Dig(p, "status", "phase"))
-	}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (h *hookLog) add(b []byte) {
+func (h *HookLog) add(b []byte) {
 	if !strings.Contains(string(b), `"Webhook re`) {
 		return
 	}
@@ -180,7 +145,7 @@ func (h *hookLog) add(b []byte) {
 	}
 }
 
-func (h *hookLog) longest() int {
+func (h *HookLog) longest() int {
 	n := 0
 	for _, l := range h.lines {
 		if b, err := json.Marshal(l.Body); err == nil {
@@ -190,11 +155,11 @@ func (h *hookLog) longest() int {
 	return n
 }
 
-// syncRequests are the bodies of the sync requests about the parent
+// SyncRequests are the bodies of the sync requests about the parent
 // ns/name that the follow delivered since (so a request sent a moment
 // before since may be among them), in the order sent; an error when the
 // log is lossy or no longer followed.
-func (h *hookLog) syncRequests(ns, name string, since time.Time) ([]obj, error) {
+func (h *HookLog) SyncRequests(ns, name string, since time.Time) ([]Obj, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.torn) > 0 {
@@ -203,27 +168,26 @@ func (h *hookLog) syncRequests(ns, name string, since time.Time) ([]obj, error) 
 	if h.ended != nil {
 		return nil, h.ended
 	}
-	var out []obj
+	var out []Obj
 	for _, l := range h.lines {
 		if l.Msg != "Webhook request" || l.Type != "sync" || l.Read.Before(since) {
 			continue
 		}
-		if framework.Dig(l.Body, "parent", "metadata", "namespace") == ns && framework.Dig(l.Body, "parent", "metadata", "name") == name {
+		if Dig(l.Body, "parent", "metadata", "namespace") == ns && Dig(l.Body, "parent", "metadata", "name") == name {
 			out = append(out, l.Body)
 		}
 	}
 	return out, nil
 }
 
-// waitSyncRequest waits up to timeout for a sync request about ns/name,
+// WaitSyncRequest waits up to timeout for a sync request about ns/name,
 // sent since, that cond accepts (nil accepts any), and returns the first;
 // on timeout the test fails with what cond said of the last one.
-func (h *hookLog) waitSyncRequest(t *testing.T, ns, name string, since time.Time, timeout time.Duration, what string, cond func(obj) error) obj {
+func (h *HookLog) WaitSyncRequest(t *testing.T, ns, name string, since time.Time, timeout time.Duration, what string, cond func(Obj) error) Obj {
 	t.Helper()
-	f := framework.NewNodeFixture(t)
-	var found obj
-	f.WaitFor(timeout, what, func() (bool, error) {
-		reqs, err := h.syncRequests(ns, name, since)
+	var found Obj
+	if err := WaitUntil(timeout, 250*time.Millisecond, what, func() (bool, error) {
+		reqs, err := h.SyncRequests(ns, name, since)
 		if err != nil {
 			return false, err
 		}
@@ -239,13 +203,16 @@ func (h *hookLog) waitSyncRequest(t *testing.T, ns, name string, since time.Time
 			}
 		}
 		return false, fmt.Errorf("%d requests, the last: %w", len(reqs), last)
-	})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	return found
 }
 
+// toStrings are the strings of a decoded JSON array.
 func toStrings(v any) []string {
 	var out []string
-	for _, e := range framework.ToSlice(v) {
+	for _, e := range ToSlice(v) {
 		s, _ := e.(string)
 		out = append(out, s)
 	}
