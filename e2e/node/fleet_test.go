@@ -89,7 +89,7 @@ func TestFleet(t *testing.T) {
 
 	progress.Step("installing the chart", nil)
 	profiles := os.Getenv("STACKDOME_FLEET_PROFILE")
-	rel := f.InstallChart(fleetProfileArgs(profiles)...)
+	rel := f.InstallChart(framework.ProfileArgs(profiles)...)
 	hooks := rel.Pods(t, "controller")
 	if len(hooks) != 2 {
 		t.Fatalf("the chart runs %d hooks pods, want its default 2", len(hooks))
@@ -115,18 +115,18 @@ func TestFleet(t *testing.T) {
 	// probes, the metrics reads, the runtime), to tell from what the
 	// syncs take.
 	progress.Step(fmt.Sprintf("measuring stackdome's idle CPU for %s", fleetIdle), nil)
-	idle0, idleFrom := readHooks(t, hooks), time.Now()
+	idle0, idleFrom := f.ReadHooks(hooks), time.Now()
 	select {
 	case <-t.Context().Done():
 		t.Fatal("the test ended")
 	case <-time.After(fleetIdle):
 	}
-	idle := (readHooks(t, hooks).cpu() - idle0.cpu()) / time.Since(idleFrom).Seconds()
+	idle := (f.ReadHooks(hooks).CPU() - idle0.CPU()) / time.Since(idleFrom).Seconds()
 	t.Logf("fleet: stackdome idle: %.2f ms of CPU a second over both hooks pods", 1000*idle)
 
-	mcPeak := sampleRSS(t, mc, mcMetricsPort)
-	before := readHooks(t, hooks)
-	stopProfiling := profileHooks(t, profiles, mode+"-converge", hooks)
+	mcPeak := f.SampleRSS(mc, framework.MCMetricsPort)
+	before := f.ReadHooks(hooks)
+	stopProfiling := f.ProfileHooks(profiles, mode+"-converge", hooks)
 	start := time.Now()
 	work := make(chan int)
 	var wg sync.WaitGroup
@@ -172,22 +172,22 @@ func TestFleet(t *testing.T) {
 		tConverged = time.Since(start)
 		return true, nil
 	})
-	after := readHooks(t, hooks)
+	after := f.ReadHooks(hooks)
 	stopProfiling()
-	mcNow := figuresOf(t, mc, mcMetricsPort)
+	mcNow := f.FiguresOf(mc, framework.MCMetricsPort)
 	t.Logf("fleet: N=%d created in %s; every Deployment after %s, every app Converged after %s (the real node's %d after %s), from the first create",
 		n, tCreated.Round(100*time.Millisecond), tDeployments.Round(100*time.Millisecond), tConverged.Round(100*time.Millisecond),
 		onNode, tOnNode.Round(100*time.Millisecond))
-	syncs := after.answered() - before.answered()
-	cpu := after.cpu() - before.cpu()
+	syncs := after.Answered() - before.Answered()
+	cpu := after.CPU() - before.CPU()
 	t.Logf("fleet: stackdome answered %.0f syncs (%.1f per app; %.0f not 200); CPU %.2f s over both hooks pods: %.2f ms per sync, %.2f net of idle",
-		syncs, syncs/float64(n), after.notOK()-before.notOK(), cpu, 1000*cpu/max(syncs, 1), 1000*(cpu-idle*tConverged.Seconds())/max(syncs, 1))
+		syncs, syncs/float64(n), after.NotOK()-before.NotOK(), cpu, 1000*cpu/max(syncs, 1), 1000*(cpu-idle*tConverged.Seconds())/max(syncs, 1))
 	standinPods := int64(0)
 	if standin != nil {
 		standinPods = standin.Ready()
 	}
 	t.Logf("fleet: RSS stackdome %s; Metacontroller %s (peak sampled %s); pods reported Ready by the stand-in node: %d",
-		after.rss(), mib(mcNow.rss), mib(mcPeak.value()), standinPods)
+		after.RSS(), framework.MiB(mcNow.RSS), framework.MiB(mcPeak.Value()), standinPods)
 	t.Logf("fleet: memory of the real node with the fleet:\n%s", framework.Indent(framework.FormatMemory(f.Node.Memory())))
 
 	all := fleetNodeWrites(framework.Merged(ws...), time.Time{})
@@ -206,18 +206,18 @@ func TestFleet(t *testing.T) {
 
 	progress.Step("the quiet minute", nil)
 	quietFrom := time.Now()
-	q0 := readHooks(t, hooks)
-	stopProfiling = profileHooks(t, profiles, mode+"-quiet", hooks)
+	q0 := f.ReadHooks(hooks)
+	stopProfiling = f.ProfileHooks(profiles, mode+"-quiet", hooks)
 	select {
 	case <-t.Context().Done():
 		t.Fatal("the test ended")
 	case <-time.After(65 * time.Second):
 	}
-	q1 := readHooks(t, hooks)
+	q1 := f.ReadHooks(hooks)
 	stopProfiling()
 	quiet := fleetNodeWrites(framework.Merged(ws...), quietFrom)
 	qTook := time.Since(quietFrom)
-	qSyncs, qCPU := q1.answered()-q0.answered(), q1.cpu()-q0.cpu()
+	qSyncs, qCPU := q1.Answered()-q0.Answered(), q1.CPU()-q0.CPU()
 	t.Logf("fleet: quiet minute (%s): %.0f syncs answered, %d status writes, %d child writes; CPU %.2f s over both hooks pods: %.2f ms per sync, %.2f net of idle",
 		qTook.Round(time.Second), qSyncs, sum(quiet.Status), sum(quiet.Children), qCPU,
 		1000*qCPU/max(qSyncs, 1), 1000*(qCPU-idle*qTook.Seconds())/max(qSyncs, 1))
@@ -347,7 +347,7 @@ func measureSecretCache(t *testing.T, ns, mcIP string, n int, progress *framewor
 	close(work)
 	wg.Wait()
 	progress.Step("Secret cache: waiting for an app using a Secret to converge", nil)
-	before := figuresOf(t, mcIP, mcMetricsPort)
+	before := f.FiguresOf(mcIP, framework.MCMetricsPort)
 	f.MustCreate("/api/v1/namespaces/"+ns+"/secrets", obj{"apiVersion": "v1", "kind": "Secret",
 		"metadata": obj{"name": "db"}, "stringData": obj{"password": "x"}})
 	_, spec := fleetApp(0)
@@ -363,11 +363,11 @@ func measureSecretCache(t *testing.T, ns, mcIP string, n int, progress *framewor
 		t.Fatal("the test ended")
 	case <-time.After(20 * time.Second):
 	}
-	after := figuresOf(t, mcIP, mcMetricsPort)
+	after := f.FiguresOf(mcIP, framework.MCMetricsPort)
 	size := float64(n) * 100 * 1024
 	t.Logf("fleet: Secret cache: %d Secrets of 100 KiB (%s) in %s; Metacontroller RSS %s before the first secretRef, %s after (Converged after %s): +%s, %.1f× the Secrets' bytes",
-		n, mib(size), other, mib(before.rss), mib(after.rss), converged.Round(100*time.Millisecond),
-		mib(after.rss-before.rss), (after.rss-before.rss)/size)
+		n, framework.MiB(size), other, framework.MiB(before.RSS), framework.MiB(after.RSS), converged.Round(100*time.Millisecond),
+		framework.MiB(after.RSS-before.RSS), (after.RSS-before.RSS)/size)
 }
 
 // fleetProgress counts, from the watches, the Deployments created, and

@@ -1,6 +1,10 @@
 //go:build e2e
 
-package node
+package framework
+
+// The fleet benchmark's CPU profiles (STACKDOME_FLEET_PROFILE=<dir>): the
+// chart's hooks pods run with --pprof-listen on HooksPprofPort (extraArgs),
+// and the test reads their /debug/pprof/profile from the node.
 
 import (
 	"context"
@@ -12,41 +16,34 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"testing"
 	"time"
-
-	"github.com/stackdome/stackdome/e2e/framework"
 )
 
-// The fleet benchmark's CPU profiles (STACKDOME_FLEET_PROFILE=<dir>): the
-// chart's hooks pods run with --pprof-listen on fleetPprofPort (extraArgs),
-// and the test reads their /debug/pprof/profile from the node.
+// HooksPprofPort is the hooks pods' --pprof-listen port in a profiled run.
+const HooksPprofPort = "6060"
 
-// fleetPprofPort is the hooks pods' --pprof-listen port in a profiled run.
-const fleetPprofPort = "6060"
-
-// fleetProfileWindow is one CPU profile's length: the last one started
+// ProfileWindow is one CPU profile's length: the last one started
 // before the phase ends is let finish, so a phase is profiled at most this
 // much past its end.
-const fleetProfileWindow = 5 * time.Second
+const ProfileWindow = 5 * time.Second
 
-// fleetProfileArgs are the chart values of a profiled run (none without
+// ProfileArgs are the chart values of a profiled run (none without
 // a directory).
-func fleetProfileArgs(dir string) []string {
+func ProfileArgs(dir string) []string {
 	if dir == "" {
 		return nil
 	}
-	return []string{"extraArgs={--pprof-listen=:" + fleetPprofPort + "}"}
+	return []string{"extraArgs={--pprof-listen=:" + HooksPprofPort + "}"}
 }
 
-// profileHooks takes CPU profiles of each hooks pod, one window after
+// ProfileHooks takes CPU profiles of each hooks pod, one window after
 // another, into dir/<phase>-<pod>-<n>.pb.gz until the returned function is
 // called; that function waits for the last windows, logs where the files
 // are and the top of their merged profile (go tool pprof -top, every pod
 // and window together). With dir empty it does nothing.
-func profileHooks(t *testing.T, dir, phase string, pods []obj) func() {
+func (f *NodeFixture) ProfileHooks(dir, phase string, pods []Obj) func() {
+	t := f.t
 	t.Helper()
-	f := framework.NewNodeFixture(t)
 	if dir == "" {
 		return func() {}
 	}
@@ -58,15 +55,15 @@ func profileHooks(t *testing.T, dir, phase string, pods []obj) func() {
 	var mu sync.Mutex
 	var files []string
 	for _, p := range pods {
-		url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", net.JoinHostPort(framework.PodIP(p), fleetPprofPort), int(fleetProfileWindow/time.Second))
+		url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", net.JoinHostPort(PodIP(p), HooksPprofPort), int(ProfileWindow/time.Second))
 		wg.Go(func() {
 			for n := 0; ctx.Err() == nil; n++ {
-				b, err := profileOnce(f, url)
+				b, err := f.profileOnce(url)
 				if err != nil {
-					t.Errorf("profiling %s: %v", framework.PodName(p), err)
+					t.Errorf("profiling %s: %v", PodName(p), err)
 					return
 				}
-				file := filepath.Join(dir, fmt.Sprintf("%s-%s-%03d.pb.gz", phase, framework.PodName(p), n))
+				file := filepath.Join(dir, fmt.Sprintf("%s-%s-%03d.pb.gz", phase, PodName(p), n))
 				if err := os.WriteFile(file, b, 0o644); err != nil {
 					t.Error(err)
 					return
@@ -88,14 +85,14 @@ func profileHooks(t *testing.T, dir, phase string, pods []obj) func() {
 			t.Errorf("go tool pprof: %v\n%s", err, out)
 		}
 		t.Logf("fleet: CPU profiles (%s): %d windows of %s in %s/%s-*.pb.gz; go tool pprof -top of them all:\n%s",
-			phase, len(files), fleetProfileWindow, dir, phase, out)
+			phase, len(files), ProfileWindow, dir, phase, out)
 	}
 	return stop
 }
 
 // profileOnce is one window's profile, read from the node.
-func profileOnce(f *framework.NodeFixture, url string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), fleetProfileWindow+30*time.Second)
+func (f *NodeFixture) profileOnce(url string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), ProfileWindow+30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
