@@ -84,3 +84,10 @@ func (s *Suite) DialFromNode(ctx context.Context, ip string, port int) error {
 	}
 	return c.Close()
 }
+
+// ThroughTraefik sends GET path with Host host to Traefik's web entry
+// point, from the node.
+func (s *Suite) ThroughTraefik(ctx context.Context, host, path string) (int, string, error) {
+	a, err := s.ThroughTraefikAs(ctx, host, path, "", "")
+	return a.Status, a.Body, err
+}

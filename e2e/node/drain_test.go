@@ -70,23 +70,23 @@ func TestDrainOnRealNode(t *testing.T) {
 				t.Fatalf("pod %s: preStop sleep %ds, want %d", victim, sleep, want)
 			}
 
-			l := startLoad(f, host, 100)
+			l := f.StartLoad(host, 100)
 			f.WaitFor(time.Minute, "Traefik sending to both pods", func() (bool, error) {
-				s := l.servers()
+				s := l.Servers()
 				return s[victim] > 0 && s[other] > 0, fmt.Errorf("answers by pod: %v", s)
 			})
-			l.reset() // counted from here: Traefik routes to both pods
-			f.WaitFor(time.Minute, "100 requests to both pods", func() (bool, error) { return l.total.Load() >= 100, nil })
+			l.Reset() // counted from here: Traefik routes to both pods
+			f.WaitFor(time.Minute, "100 requests to both pods", func() (bool, error) { return l.Total() >= 100, nil })
 			deleted := time.Now()
 			if out, err := f.KubectlRun(t.Context(), "delete", "pod", "-n", ns, victim, "--wait=true"); err != nil {
-				l.stop()
+				l.Stop()
 				t.Fatalf("kubectl delete pod: %v\n%s", err, out)
 			}
 			gone := time.Since(deleted)
-			before := l.total.Load()
+			before := l.Total()
 			// Two seconds more under load once the pod is gone.
-			f.WaitFor(time.Minute, "200 more requests", func() (bool, error) { return l.total.Load() >= before+200, nil })
-			total, failed := l.stop()
+			f.WaitFor(time.Minute, "200 more requests", func() (bool, error) { return l.Total() >= before+200, nil })
+			total, failed := l.Stop()
 			t.Logf("%s: preStop sleep %ds; the pod was gone %s after the deletion; %d requests through Traefik, %d failed",
 				tc.name, sleep, gone.Round(100*time.Millisecond), total, len(failed))
 			if total < 400 {

@@ -71,7 +71,7 @@ func TestInstallDoc(t *testing.T) {
 		}
 		t.Cleanup(func() { l.Close() })
 	}
-	lb := startLoadBalancer(t, lbAddress)
+	lb := f.StartLoadBalancer(lbAddress)
 
 	chart, err := framework.TraefikChartPath(f.Shared, t.TempDir())
 	if err != nil {
@@ -101,11 +101,11 @@ func TestInstallDoc(t *testing.T) {
 		"E2E_METACONTROLLER_MANIFESTS="+manifests,
 		"E2E_TRAEFIK_CHART="+chart,
 	)
-	sh, err := startDocShell(f, env, t.TempDir())
+	sh, err := f.StartDocShell(env, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(sh.stop)
+	t.Cleanup(sh.Stop)
 
 	var run, substituted int
 	start := time.Now()
@@ -122,16 +122,16 @@ func TestInstallDoc(t *testing.T) {
 			run++
 		}
 		began := time.Now()
-		out, err := sh.run(s.Text, 6*time.Minute)
+		out, err := sh.Run(s.Text, 6*time.Minute)
 		t.Logf("%s — %s (%s)\n%s", s.Block, what, time.Since(began).Round(100*time.Millisecond), framework.Indent(framework.Clip(out, 3000)))
 		if err != nil {
 			f.DescribePods("hello")
 			f.DescribePods("stackdome")
-			t.Fatalf("%s failed: %v\nthe block:\n%s\nthe load balancer: %s", s.Block, err, installdoc.IndentLines(s.Block.Text), lb.report())
+			t.Fatalf("%s failed: %v\nthe block:\n%s\nthe load balancer: %s", s.Block, err, installdoc.IndentLines(s.Block.Text), lb.Report())
 		}
 	}
 	t.Logf("%s: %d blocks run as written, %d substituted, in %s, every pod a container of the node; the load balancer: %s",
-		installdoc.Page, run, substituted, time.Since(start).Round(time.Second), lb.report())
+		installdoc.Page, run, substituted, time.Since(start).Round(time.Second), lb.Report())
 }
 
 // lbAddress is the load balancer's address: a loopback address of the

@@ -3,7 +3,6 @@
 package node
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -65,7 +64,7 @@ func TestNetworkPolicyEnforced(t *testing.T) {
 	t.Run("Traefik reaches the public port", func(t *testing.T) {
 		f := framework.NewNodeFixture(t)
 		f.WaitFor(time.Minute, "Traefik routing "+host+" to the app", func() (bool, error) {
-			code, body, err := throughTraefik(f, t.Context(), host, "/")
+			code, body, err := f.ThroughTraefik(t.Context(), host, "/")
 			return code == http.StatusOK && strings.Contains(body, podName), fmt.Errorf("%d %q %v", code, body, err)
 		})
 	})
@@ -89,7 +88,7 @@ func TestNetworkPolicyEnforced(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.WaitFor(time.Minute, "Traefik reaching the admin port once the policy is gone", func() (bool, error) {
-			code, body, err := throughTraefik(f, t.Context(), adminHost, "/")
+			code, body, err := f.ThroughTraefik(t.Context(), adminHost, "/")
 			return code == http.StatusOK, fmt.Errorf("%d %q %v", code, body, err)
 		})
 	})
@@ -106,7 +105,7 @@ func TestNetworkPolicyEnforced(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.WaitFor(time.Minute, "the hooks' own answer once their policy is gone", func() (bool, error) {
-			code, body, err := throughTraefik(f, t.Context(), hooksHost, "/")
+			code, body, err := f.ThroughTraefik(t.Context(), hooksHost, "/")
 			return code == http.StatusBadRequest, fmt.Errorf("%d %q %v", code, body, err)
 		})
 	})
@@ -125,7 +124,7 @@ func TestNetworkPolicyEnforced(t *testing.T) {
 			t.Fatalf("the error-page pod's own 404: %d %q %v", wantCode, want, err)
 		}
 		// The chart's catch-all: a host nobody routes is the pages' 404.
-		code, body, err := throughTraefik(f, t.Context(), "nobody.node.test", "/")
+		code, body, err := f.ThroughTraefik(t.Context(), "nobody.node.test", "/")
 		if err != nil || code != http.StatusNotFound || body != want {
 			t.Errorf("Traefik's answer for an unrouted host: %d %v, body %q; want 404 with the pages' own body %q", code, err, body, want)
 		}
@@ -161,11 +160,11 @@ func requireRefused(t *testing.T, host string) {
 	t.Helper()
 	f := framework.NewNodeFixture(t)
 	f.WaitFor(time.Minute, "Traefik refused on "+host, func() (bool, error) {
-		code, body, err := throughTraefik(f, t.Context(), host, "/")
+		code, body, err := f.ThroughTraefik(t.Context(), host, "/")
 		return code == http.StatusBadGateway || code == http.StatusGatewayTimeout, fmt.Errorf("%d %q %v", code, body, err)
 	})
 	for range 5 {
-		code, body, err := throughTraefik(f, t.Context(), host, "/")
+		code, body, err := f.ThroughTraefik(t.Context(), host, "/")
 		if code != http.StatusBadGateway && code != http.StatusGatewayTimeout {
 			t.Fatalf("%s: %d %q %v, want 502 (refused) every time", host, code, body, err)
 		}
@@ -187,11 +186,4 @@ func addRoute(t *testing.T, ns, name, host, service string, port int) {
 	if err != nil {
 		t.Fatalf("creating IngressRoute %s/%s: %v", ns, name, err)
 	}
-}
-
-// throughTraefik sends GET path with Host host to Traefik's web entry
-// point, from the node.
-func throughTraefik(f *framework.NodeFixture, ctx context.Context, host, path string) (int, string, error) {
-	a, err := f.ThroughTraefikAs(ctx, host, path, "", "")
-	return a.Status, a.Body, err
 }

@@ -114,7 +114,7 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 	})
 	checkRoute(t, "sync hook at v1", host, []routeCheck{{"the app's 503 passes as it sent it", "/status/503", framework.BrowserAccept, appOwn503}})
 
-	probe := startLoad(f, host, 100) // one request every 10 ms
+	probe := f.StartLoad(host, 100) // one request every 10 ms
 
 	// --- helm upgrade to this chart: the sync hook at v2.
 	since = time.Now()
@@ -142,7 +142,7 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 	phase("rolled back to v1", false, "False", wired)
 	checkRoute(t, "rolled back to v1", host, pagesServed)
 
-	total, failed := probe.stop()
+	total, failed := probe.Stop()
 	t.Logf("route probe: %d requests through Traefik across the upgrade and the rollback, %d not the app's 200", total, len(failed))
 	if len(failed) > 0 {
 		t.Errorf("route outages: %d of %d requests, first: %v", len(failed), total, failed[:min(len(failed), 5)])

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package node
+package framework
 
 import (
 	"context"
@@ -10,14 +10,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/stackdome/stackdome/e2e/framework"
 )
 
-// load sends GET / with a Host at a steady rate through Traefik, from the
+// Load sends GET / with a Host at a steady rate through Traefik, from the
 // node, on kept-alive connections, and counts the answers by the pod that
 // gave them (portapp answers "<pod> port <n>").
-type load struct {
+type Load struct {
 	total  atomic.Int64
 	mu     sync.Mutex
 	failed []string
@@ -26,10 +24,10 @@ type load struct {
 	wg     sync.WaitGroup
 }
 
-// startLoad starts perSecond requests a second to host.
-func startLoad(f *framework.NodeFixture, host string, perSecond int) *load {
+// StartLoad starts perSecond requests a second to host.
+func (f *NodeFixture) StartLoad(host string, perSecond int) *Load {
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &load{by: map[string]int{}, cancel: cancel}
+	l := &Load{by: map[string]int{}, cancel: cancel}
 	tick := time.NewTicker(time.Second / time.Duration(perSecond))
 	l.wg.Add(1)
 	go func() {
@@ -46,7 +44,7 @@ func startLoad(f *framework.NodeFixture, host string, perSecond int) *load {
 				defer l.wg.Done()
 				// Not the test's context: a request in flight at the end
 				// still counts.
-				code, body, err := throughTraefik(f, context.Background(), host, "/")
+				code, body, err := f.ThroughTraefik(context.Background(), host, "/")
 				l.total.Add(1)
 				l.mu.Lock()
 				defer l.mu.Unlock()
@@ -62,16 +60,19 @@ func startLoad(f *framework.NodeFixture, host string, perSecond int) *load {
 	return l
 }
 
-// reset forgets the requests made so far.
-func (l *load) reset() {
+// Total is the requests made so far.
+func (l *Load) Total() int64 { return l.total.Load() }
+
+// Reset forgets the requests made so far.
+func (l *Load) Reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.total.Store(0)
 	l.failed = nil
 }
 
-// servers are the answers so far by pod.
-func (l *load) servers() map[string]int {
+// Servers are the answers so far by pod.
+func (l *Load) Servers() map[string]int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := map[string]int{}
@@ -81,9 +82,9 @@ func (l *load) servers() map[string]int {
 	return out
 }
 
-// stop ends the load, waits for the requests in flight, and returns the
+// Stop ends the load, waits for the requests in flight, and returns the
 // requests made and the failed ones.
-func (l *load) stop() (int64, []string) {
+func (l *Load) Stop() (int64, []string) {
 	l.cancel()
 	l.wg.Wait()
 	l.mu.Lock()

@@ -1,6 +1,6 @@
 //go:build e2e
 
-package node
+package framework
 
 import (
 	"context"
@@ -9,18 +9,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
-
-	"github.com/stackdome/stackdome/e2e/framework"
 )
 
-// loadBalancer is a cloud's load balancer for every Service of type
+// LoadBalancer is a cloud's load balancer for every Service of type
 // LoadBalancer: it listens on its address at each port of the Service,
 // forwards to the node's NodePort for it (Node.Publish), and then writes its
 // address into the Service's status, as cloud-provider-kind does on kind.
-type loadBalancer struct {
-	f      *framework.NodeFixture
+type LoadBalancer struct {
+	f      *NodeFixture
 	ip     string
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -32,10 +29,12 @@ type loadBalancer struct {
 	errs      map[string]int
 }
 
-func startLoadBalancer(t *testing.T, ip string) *loadBalancer {
-	f := framework.NewNodeFixture(t)
+// StartLoadBalancer starts a LoadBalancer at ip, which the test's end
+// stops.
+func (f *NodeFixture) StartLoadBalancer(ip string) *LoadBalancer {
+	t := f.t
 	ctx, cancel := context.WithCancel(context.Background())
-	lb := &loadBalancer{f: f, ip: ip, cancel: cancel, done: make(chan struct{}), nodePorts: map[int]int{}, written: map[string]bool{}, errs: map[string]int{}}
+	lb := &LoadBalancer{f: f, ip: ip, cancel: cancel, done: make(chan struct{}), nodePorts: map[int]int{}, written: map[string]bool{}, errs: map[string]int{}}
 	go func() {
 		defer close(lb.done)
 		tick := time.NewTicker(250 * time.Millisecond)
@@ -49,11 +48,12 @@ func startLoadBalancer(t *testing.T, ip string) *loadBalancer {
 			}
 		}
 	}()
-	t.Cleanup(lb.stop)
+	t.Cleanup(lb.Stop)
 	return lb
 }
 
-func (lb *loadBalancer) stop() {
+// Stop stops serving and closes the listeners.
+func (lb *LoadBalancer) Stop() {
 	lb.cancel()
 	<-lb.done
 	lb.mu.Lock()
@@ -63,27 +63,27 @@ func (lb *loadBalancer) stop() {
 	}
 }
 
-func (lb *loadBalancer) fail(what string, err error) {
+func (lb *LoadBalancer) fail(what string, err error) {
 	lb.mu.Lock()
 	defer lb.mu.Unlock()
 	lb.errs[what+": "+err.Error()]++
 }
 
-// report says which Services it served and what went wrong.
-func (lb *loadBalancer) report() string {
+// Report says which Services it served and what went wrong.
+func (lb *LoadBalancer) Report() string {
 	lb.mu.Lock()
 	defer lb.mu.Unlock()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s serves %d Services, ports %v", lb.ip, len(lb.written), lb.nodePorts)
 	for e, n := range lb.errs {
-		fmt.Fprintf(&b, "\n\t%d× %s", n, framework.Clip(e, 600))
+		fmt.Fprintf(&b, "\n\t%d× %s", n, Clip(e, 600))
 	}
 	return b.String()
 }
 
 // sync serves each port of every Service of type LoadBalancer, then writes
 // the address into the Service's status.
-func (lb *loadBalancer) sync(ctx context.Context) {
+func (lb *LoadBalancer) sync(ctx context.Context) {
 	svcs, err := lb.f.Kube.List(ctx, "/api/v1/services", "")
 	if err != nil {
 		if ctx.Err() == nil {
@@ -93,14 +93,14 @@ func (lb *loadBalancer) sync(ctx context.Context) {
 	}
 	nodeIP := lb.f.Node.IP().String()
 	for _, svc := range svcs {
-		if framework.Dig(svc, "spec", "type") != "LoadBalancer" {
+		if Dig(svc, "spec", "type") != "LoadBalancer" {
 			continue
 		}
-		ns, name := fmt.Sprint(framework.Dig(svc, "metadata", "namespace")), fmt.Sprint(framework.Dig(svc, "metadata", "name"))
+		ns, name := fmt.Sprint(Dig(svc, "metadata", "namespace")), fmt.Sprint(Dig(svc, "metadata", "name"))
 		ready := true
-		for _, p := range framework.ToSlice(framework.Dig(svc, "spec", "ports")) {
-			port, _ := strconv.Atoi(fmt.Sprint(framework.Dig(p, "port")))
-			nodePort, _ := strconv.Atoi(fmt.Sprint(framework.Dig(p, "nodePort")))
+		for _, p := range ToSlice(Dig(svc, "spec", "ports")) {
+			port, _ := strconv.Atoi(fmt.Sprint(Dig(p, "port")))
+			nodePort, _ := strconv.Atoi(fmt.Sprint(Dig(p, "nodePort")))
 			if port == 0 || nodePort == 0 {
 				ready = false
 				continue
@@ -129,10 +129,10 @@ func (lb *loadBalancer) sync(ctx context.Context) {
 			lb.listeners = append(lb.listeners, l)
 			lb.mu.Unlock()
 		}
-		if !ready || len(framework.ToSlice(framework.Dig(svc, "status", "loadBalancer", "ingress"))) > 0 {
+		if !ready || len(ToSlice(Dig(svc, "status", "loadBalancer", "ingress"))) > 0 {
 			continue
 		}
-		patch := obj{"status": obj{"loadBalancer": obj{"ingress": []any{obj{"ip": lb.ip, "ipMode": "VIP"}}}}}
+		patch := Obj{"status": Obj{"loadBalancer": Obj{"ingress": []any{Obj{"ip": lb.ip, "ipMode": "VIP"}}}}}
 		if _, err := lb.f.Kube.MergePatch(ctx, "/api/v1/namespaces/"+ns+"/services/"+name+"/status", patch); err != nil {
 			lb.fail("writing the address of "+ns+"/"+name, err)
 			continue

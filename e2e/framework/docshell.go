@@ -1,6 +1,6 @@
 //go:build e2e
 
-package node
+package framework
 
 import (
 	"bufio"
@@ -12,14 +12,12 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/stackdome/stackdome/e2e/framework"
 )
 
-// docShell is one bash that runs the page's blocks one after another, so
+// DocShell is one bash that runs the page's blocks one after another, so
 // variables set by one block reach the next. `set -eo pipefail`: the first
 // failing command ends the shell, and its ERR trap names the command.
-type docShell struct {
+type DocShell struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	status *bufio.Reader // fd 3: one line after each block
@@ -30,13 +28,13 @@ type docShell struct {
 	err    error // valid once done is closed
 }
 
-func startDocShell(f *framework.NodeFixture, env []string, dir string) (*docShell, error) {
+func (f *NodeFixture) StartDocShell(env []string, dir string) (*DocShell, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
 	defer w.Close()
-	s := &docShell{dir: dir, status: bufio.NewReader(r), done: make(chan struct{})}
+	s := &DocShell{dir: dir, status: bufio.NewReader(r), done: make(chan struct{})}
 	s.cmd = exec.Command("bash", "--noprofile", "--norc")
 	s.cmd.Dir = f.Root
 	s.cmd.Env = env
@@ -58,9 +56,9 @@ func startDocShell(f *framework.NodeFixture, env []string, dir string) (*docShel
 	return s, err
 }
 
-// run runs one block and returns what it printed. A failed command ends
+// Run runs one block and returns what it printed. A failed command ends
 // the shell: every later run fails too.
-func (s *docShell) run(text string, timeout time.Duration) (string, error) {
+func (s *DocShell) Run(text string, timeout time.Duration) (string, error) {
 	s.n++
 	file := filepath.Join(s.dir, fmt.Sprintf("block-%02d.sh", s.n))
 	if err := os.WriteFile(file, []byte(text+"\n"), 0o600); err != nil {
@@ -86,12 +84,12 @@ func (s *docShell) run(text string, timeout time.Duration) (string, error) {
 		}
 		return s.out.From(mark), fmt.Errorf("the shell exited (%v)", s.err)
 	case <-time.After(timeout):
-		s.stop()
+		s.Stop()
 		return s.out.From(mark), fmt.Errorf("still running after %s", timeout)
 	}
 }
 
-func (s *docShell) stop() {
+func (s *DocShell) Stop() {
 	if s.cmd.Process != nil {
 		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 	}
