@@ -113,13 +113,13 @@ func TestReplicasAgreeOnRealNode(t *testing.T) {
 	web["host"] = "web.agree.test"
 	db := framework.PortApp(framework.PortArgs("5432"), obj{"name": "sql", "port": 5432})
 	db["type"] = "StatefulService"
-	api := &gateApp{name: "api", ports: map[string]int{"http": 8080, "admin": 9090}, dead: []string{"admin"},
-		spec: framework.PortApp(append(framework.PortArgs("8080", "9090=never"), "--control", strconv.Itoa(framework.PortAppControlPort)),
+	api := &framework.GateApp{Name: "api", Ports: map[string]int{"http": 8080, "admin": 9090}, Dead: []string{"admin"},
+		Spec: framework.PortApp(append(framework.PortArgs("8080", "9090=never"), "--control", strconv.Itoa(framework.PortAppControlPort)),
 			obj{"name": "http", "port": 8080}, obj{"name": "admin", "port": 9090})}
 	apps := []string{"web", "db", "api"}
 	f.CreateApp(ns, "web", web)
 	f.CreateApp(ns, "db", db)
-	f.CreateApp(ns, "api", api.spec)
+	f.CreateApp(ns, "api", api.Spec)
 
 	f.WaitCondition(3*time.Minute, ns, "web", "Available", "True", "Serving")
 	f.WaitCondition(3*time.Minute, ns, "db", "Available", "True", "Serving")
@@ -128,7 +128,7 @@ func TestReplicasAgreeOnRealNode(t *testing.T) {
 		if err != nil {
 			return false, err
 		}
-		err = api.condemned(sr)
+		err = api.Condemned(sr)
 		return err == nil, err
 	})
 	f.QuietFor(ws[0], 3*resync, time.Minute)
@@ -190,7 +190,7 @@ func TestReplicasAgreeOnRealNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := api.condemned(sr); err != nil {
+	if err := api.Condemned(sr); err != nil {
 		t.Errorf("api, its port fixed in place, is no longer the condemnation of the same pods: %v", err)
 	}
 

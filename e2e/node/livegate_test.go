@@ -15,15 +15,6 @@ import (
 	"github.com/stackdome/stackdome/e2e/framework"
 )
 
-// gateApp is an app of TestGateCondemnsDeadPorts: its declared ports by
-// name, and which of them portapp never opens.
-type gateApp struct {
-	name  string
-	spec  obj
-	ports map[string]int // port name → number
-	dead  []string       // port names portapp never opens
-}
-
 // TestGateCondemnsDeadPorts is the port gate's whole loop on a real node
 // with the chart's two replicas (its default replicaCount) behind its hooks
 // Service: a Service (public, its host routed by Traefik) with one dead
@@ -93,24 +84,24 @@ func TestGateCondemnsDeadPorts(t *testing.T) {
 		ws = append(ws, f.WatchPath(kind, fmt.Sprintf(path, ns)))
 	}
 
-	web := &gateApp{name: "web", ports: map[string]int{"http": 8080, "admin": 9090}, dead: []string{"admin"},
-		spec: framework.PortApp(framework.PortArgs("8080", "9090=never"),
+	web := &framework.GateApp{Name: "web", Ports: map[string]int{"http": 8080, "admin": 9090}, Dead: []string{"admin"},
+		Spec: framework.PortApp(framework.PortArgs("8080", "9090=never"),
 			obj{"name": "http", "port": 8080, "public": true}, obj{"name": "admin", "port": 9090})}
-	web.spec["host"] = "web.gate.test"
-	db := &gateApp{name: "db", ports: map[string]int{"sql": 5432, "metrics": 9187, "repl": 5433}, dead: []string{"metrics", "repl"},
-		spec: framework.PortApp(framework.PortArgs("5432", "9187=never", "5433=never"),
+	web.Spec["host"] = "web.gate.test"
+	db := &framework.GateApp{Name: "db", Ports: map[string]int{"sql": 5432, "metrics": 9187, "repl": 5433}, Dead: []string{"metrics", "repl"},
+		Spec: framework.PortApp(framework.PortArgs("5432", "9187=never", "5433=never"),
 			obj{"name": "sql", "port": 5432}, obj{"name": "metrics", "port": 9187}, obj{"name": "repl", "port": 5433})}
-	db.spec["type"] = "StatefulService"
-	db.spec["storage"] = obj{"size": "1Gi", "mountPath": "/data", "storageClassName": framework.PVClass}
-	apps := []*gateApp{web, db}
+	db.Spec["type"] = "StatefulService"
+	db.Spec["storage"] = obj{"size": "1Gi", "mountPath": "/data", "storageClassName": framework.PVClass}
+	apps := []*framework.GateApp{web, db}
 	for _, a := range apps {
-		f.CreateApp(ns, a.name, a.spec)
+		f.CreateApp(ns, a.Name, a.Spec)
 	}
 
 	for _, a := range apps {
-		pod := f.AppPods(ns, a.name, 1, 3*time.Minute)[0]
+		pod := f.AppPods(ns, a.Name, 1, 3*time.Minute)[0]
 		if rev, _ := framework.Dig(pod, "metadata", "annotations", "stackdome.io/revision").(string); rev == "" {
-			t.Errorf("%s: pod %s has no stackdome.io/revision annotation", a.name, framework.PodName(pod))
+			t.Errorf("%s: pod %s has no stackdome.io/revision annotation", a.Name, framework.PodName(pod))
 		}
 	}
 
@@ -130,8 +121,8 @@ func TestGateCondemnsDeadPorts(t *testing.T) {
 		}
 		var errs []error
 		for _, a := range apps {
-			if err := a.condemned(got[a.name]); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", a.name, err))
+			if err := a.Condemned(got[a.Name]); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", a.Name, err))
 			}
 		}
 		if len(errs) > 0 {
@@ -201,67 +192,11 @@ func TestGateCondemnsDeadPorts(t *testing.T) {
 		}
 	}
 	for _, a := range apps {
-		if !first[a.name] {
-			t.Errorf("%s: the watch saw no status", a.name)
+		if !first[a.Name] {
+			t.Errorf("%s: the watch saw no status", a.Name)
 		}
 	}
 	for _, p := range controllers {
 		t.Logf("replica %s: %.0f syncs answered, %.0f held (429)", framework.PodName(p), f.HookSyncs(p, "200"), f.HookSyncs(p, "429"))
 	}
-}
-
-// condemned says how sr's status differs from the condemnation of a's dead
-// ports (nil: it is the condemnation).
-func (a *gateApp) condemned(sr obj) error {
-	if sr == nil {
-		return errors.New("no StackResource")
-	}
-	var errs []error
-	want := map[string][2]any{
-		"Available": {"False", "PortNotListening"},
-		"Stalled":   {"True", "PortNotListening"},
-		"Converged": {"False", nil},
-	}
-	for _, typ := range []string{"Available", "Stalled", "Converged"} {
-		c := framework.SRCondition(sr, typ)
-		w := want[typ]
-		if c == nil || c["status"] != w[0] || (w[1] != nil && c["reason"] != w[1]) {
-			errs = append(errs, fmt.Errorf("%s = %v, want %v %v", typ, c, w[0], w[1]))
-		}
-	}
-	deadNumbers := map[string]int{} // port number → readiness_failure details naming it
-	for _, pn := range a.dead {
-		deadNumbers[strconv.Itoa(a.ports[pn])] = 0
-	}
-	for _, d := range framework.ToSlice(framework.Dig(sr, "status", "lastFailureDetails")) {
-		port := fmt.Sprint(framework.Dig(d, "port"))
-		if framework.Dig(d, "type") != "readiness_failure" {
-			errs = append(errs, fmt.Errorf("a failure detail of type %v, want only readiness_failure: %v", framework.Dig(d, "type"), d))
-			continue
-		}
-		if _, ok := deadNumbers[port]; !ok {
-			errs = append(errs, fmt.Errorf("a readiness_failure for port %s, not a dead port: %v", port, d))
-			continue
-		}
-		deadNumbers[port]++
-	}
-	for port, n := range deadNumbers {
-		if n != 1 {
-			errs = append(errs, fmt.Errorf("%d readiness_failure details for dead port %s, want 1", n, port))
-		}
-	}
-	states := framework.PortStates(sr)
-	for pn := range a.ports {
-		want := "Open"
-		if slices.Contains(a.dead, pn) {
-			want = "Closed"
-		}
-		if states[pn] != want {
-			errs = append(errs, fmt.Errorf("status.ports %s is %q, want %s", pn, states[pn], want))
-		}
-	}
-	if len(states) != len(a.ports) {
-		errs = append(errs, fmt.Errorf("status.ports %v, want the %d declared ports", states, len(a.ports)))
-	}
-	return errors.Join(errs...)
 }
