@@ -97,7 +97,7 @@ func Parse(data []byte) ([]Block, []error) {
 				inFence = false
 				if shellLangs[lang] {
 					if marker == "" {
-						errs = append(errs, fmt.Errorf("%s:%d: a %s block without a marker: say how make e2e treats it (<!-- e2e: run --> or <!-- e2e: substituted -->, and a stand-in in e2e/node/installdoc_blocks_test.go)", Page, start, lang))
+						errs = append(errs, fmt.Errorf("%s:%d: a %s block without a marker: say how make e2e treats it (<!-- e2e: run --> or <!-- e2e: substituted -->, and a stand-in in e2e/installdoc/standins.go)", Page, start, lang))
 					} else {
 						blocks = append(blocks, Block{Line: start, Marker: marker, Text: strings.Join(body, "\n")})
 					}
@@ -164,7 +164,7 @@ func Plan(blocks []Block, subs []Substitution) ([]Step, []error) {
 		i := find(b.Text)
 		switch {
 		case b.Marker == "substituted" && i < 0:
-			errs = append(errs, fmt.Errorf("%s: substituted, but e2e/node/installdoc_blocks_test.go has no stand-in for this exact text:\n%s", b, IndentLines(b.Text)))
+			errs = append(errs, fmt.Errorf("%s: substituted, but e2e/installdoc/standins.go has no stand-in for this exact text:\n%s", b, IndentLines(b.Text)))
 		case b.Marker == "run" && i >= 0:
 			errs = append(errs, fmt.Errorf("%s: marked run, but it is a block the test substitutes (%s)", b, subs[i].Why))
 		case i >= 0:
@@ -177,7 +177,7 @@ func Plan(blocks []Block, subs []Substitution) ([]Step, []error) {
 	for i, u := range used {
 		if !u {
 			first, _, _ := strings.Cut(subs[i].Doc, "\n")
-			errs = append(errs, fmt.Errorf("stand-in for a block no longer in %s (%q): remove it from installDocSubstitutions", Page, first))
+			errs = append(errs, fmt.Errorf("stand-in for a block no longer in %s (%q): remove it from Substitutions", Page, first))
 		}
 	}
 	return steps, errs
@@ -206,7 +206,7 @@ func UseLocalCopies(steps []Step, copies []LocalCopy) []error {
 	var errs []error
 	for j, u := range used {
 		if !u {
-			errs = append(errs, fmt.Errorf("local copy of %s, which no run block of %s uses: remove it from installDocLocalCopies", copies[j].From, Page))
+			errs = append(errs, fmt.Errorf("local copy of %s, which no run block of %s uses: remove it from LocalCopies", copies[j].From, Page))
 		}
 	}
 	return errs

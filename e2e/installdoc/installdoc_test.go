@@ -45,3 +45,24 @@ func TestChecksBite(t *testing.T) {
 		t.Errorf("indented block: %+v %v", blocks, errs)
 	}
 }
+
+// TestInstallDocBlocks: every shell block of docs/install.md is marked, and
+// every substituted one has its stand-in, without running anything.
+func TestInstallDocBlocks(t *testing.T) {
+	steps, errs := Read("../..", Substitutions, LocalCopies)
+	for _, err := range errs {
+		t.Error(err)
+	}
+	var run, sub int
+	for _, s := range steps {
+		if s.Sub == nil {
+			run++
+		} else {
+			sub++
+		}
+	}
+	if run == 0 || sub == 0 {
+		t.Errorf("%d blocks to run and %d substituted: the page lost its path", run, sub)
+	}
+	t.Logf("%s: %d shell blocks run as written, %d substituted", Page, run, sub)
+}

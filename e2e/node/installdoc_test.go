@@ -21,10 +21,10 @@ import (
 // page makes is a container the node's kubelet runs from its image:
 // Metacontroller's StatefulSet from its production manifests, Traefik's
 // chart, stackdome's chart and the first app, go-httpbin. A block marked
-// `e2e: substituted` runs its stand-in instead (installDocSubstitutions: what
+// `e2e: substituted` runs its stand-in instead (installdoc.Substitutions: what
 // needs kind or a registry); a run block that fetches from the internet
 // runs with only that replaced by the pinned local copy
-// (installDocLocalCopies). What kind's port mappings and a cloud's load
+// (installdoc.LocalCopies). What kind's port mappings and a cloud's load
 // balancer do, Node.Publish does: the page's `curl` commands reach the real
 // Traefik on 127.0.0.1:80 and :443 (the quick start's kind node ports) and
 // at the load balancer's address (a cluster you already have), through
@@ -36,7 +36,7 @@ import (
 // installs afterwards.
 func TestInstallDoc(t *testing.T) {
 	f := framework.NewNodeFixture(t)
-	steps, errs := installdoc.Read(f.Root, installDocSubstitutions, installDocLocalCopies)
+	steps, errs := installdoc.Read(f.Root, installdoc.Substitutions, installdoc.LocalCopies)
 	for _, err := range errs {
 		t.Error(err)
 	}

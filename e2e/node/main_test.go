@@ -20,3 +20,6 @@ import (
 )
 
 func TestMain(m *testing.M) { framework.NodeTestMain(m) }
+
+// obj is a JSON object as the API client decodes it.
+type obj = framework.Obj

@@ -15,8 +15,6 @@ import (
 	"github.com/stackdome/stackdome/e2e/framework"
 )
 
-type obj = framework.Obj
-
 // TestRealNode is the real node's smoke test: the node is Ready with the pod
 // CIDR kube-controller-manager gave it; a pod from an image, placed by
 // kube-scheduler, turns Ready only when its readiness probe passes; its

@@ -1,24 +1,19 @@
-package node
+package installdoc
 
-// docs/install.md's shell blocks and what stands in, on the real node, for
-// the ones that cannot run here. This file has no build tag:
-// TestInstallDocBlocks runs in `make test` too, without a cluster, so a
-// block added to the page without a marker, or a substituted block edited
-// without its stand-in, fails before the e2e suite ever runs.
-// TestInstallDoc (installdoc_test.go, tag e2e) runs the blocks.
+// What stands in, on the e2e suite's real node, for the blocks of
+// docs/install.md that cannot run there, and the local copies of what the
+// run blocks fetch. e2e/node's TestInstallDoc runs the page with them;
+// TestInstallDocBlocks (installdoc_test.go) holds them to the page in
+// `make test`, without a cluster, so a block added to the page without a
+// marker, or a substituted block edited without its stand-in, fails before
+// the e2e suite ever runs.
 
-import (
-	"testing"
-
-	"github.com/stackdome/stackdome/e2e/installdoc"
-)
-
-// installDocSubstitutions is every substituted block of docs/install.md:
+// Substitutions is every substituted block of docs/install.md:
 // what needs kind or a registry, the two stand-ins of docs/e2e.md. Its
 // shells may use the variables TestInstallDoc sets (E2E_POD_CIDR,
 // E2E_TRAEFIK_CHART). docs/e2e.md's table "How TestInstallDoc runs
 // install.md" says the same in prose.
-var installDocSubstitutions = []installdoc.Substitution{
+var Substitutions = []Substitution{
 	{
 		Doc: `cat > kind-stackdome.yaml <<'EOF'
 kind: Cluster
@@ -73,10 +68,10 @@ IMAGE_REPOSITORY=registry.example.com/platform/stackdome`,
 	},
 }
 
-// installDocLocalCopies is every local copy a run block of docs/install.md
+// LocalCopies is every local copy a run block of docs/install.md
 // is run with: what the block fetches from the internet, and nothing else
 // of it, replaced by the pinned copy.
-var installDocLocalCopies = []installdoc.LocalCopy{
+var LocalCopies = []LocalCopy{
 	{
 		From: `'https://github.com/metacontroller/metacontroller/manifests/production?ref=v4.17.2'`,
 		To:   `"$E2E_METACONTROLLER_MANIFESTS"`,
@@ -87,25 +82,4 @@ var installDocLocalCopies = []installdoc.LocalCopy{
 		To:   `helm upgrade --install traefik "$E2E_TRAEFIK_CHART"`,
 		Why:  "the pinned Traefik chart 41.3.0, extracted; its pod runs the Traefik image of the chart's appVersion",
 	},
-}
-
-// TestInstallDocBlocks: every shell block of docs/install.md is marked, and
-// every substituted one has its stand-in, without running anything.
-func TestInstallDocBlocks(t *testing.T) {
-	steps, errs := installdoc.Read("../..", installDocSubstitutions, installDocLocalCopies)
-	for _, err := range errs {
-		t.Error(err)
-	}
-	var run, sub int
-	for _, s := range steps {
-		if s.Sub == nil {
-			run++
-		} else {
-			sub++
-		}
-	}
-	if run == 0 || sub == 0 {
-		t.Errorf("%d blocks to run and %d substituted: the page lost its path", run, sub)
-	}
-	t.Logf("%s: %d shell blocks run as written, %d substituted", installdoc.Page, run, sub)
 }
