@@ -9,20 +9,11 @@ package framework
 // registers the process collector there).
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
-)
-
-// Ports of the metrics the fleet reads.
-const (
-	HooksMetricsPort = "8081"
-	MCMetricsPort    = "9999"
 )
 
 // ProcessFigures are a process's process_cpu_seconds_total and
@@ -30,39 +21,6 @@ const (
 type ProcessFigures struct {
 	CPU float64 // seconds
 	RSS float64 // bytes
-}
-
-// readMetrics reads the unlabeled samples of names, and
-// stackdome_hook_requests_total{hook="sync"} summed by code (in syncs),
-// from http://ip:port/metrics.
-func (f *NodeFixture) readMetrics(ctx context.Context, ip, port string) (samples map[string]float64, syncs map[string]float64, err error) {
-	body, err := f.GetFromNode(ctx, "http://"+net.JoinHostPort(ip, port)+"/metrics", "")
-	if err != nil {
-		return nil, nil, fmt.Errorf("metrics of %s: %w", ip, err)
-	}
-	samples, syncs = map[string]float64{}, map[string]float64{}
-	sc := bufio.NewScanner(strings.NewReader(body))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		f := strings.Fields(line)
-		if len(f) < 2 || strings.HasPrefix(line, "#") {
-			continue
-		}
-		v, err := strconv.ParseFloat(f[len(f)-1], 64)
-		if err != nil {
-			continue
-		}
-		switch {
-		case !strings.Contains(f[0], "{"):
-			samples[f[0]] = v
-		case strings.HasPrefix(line, "stackdome_hook_requests_total{") && strings.Contains(line, `hook="sync"`):
-			_, rest, _ := strings.Cut(line, `code="`)
-			code, _, _ := strings.Cut(rest, `"`)
-			syncs[code] += v
-		}
-	}
-	return samples, syncs, sc.Err()
 }
 
 // FiguresOf reads a process's CPU and RSS from its metrics; it fails the

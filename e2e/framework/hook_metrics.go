@@ -14,6 +14,14 @@ import (
 	"strings"
 )
 
+// The metrics ports the tests read: the chart's hooks pods', and
+// Metacontroller's --metrics-address (:9999 by default, which its
+// production manifests keep).
+const (
+	HooksMetricsPort = "8081"
+	MCMetricsPort    = "9999"
+)
+
 // PodName is the pod's metadata.name.
 func PodName(p Obj) string { s, _ := Dig(p, "metadata", "name").(string); return s }
 
@@ -51,27 +59,45 @@ func (f *NodeFixture) SyncCodes(pod Obj) map[string]float64 {
 // ReadSyncCodes is SyncCodes, or why the pod's metrics could not be read
 // (a pod shutting down, or not listening yet).
 func (s *Suite) ReadSyncCodes(ctx context.Context, pod Obj) (map[string]float64, error) {
-	body, err := s.GetFromNode(ctx, "http://"+net.JoinHostPort(PodIP(pod), "8081")+"/metrics", "")
+	_, syncs, err := s.readMetrics(ctx, PodIP(pod), HooksMetricsPort)
 	if err != nil {
-		return nil, fmt.Errorf("metrics of %s: %w", PodName(pod), err)
+		return nil, fmt.Errorf("%s: %w", PodName(pod), err)
 	}
-	out := map[string]float64{}
+	return syncs, nil
+}
+
+// readMetrics reads, from http://ip:port/metrics on the node, every
+// unlabeled sample by name, and stackdome_hook_requests_total{hook="sync"}
+// summed by code (syncs); a sync line without a code or a value is an
+// error.
+func (s *Suite) readMetrics(ctx context.Context, ip, port string) (samples, syncs map[string]float64, err error) {
+	body, err := s.GetFromNode(ctx, "http://"+net.JoinHostPort(ip, port)+"/metrics", "")
+	if err != nil {
+		return nil, nil, fmt.Errorf("metrics of %s: %w", ip, err)
+	}
+	samples, syncs = map[string]float64{}, map[string]float64{}
 	sc := bufio.NewScanner(strings.NewReader(body))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "stackdome_hook_requests_total{") || !strings.Contains(line, `hook="sync"`) {
+		fields := strings.Fields(line)
+		if len(fields) < 2 || strings.HasPrefix(line, "#") {
 			continue
 		}
-		_, rest, ok := strings.Cut(line, `code="`)
-		code, _, ok2 := strings.Cut(rest, `"`)
-		f := strings.Fields(line)
-		v, err := strconv.ParseFloat(f[len(f)-1], 64)
-		if !ok || !ok2 || err != nil {
-			return nil, fmt.Errorf("metrics of %s: %q: no code or value (%v)", PodName(pod), line, err)
+		v, verr := strconv.ParseFloat(fields[len(fields)-1], 64)
+		switch {
+		case strings.HasPrefix(line, "stackdome_hook_requests_total{") && strings.Contains(line, `hook="sync"`):
+			_, rest, ok := strings.Cut(line, `code="`)
+			code, _, ok2 := strings.Cut(rest, `"`)
+			if !ok || !ok2 || verr != nil {
+				return nil, nil, fmt.Errorf("metrics of %s: %q: no code or value (%v)", ip, line, verr)
+			}
+			syncs[code] += v
+		case verr == nil && !strings.Contains(fields[0], "{"):
+			samples[fields[0]] = v
 		}
-		out[code] += v
 	}
-	return out, nil
+	return samples, syncs, sc.Err()
 }
 
 // HooksAnswered is the syncs the release's hooks pods answered, summed.
