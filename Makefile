@@ -160,7 +160,9 @@ test-image:
 ## golden sync on loopback). Storage, configuration and caches are the
 ## test's own and removed after it; no bridge network, so no firewall rule.
 ## Needs root and Debian's buildah, podman and runc (.ci/run installs them).
-## It holds HEAVY_LOCK (flock) so that heavy runs on one machine take turns.
+## It holds HEAVY_LOCK (flock) so that heavy runs on one machine take turns;
+## a run that already holds that lock (e.g. .ci/run under `flock HEAVY_LOCK`)
+## sets HEAVY_LOCK to another file, or it waits on itself for ever.
 ## CI runs it after make test-image; it prints its build times (-v).
 DOCKERFILE_TESTS := ^TestDockerfileImage$$
 HEAVY_LOCK       ?= /tmp/stackdome-heavy.lock
