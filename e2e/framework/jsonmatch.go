@@ -6,8 +6,9 @@ package framework
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -34,7 +35,7 @@ func FirstMismatch(path string, want, got any) (string, string) {
 		if !ok {
 			return path, fmt.Sprintf("sent an object, stored %s", describe(got))
 		}
-		for _, k := range sortedKeys(w) {
+		for _, k := range slices.Sorted(maps.Keys(w)) {
 			gv, ok := g[k]
 			if !ok {
 				return joinPath(path, k), fmt.Sprintf("sent %s, not stored (pruned or dropped)", describe(w[k]))
@@ -130,7 +131,7 @@ func FirstLoop(path string, want, got any) (string, string) {
 		if !ok {
 			return path, fmt.Sprintf("sent an object, stored %s", describe(got))
 		}
-		for _, k := range sortedKeys(w) {
+		for _, k := range slices.Sorted(maps.Keys(w)) {
 			gv, ok := g[k]
 			if !ok {
 				return joinPath(path, k), fmt.Sprintf("sent %s, not stored (pruned or dropped)", describe(w[k]))
@@ -178,7 +179,7 @@ func addedPaths(path string, got, want any) []string {
 	w, wok := want.(map[string]any)
 	if gok && wok {
 		var out []string
-		for _, k := range sortedKeys(g) {
+		for _, k := range slices.Sorted(maps.Keys(g)) {
 			if _, ok := w[k]; !ok {
 				out = append(out, fmt.Sprintf("%s=%s", joinPath(path, k), describe(g[k])))
 				continue
@@ -220,15 +221,6 @@ func listMapKey(lists ...[]any) string {
 		}
 	}
 	return ""
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // DeepCopy copies decoded JSON.

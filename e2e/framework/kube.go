@@ -309,12 +309,3 @@ func DigPath(o map[string]any, path string) (any, bool) {
 	}
 	return cur, true
 }
-
-func SortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}

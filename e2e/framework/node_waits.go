@@ -7,8 +7,6 @@ package framework
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"strings"
 	"time"
 )
@@ -110,36 +108,4 @@ func (f *NodeFixture) WaitPodReady(ns, name string, timeout time.Duration) Obj {
 		t.Fatal(err)
 	}
 	return pod
-}
-
-// ExitPodOf is exitPod for a pod the label selector picks that has not
-// ended (a migration's pod is Pending while its init container runs).
-func (f *NodeFixture) ExitPodOf(ns, selector string, timeout time.Duration) {
-	t := f.t
-	t.Helper()
-	f.WaitFor(timeout, "portapp of "+selector+" told to exit", func() (bool, error) {
-		pods, err := f.Kube.List(t.Context(), "/api/v1/namespaces/"+ns+"/pods", selector)
-		if err != nil {
-			return false, err
-		}
-		for _, p := range pods {
-			ip, _ := Dig(p, "status", "podIP").(string)
-			if phase := Dig(p, "status", "phase"); ip == "" || phase == "Succeeded" || phase == "Failed" {
-				continue
-			}
-			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+net.JoinHostPort(ip, "8079")+"/exit", nil)
-			resp, err := f.Node.HTTPClient().Do(req)
-			cancel()
-			if err != nil {
-				return false, err
-			}
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusNoContent {
-				return true, nil
-			}
-			return false, fmt.Errorf("POST /exit: %s", resp.Status)
-		}
-		return false, fmt.Errorf("no pod of %s with an address that has not ended (%d pods)", selector, len(pods))
-	})
 }

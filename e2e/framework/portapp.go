@@ -86,3 +86,37 @@ func (f *NodeFixture) PortControl(ctx context.Context, ip string, port int, acti
 	}
 	return nil
 }
+
+// ExitPodOf waits for a pod the label selector picks in ns that has an
+// address and has not ended (a migration's pod is Pending while its init
+// container runs), and POSTs /exit to its portapp's control port from the
+// node: portapp exits 0.
+func (f *NodeFixture) ExitPodOf(ns, selector string, timeout time.Duration) {
+	t := f.t
+	t.Helper()
+	f.WaitFor(timeout, "portapp of "+selector+" told to exit", func() (bool, error) {
+		pods, err := f.Kube.List(t.Context(), "/api/v1/namespaces/"+ns+"/pods", selector)
+		if err != nil {
+			return false, err
+		}
+		for _, p := range pods {
+			ip, _ := Dig(p, "status", "podIP").(string)
+			if phase := Dig(p, "status", "phase"); ip == "" || phase == "Succeeded" || phase == "Failed" {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+net.JoinHostPort(ip, strconv.Itoa(PortAppControlPort))+"/exit", nil)
+			resp, err := f.Node.HTTPClient().Do(req)
+			cancel()
+			if err != nil {
+				return false, err
+			}
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusNoContent {
+				return true, nil
+			}
+			return false, fmt.Errorf("POST /exit: %s", resp.Status)
+		}
+		return false, fmt.Errorf("no pod of %s with an address that has not ended (%d pods)", selector, len(pods))
+	})
+}

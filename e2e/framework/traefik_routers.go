@@ -57,7 +57,7 @@ func (f *NodeFixture) OpenRouterAPI(ns string) {
 }
 
 // TraefikRouters reads Traefik's HTTP routers from the node, through the
-// route openRouterAPI made.
+// route OpenRouterAPI made.
 func (f *NodeFixture) TraefikRouters(ctx context.Context) ([]Router, error) {
 	body, err := f.GetFromNode(ctx, "http://"+net.JoinHostPort(f.TraefikIP(), TraefikPorts["traefik"])+routerAPIPath, "")
 	if err != nil {
@@ -130,7 +130,7 @@ func ownRouter(r Router, namespaces []string) bool {
 	return false
 }
 
-// RouteTable is the routers of the IngressRoutes of ns but openRouterAPI's,
+// RouteTable is the routers of the IngressRoutes of ns but OpenRouterAPI's,
 // keyed "<rule> | <middlewares in order>", each with the entry points it
 // is on, sorted: a router Traefik split per entry point counts once.
 func RouteTable(rs []Router, ns string) map[string][]string {
@@ -146,7 +146,7 @@ func RouteTable(rs []Router, ns string) map[string][]string {
 	return out
 }
 
-// RoutesAre is a waitRouters condition: routeTable of ns is want.
+// RoutesAre is a WaitRouters condition: RouteTable of ns is want.
 func RoutesAre(ns string, want map[string][]string) func([]Router) error {
 	return func(rs []Router) error {
 		if diff := cmp.Diff(want, RouteTable(rs, ns)); diff != "" {

@@ -41,7 +41,7 @@ import (
 // STACKDOME_FLEET_SECRETS=n then measures Metacontroller's Secret cache
 // (measureSecretCache). STACKDOME_FLEET_PROFILE=<dir> takes both hooks
 // pods' CPU profiles over the creation and over the quiet minute
-// (profileHooks).
+// (NodeFixture.ProfileHooks).
 //
 // What it reports (t.Log, "fleet:" lines): the time to every Deployment and
 // to every app Converged (and to the real node's apps Converged); the writes

@@ -15,10 +15,12 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"maps"
 	"math/big"
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -213,7 +215,7 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 		}
 		return len(swapped) == len(controllers), fmt.Errorf("want serial %v; the pods serve %v", serial, serving)
 	})
-	for _, name := range framework.SortedKeys(swapped) {
+	for _, name := range slices.Sorted(maps.Keys(swapped)) {
 		t.Logf("%s served the rotated leaf %s after the Secret was written (kubelet volume swap + reload interval)", name, swapped[name].Round(100*time.Millisecond))
 	}
 
@@ -256,7 +258,7 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 		for _, p := range rel.Pods(t, "controller") {
 			name := framework.PodName(p)
 			if uid, ok := uids[name]; !ok || uid != fmt.Sprint(framework.Dig(p, "metadata", "uid")) {
-				t.Errorf("hooks pod %s is not one of the pods before the rotation %v", name, framework.SortedKeys(uids))
+				t.Errorf("hooks pod %s is not one of the pods before the rotation %v", name, slices.Sorted(maps.Keys(uids)))
 				continue
 			}
 			if n := framework.PodRestarts(p); n != 0 {
@@ -289,7 +291,7 @@ func TestHooksOverMutualTLSOnRealNode(t *testing.T) {
 		"--wait", "--timeout", "3m"); err != nil {
 		t.Fatalf("helm upgrade: %v\n%s", err, out)
 	}
-	for _, s := range framework.SortedKeys(secrets) {
+	for _, s := range slices.Sorted(maps.Keys(secrets)) {
 		want := secrets[s]
 		got := secretData(t, rel.NS, rel.Name+s)
 		if len(got) != len(want) {

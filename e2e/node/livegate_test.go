@@ -61,7 +61,7 @@ import (
 // one); closed by the hooks server after half a second idle, every resync
 // opens new ones and kube-proxy picks again, as it would for a fleet.
 //
-// It bites: with a dead port listening after all (portArgs "9090"), or
+// It bites: with a dead port listening after all (PortArgs "9090"), or
 // the gate dialing the primary port only, no condemnation comes and the
 // test fails naming every difference of the status it saw; a status or
 // child written at steady state (a replica stamping the condemnation with

@@ -133,7 +133,7 @@ func TestReadinessProbeKeepsSlowAppOut(t *testing.T) {
 // the verdict past the grace, not the grace's length.
 //
 // It bites: with the port gate dialing the primary port only (or the
-// secondary port opened, portArgs "9090"), the status turns Serving.
+// secondary port opened, PortArgs "9090"), the status turns Serving.
 func TestGateNamesSilentPort(t *testing.T) {
 	f := framework.NewNodeFixture(t)
 	f.InstallChart("config.portCheckGrace=30s")

@@ -4,9 +4,11 @@ package node
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -85,7 +87,7 @@ func TestSyncHookVersionUpgrade(t *testing.T) {
 		if v2 {
 			want = []string{errorService}
 		}
-		if d := cmp.Diff(want, framework.SortedKeys(related)); d != "" {
+		if d := cmp.Diff(want, slices.Sorted(maps.Keys(related))); d != "" {
 			t.Errorf("%s: the Services related in the request (-want +got):\n%s", what, d)
 		}
 		f.WaitFor(time.Minute, what+": the app's children", func() (bool, error) {
