@@ -192,7 +192,7 @@ func (n wireNames) compare(fx, wire obj) []string {
 	var errs []string
 	for _, field := range []string{"childResources"} {
 		if a, b := framework.Dig(fx, "controller", "spec", field), framework.Dig(wire, "controller", "spec", field); !reflect.DeepEqual(a, b) {
-			errs = append(errs, fmt.Sprintf("controller %s: fixture %s, wire %s", field, mustJSON(a), mustJSON(b)))
+			errs = append(errs, fmt.Sprintf("controller %s: fixture %s, wire %s", field, framework.MustJSON(a), framework.MustJSON(b)))
 		}
 	}
 	for _, h := range []string{"sync", "customize"} {
@@ -293,13 +293,13 @@ func (n wireNames) child(what string, f, w map[string]any) []string {
 		maps.DeleteFunc(l, func(p string, _ any) bool { return allocated(p) })
 	}
 	for p, v := range gl {
-		if wv, ok := wl[p]; !ok || mustJSON(v) != mustJSON(wv) {
-			errs = append(errs, fmt.Sprintf("%s: mcrequest.Default writes spec.%s = %s, the API server stored %s", what, p, mustJSON(v), mustJSON(wl[p])))
+		if wv, ok := wl[p]; !ok || framework.MustJSON(v) != framework.MustJSON(wv) {
+			errs = append(errs, fmt.Sprintf("%s: mcrequest.Default writes spec.%s = %s, the API server stored %s", what, p, framework.MustJSON(v), framework.MustJSON(wl[p])))
 		}
 	}
 	for p, v := range wl {
 		if _, ok := gl[p]; !ok {
-			errs = append(errs, fmt.Sprintf("%s: the API server stored spec.%s = %s, mcrequest.Default does not write it", what, p, mustJSON(v)))
+			errs = append(errs, fmt.Sprintf("%s: the API server stored spec.%s = %s, mcrequest.Default does not write it", what, p, framework.MustJSON(v)))
 		}
 	}
 	errs = append(errs, pathsDiffer(what+" spec", fl, wl)...)
@@ -376,12 +376,4 @@ func leaves(v any) map[string]any {
 		walk("", v)
 	}
 	return out
-}
-
-func mustJSON(v any) string {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(data)
 }
