@@ -338,8 +338,9 @@ MC_ARCHIVE = $(or $(STACKDOME_SHARED),$(CURDIR)/../shared)/vendor/metacontroller
 ## e2e-build: the binaries make e2e needs, built now, or found cached: the
 ## control plane, the node's, Traefik (the node's image), Metacontroller and kubectl (each
 ## build.sh keeps its cache and its lock, so make e2e finds them, or waits
-## for a build under way). CI starts it in the background, niced, as it
-## begins: the cold builds then use the CPU the other targets leave idle.
+## for a build under way). CI (.ci/run) starts it in the background as it
+## begins, niced while make test runs, then at priority, and runs make e2e
+## after it and make test, beside the other targets.
 e2e-build:
 	GOWORK=off bash e2e/tools/build.sh >/dev/null
 	GOWORK=off bash e2e/tools/build.sh node >/dev/null
