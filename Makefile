@@ -339,24 +339,20 @@ MC_ARCHIVE = $(E2E_SHARED)/vendor/metacontroller-4.17.2.tar.gz
 ## e2e-build: the binaries make e2e needs, built now, or found cached: the
 ## control plane, the node's, Traefik (the node's image), Metacontroller and
 ## kubectl (each build.sh keeps its cache and its lock, so make e2e finds
-## them, or waits for a build under way). Two lanes at once, about even on a
-## cold machine: the control plane (etcd, kube-apiserver,
-## kube-controller-manager); Traefik, Metacontroller, kubectl, then the node's
-## (kubelet, kube-proxy and kube-scheduler share most packages with the
-## control plane, whose build.sh lock they wait for). One lane leaves a core
+## them, or waits for a build under way). Two lanes at once: the control
+## plane (etcd, kube-apiserver, kube-controller-manager) then the node's
+## binaries (kubelet, kube-proxy and kube-scheduler share most of its
+## packages); Traefik, Metacontroller and kubectl. One lane leaves a core
 ## idle through every large package's compile and link, and through module
 ## downloads; two links at once take about 5 GiB. CI (.ci/run) starts it in
-## the background as it begins, niced while make test runs, then at
-## priority, and runs make e2e after it and make test, beside the other
-## targets.
+## the background as it begins (docs/e2e.md, "Running").
 e2e-build:
 	@export GOWORK=off; \
-	( bash e2e/tools/build.sh >/dev/null ) & controlplane=$$!; \
+	( bash e2e/tools/build.sh >/dev/null && bash e2e/tools/build.sh node >/dev/null ) & kube=$$!; \
 	( bash e2e/traefik/build.sh >/dev/null && \
 	  STACKDOME_SHARED="$(E2E_SHARED)" bash e2e/metacontroller/build.sh >/dev/null && \
-	  bash e2e/kubectl/build.sh >/dev/null && \
-	  bash e2e/tools/build.sh node >/dev/null ) & rest=$$!; \
-	st=0; wait $$controlplane || st=1; wait $$rest || st=1; \
+	  bash e2e/kubectl/build.sh >/dev/null ) & rest=$$!; \
+	st=0; wait $$kube || st=1; wait $$rest || st=1; \
 	if [ $$st -ne 0 ]; then echo "make e2e-build: a build failed (its lines above)" >&2; fi; exit $$st
 
 e2e:
