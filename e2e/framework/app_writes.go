@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // ChildKinds are the collections of the children stackdome makes for a
@@ -36,6 +38,30 @@ type AppWrites struct {
 	Status, Children, Created map[string]int
 	PerChild                  map[string]int
 	What                      []string
+	// States is, per child (PerChild's key), what each counted write left:
+	// spec, labels, annotations (but for controllerAnnotations) and an
+	// EndpointSlice's address type, endpoints and ports, as JSON, "deleted"
+	// for a deletion. ChildDiffs reads it.
+	States map[string][]string
+}
+
+// ChildDiffs is, for a child written more than once, what each write after
+// the first changed (cmp.Diff of the states before and after), one string
+// a write.
+func (fw AppWrites) ChildDiffs(child string) []string {
+	var out []string
+	states := fw.States[child]
+	decode := func(state string) any {
+		var v any
+		if json.Unmarshal([]byte(state), &v) != nil {
+			return state // "deleted"
+		}
+		return v
+	}
+	for i := 1; i < len(states); i++ {
+		out = append(out, fmt.Sprintf("write %d (-before +after):\n%s", i+1, cmp.Diff(decode(states[i-1]), decode(states[i]))))
+	}
+	return out
 }
 
 // Twice names the children written more than once, sorted.
@@ -61,7 +87,8 @@ var controllerAnnotations = []string{"deployment.kubernetes.io/revision"}
 // controllerAnnotations). The events not counted are read to know each
 // object's state.
 func NodeWrites(events []WatchEvent, counted func(WatchEvent) bool) AppWrites {
-	fw := AppWrites{Status: map[string]int{}, Children: map[string]int{}, Created: map[string]int{}, PerChild: map[string]int{}}
+	fw := AppWrites{Status: map[string]int{}, Children: map[string]int{}, Created: map[string]int{}, PerChild: map[string]int{},
+		States: map[string][]string{}}
 	last := map[string]string{}
 	for _, e := range events {
 		key := e.Kind + "/" + fmt.Sprint(Dig(e.Obj, "metadata", "uid"))
@@ -97,7 +124,13 @@ func NodeWrites(events []WatchEvent, counted func(WatchEvent) bool) AppWrites {
 			fw.Status[app]++
 		} else {
 			fw.Children[app]++
-			fw.PerChild[fmt.Sprintf("%s %v", e.Kind, Dig(e.Obj, "metadata", "name"))]++
+			child := fmt.Sprintf("%s %v", e.Kind, Dig(e.Obj, "metadata", "name"))
+			fw.PerChild[child]++
+			if e.Type == "DELETED" {
+				fw.States[child] = append(fw.States[child], "deleted")
+			} else {
+				fw.States[child] = append(fw.States[child], string(b))
+			}
 			if !seen {
 				fw.Created[app]++
 			}

@@ -70,23 +70,42 @@ func PodReady(p Obj) bool {
 }
 
 // DescribePods logs, if the test failed, `kubectl describe pods` of ns and
-// the last lines of its apps' containers (their crashed runs' too); it does
-// nothing if the test passed.
+// the last lines of its apps' containers (their crashed runs' too), of at
+// most describedLogs pods; it does nothing if the test passed. Only the
+// pods of real nodes have logs: for a pod on the fleet's stand-in node the
+// API server would dial that node's kubelet at standinNodeIP, an address
+// nothing may dial, so those pods are left out.
 func (f *NodeFixture) DescribePods(ns string) {
 	t := f.t
 	t.Helper()
 	if !t.Failed() {
 		return
 	}
-	out, _ := f.KubectlRun(context.Background(), "describe", "pods", "-n", ns)
+	ctx := context.Background()
+	out, _ := f.KubectlRun(ctx, "describe", "pods", "-n", ns)
 	t.Logf("kubectl describe pods -n %s:\n%s", ns, Indent(strings.TrimSpace(string(out))))
+	out, err := f.KubectlRun(ctx, "get", "pods", "-n", ns, "--selector=app.kubernetes.io/instance",
+		"--field-selector=spec.nodeName!="+standinNodeName, "-o", "name")
+	if err != nil {
+		t.Logf("kubectl get pods -n %s: %v\n%s", ns, err, out)
+		return
+	}
+	pods := strings.Fields(string(out))
+	if len(pods) > describedLogs {
+		t.Logf("the logs of %d of the %d pods of %s on a real node", describedLogs, len(pods), ns)
+		pods = pods[:describedLogs]
+	}
 	// The containers' own words, the crashed ones' last run too.
-	for _, prev := range []string{"false", "true"} {
-		out, _ = f.KubectlRun(context.Background(), "logs", "-n", ns, "--all-containers", "--prefix", "--tail=15",
-			"--selector=app.kubernetes.io/instance", "--previous="+prev)
-		t.Logf("kubectl logs -n %s --previous=%s:\n%s", ns, prev, Indent(strings.TrimSpace(string(out))))
+	for _, pod := range pods {
+		for _, prev := range []string{"false", "true"} {
+			out, _ = f.KubectlRun(ctx, "logs", "-n", ns, pod, "--all-containers", "--prefix", "--tail=15", "--previous="+prev)
+			t.Logf("kubectl logs -n %s %s --previous=%s:\n%s", ns, pod, prev, Indent(strings.TrimSpace(string(out))))
+		}
 	}
 }
+
+// describedLogs bounds the pods whose logs DescribePods reads.
+const describedLogs = 20
 
 // WaitPodReady waits for the pod to be Running and Ready and returns it.
 func (f *NodeFixture) WaitPodReady(ns, name string, timeout time.Duration) Obj {

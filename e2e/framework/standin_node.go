@@ -38,6 +38,9 @@ const (
 // is its node's, leaves them alone.
 const standinNodeIP = "203.0.113.10"
 
+// standinNodeName is the stand-in node's name.
+const standinNodeName = "fleet-standin"
+
 // standinHeartbeat is how often the node's Lease is renewed and its Ready
 // condition written: well inside the node lifecycle controller's grace
 // period (kube-controller-manager --node-monitor-grace-period, 50 s), after
@@ -76,7 +79,7 @@ func (f *NodeFixture) StartStandinNode(ips []string) *StandinNode {
 	if len(ips) == 0 {
 		t.Fatal("the stand-in node needs the address of at least one real pod")
 	}
-	n := &StandinNode{name: "fleet-standin", ips: ips, kube: f.Kube}
+	n := &StandinNode{name: standinNodeName, ips: ips, kube: f.Kube}
 	k := f.Kube
 	ctx, cancel := context.WithCancel(context.Background())
 	if _, err := k.Create(t.Context(), "/api/v1/nodes", n.object()); err != nil {

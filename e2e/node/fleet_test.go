@@ -203,6 +203,11 @@ func TestFleet(t *testing.T) {
 	for _, child := range all.Twice() {
 		t.Errorf("fleet: %s", child)
 	}
+	for child, n := range all.PerChild {
+		if n > 1 {
+			t.Logf("fleet: what each write of %s after the first changed:\n%s", child, framework.Indent(strings.Join(all.ChildDiffs(child), "\n")))
+		}
+	}
 
 	progress.Step("the quiet minute", nil)
 	quietFrom := time.Now()
@@ -477,5 +482,13 @@ func TestFleetWritesCount(t *testing.T) {
 	}
 	if got := sum(all.Created); got != 2 {
 		t.Errorf("children created: %d, want 2", got)
+	}
+	// What the second writes changed: the replicas, and the deletion.
+	deployment, service := all.ChildDiffs("deployment web"), all.ChildDiffs("service web")
+	if len(deployment) != 1 || !strings.Contains(deployment[0], `"replicas": float64(1)`) || !strings.Contains(deployment[0], `"replicas": float64(2)`) {
+		t.Errorf("the Deployment's second write, want replicas 1 → 2:\n%s", strings.Join(deployment, "\n"))
+	}
+	if len(service) != 1 || !strings.Contains(service[0], `string("deleted")`) {
+		t.Errorf("the Service's second write, want its deletion:\n%s", strings.Join(service, "\n"))
 	}
 }
