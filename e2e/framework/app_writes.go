@@ -36,9 +36,8 @@ var ChildKinds = map[string]string{
 // writes per child (by kind and name), and what they were.
 type AppWrites struct {
 	Status, Children, Created map[string]int
-	PerChild                  map[string]int
 	What                      []string
-	// States is, per child (PerChild's key), what each counted write left:
+	// States is, per child ("<kind> <name>"), what each counted write left:
 	// spec, labels, annotations (but for controllerAnnotations) and an
 	// EndpointSlice's address type, endpoints and ports, as JSON, "deleted"
 	// for a deletion. ChildDiffs reads it.
@@ -67,8 +66,8 @@ func (fw AppWrites) ChildDiffs(child string) []string {
 // Twice names the children written more than once, sorted.
 func (fw AppWrites) Twice() []string {
 	var out []string
-	for child, n := range fw.PerChild {
-		if n > 1 {
+	for child, states := range fw.States {
+		if n := len(states); n > 1 {
 			out = append(out, fmt.Sprintf("%s written %d times", child, n))
 		}
 	}
@@ -87,8 +86,7 @@ var controllerAnnotations = []string{"deployment.kubernetes.io/revision"}
 // controllerAnnotations). The events not counted are read to know each
 // object's state.
 func NodeWrites(events []WatchEvent, counted func(WatchEvent) bool) AppWrites {
-	fw := AppWrites{Status: map[string]int{}, Children: map[string]int{}, Created: map[string]int{}, PerChild: map[string]int{},
-		States: map[string][]string{}}
+	fw := AppWrites{Status: map[string]int{}, Children: map[string]int{}, Created: map[string]int{}, States: map[string][]string{}}
 	last := map[string]string{}
 	for _, e := range events {
 		key := e.Kind + "/" + fmt.Sprint(Dig(e.Obj, "metadata", "uid"))
@@ -125,7 +123,6 @@ func NodeWrites(events []WatchEvent, counted func(WatchEvent) bool) AppWrites {
 		} else {
 			fw.Children[app]++
 			child := fmt.Sprintf("%s %v", e.Kind, Dig(e.Obj, "metadata", "name"))
-			fw.PerChild[child]++
 			if e.Type == "DELETED" {
 				fw.States[child] = append(fw.States[child], "deleted")
 			} else {

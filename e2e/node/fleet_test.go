@@ -203,8 +203,8 @@ func TestFleet(t *testing.T) {
 	for _, child := range all.Twice() {
 		t.Errorf("fleet: %s", child)
 	}
-	for child, n := range all.PerChild {
-		if n > 1 {
+	for child, states := range all.States {
+		if len(states) > 1 {
 			t.Logf("fleet: what each write of %s after the first changed:\n%s", child, framework.Indent(strings.Join(all.ChildDiffs(child), "\n")))
 		}
 	}
