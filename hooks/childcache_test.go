@@ -75,34 +75,37 @@ func TestChildCacheIsBounded(t *testing.T) {
 // or a sync would be answered with another view's children. A field added
 // to the views without a place in the key fails here.
 func TestWiredKeySeesEveryField(t *testing.T) {
-	require.Equal(t, 8, reflect.TypeFor[observed.Wiring]().NumField(), "a new observed.Wiring field needs its place in Key()")
+	require.Equal(t, 11, reflect.TypeFor[observed.Wiring]().NumField(), "a new observed.Wiring field needs its place in Key()")
 	require.Equal(t, 5, reflect.TypeFor[observed.Routes]().NumField(), "a new observed.Routes field needs its place in Key()")
 	a := netip.MustParseAddr("10.96.0.10")
 	b := netip.MustParseAddr("10.96.0.11")
 	ref := &observed.ServiceRef{Name: "x", Port: json.RawMessage("8082")}
 	views := map[string]observed.Wiring{
-		"zero":               {},
-		"related":            {Related: seen(a)},
-		"related other":      {Related: seen(b)},
-		"slice":              {Slice: []netip.Addr{a}},
-		"service":            {ServiceObserved: true},
-		"middleware":         {Middleware: ref},
-		"middleware ns":      {Middleware: &observed.ServiceRef{Name: "x", Namespace: "n", Port: json.RawMessage("8082")}},
-		"middleware port":    {Middleware: &observed.ServiceRef{Name: "x", Port: json.RawMessage(`"errors"`)}},
-		"route refers":       {RouteRefers: true},
-		"route observed":     {RouteObserved: true},
-		"first sync":         {First: true},
-		"strip":              {Routes: observed.Routes{Strip: []string{"/a"}}},
-		"strip empty":        {Routes: observed.Routes{Strip: []string{}}},
-		"strip other":        {Routes: observed.Routes{Strip: []string{"/b"}}},
-		"https":              {Routes: observed.Routes{HTTPSObserved: true}},
-		"route strips":       {Routes: observed.Routes{RouteStrips: true}},
-		"redirect refers":    {Routes: observed.Routes{RedirectRefers: true}},
-		"team middleware":    {Routes: observed.Routes{Middlewares: []string{"auth"}}},
-		"team middlewares":   {Routes: observed.Routes{Middlewares: []string{"auth", "limit"}}},
-		"team other order":   {Routes: observed.Routes{Middlewares: []string{"limit", "auth"}}},
-		"related then slice": {Related: seen(a), Slice: []netip.Addr{b}},
-		"slice then related": {Related: seen(b), Slice: []netip.Addr{a}},
+		"zero":                {},
+		"related":             {Related: seen(a)},
+		"related other":       {Related: seen(b)},
+		"slice":               {Slice: []netip.Addr{a}},
+		"slice observed":      {SliceObserved: true},
+		"service":             {ServiceObserved: true},
+		"middleware observed": {MiddlewareObserved: true},
+		"settle open":         {SettleOpen: true},
+		"middleware":          {Middleware: ref},
+		"middleware ns":       {Middleware: &observed.ServiceRef{Name: "x", Namespace: "n", Port: json.RawMessage("8082")}},
+		"middleware port":     {Middleware: &observed.ServiceRef{Name: "x", Port: json.RawMessage(`"errors"`)}},
+		"route refers":        {RouteRefers: true},
+		"route observed":      {RouteObserved: true},
+		"first sync":          {First: true},
+		"strip":               {Routes: observed.Routes{Strip: []string{"/a"}}},
+		"strip empty":         {Routes: observed.Routes{Strip: []string{}}},
+		"strip other":         {Routes: observed.Routes{Strip: []string{"/b"}}},
+		"https":               {Routes: observed.Routes{HTTPSObserved: true}},
+		"route strips":        {Routes: observed.Routes{RouteStrips: true}},
+		"redirect refers":     {Routes: observed.Routes{RedirectRefers: true}},
+		"team middleware":     {Routes: observed.Routes{Middlewares: []string{"auth"}}},
+		"team middlewares":    {Routes: observed.Routes{Middlewares: []string{"auth", "limit"}}},
+		"team other order":    {Routes: observed.Routes{Middlewares: []string{"limit", "auth"}}},
+		"related then slice":  {Related: seen(a), Slice: []netip.Addr{b}},
+		"slice then related":  {Related: seen(b), Slice: []netip.Addr{a}},
 	}
 	seen := map[string]string{}
 	for name, v := range views {

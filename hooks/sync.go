@@ -86,6 +86,7 @@ func (c Config) pipeline(req *observed.Request, verdicts Verdicts, now time.Time
 	if err := alive(); err != nil {
 		return answer{}, err
 	}
+	obs.Wiring.SettleOpen = status.SettleOpen(c.status(), p.Status.ChildrenMissingSince, stamp)
 	cfg := c.children()
 	cl := children.ClaimsFor(p.Metadata.Name, p.Metadata.Namespace, spec, obs.Workload)
 	rev, own, err := src.own(cfg, p.Metadata.Namespace, p.Metadata.Name, p.RawSpec, spec, cl, obs.Config.Digest)

@@ -16,13 +16,17 @@ import (
 // guarantee (wiring.go): Traefik disables a router whose Middleware does not
 // exist, and Metacontroller applies one answer's children in no fixed order,
 // so a route that needs a Middleware appears only once that Middleware is
-// observed, and a Middleware stays while an observed route still uses it.
+// observed, and a Middleware stays while an observed route still uses it;
+// an observed route that uses a helper not observed keeps using it inside
+// the settle window, as it keeps the errors Middleware (wiring.go).
 
 // routeChildren are the helper Middlewares, the IngressRoute and, for a TLS
 // host, the plain-HTTP redirect IngressRoute. errors says the routes may use
 // the errors Middleware; first says the routes are a new resource's, made
-// whole with the helpers of the same answer (wiring.go).
-func routeChildren(cfg Config, name string, spec schema.Spec, v observed.Routes, errors, first bool) []any {
+// whole with the helpers of the same answer; open says a helper the
+// observed routes use but the request does not show is still awaited
+// (observed.Wiring.SettleOpen; wiring.go).
+func routeChildren(cfg Config, name string, spec schema.Spec, v observed.Routes, errors, first, open bool) []any {
 	var out []any
 	var prefixes []string
 	for _, p := range spec.PublicPorts() {
@@ -40,8 +44,8 @@ func routeChildren(cfg Config, name string, spec schema.Spec, v observed.Routes,
 	if redirect || v.RedirectRefers {
 		out = append(out, httpsMiddleware(name))
 	}
-	out = append(out, ingressRoute(cfg, name, spec, v.Middlewares, errors, v.Strip != nil || first))
-	if redirect && (v.HTTPSObserved || first) {
+	out = append(out, ingressRoute(cfg, name, spec, v.Middlewares, errors, v.Strip != nil || first || open && v.RouteStrips))
+	if redirect && (v.HTTPSObserved || first || open && v.RedirectRefers) {
 		out = append(out, redirectRoute(cfg, name, spec))
 	}
 	return out

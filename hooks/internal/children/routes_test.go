@@ -14,7 +14,9 @@ import (
 // default say, and the helper Middlewares' guarantee — a route that needs a
 // Middleware appears only once the Middleware is observed, and a Middleware
 // stays while an observed route uses it — but for a new resource's routes
-// (first), made whole with the Middlewares of the same answer.
+// (first), made whole with the Middlewares of the same answer, and for a
+// route that uses a Middleware not yet observed inside the settle window
+// (open): Metacontroller's informers have not shown it yet.
 func TestRouteChildren(t *testing.T) {
 	two := schema.Spec{Type: schema.TypeService, Image: "i", Host: "a.example.com",
 		Ports: []schema.Port{{Name: "http", Port: 80, Public: true}, {Name: "admin", Port: 81, Public: true}}}
@@ -25,6 +27,7 @@ func TestRouteChildren(t *testing.T) {
 		spec   schema.Spec
 		view   observed.Routes
 		first  bool     // a new resource's first sync (wiring.go)
+		open   bool     // the settle window is open (observed.Wiring.SettleOpen)
 		want   []string // kind/name: one-line spec
 	}{
 		"a new resource, strip": {
@@ -53,6 +56,22 @@ func TestRouteChildren(t *testing.T) {
 				`IngressRoute/a: {"entryPoints":["websecure","web"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]}]}`,
 			},
 		},
+		"the route uses the strip it was created with, not yet observed, inside the settle window": {
+			reason: "Metacontroller's informers show one answer's children in no fixed order: the stripped route is kept, not written now and again a sync later",
+			spec:   two, view: observed.Routes{RouteStrips: true}, open: true,
+			want: []string{
+				`Middleware/a-strip: {"stripPrefix":{"prefixes":["/admin"]}}`,
+				`IngressRoute/a: {"entryPoints":["websecure","web"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]},{"kind":"Rule","match":"Host(` + "`a.example.com`" + `) \u0026\u0026 PathPrefix(` + "`/admin`" + `)","middlewares":[{"name":"a-strip"}],"services":[{"name":"a","port":81}]}]}`,
+			},
+		},
+		"the strip the route uses, still not observed past the settle window": {
+			reason: "refused: the stripped route goes, so that Traefik does not disable the whole IngressRoute",
+			spec:   two, view: observed.Routes{RouteStrips: true},
+			want: []string{
+				`Middleware/a-strip: {"stripPrefix":{"prefixes":["/admin"]}}`,
+				`IngressRoute/a: {"entryPoints":["websecure","web"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]}]}`,
+			},
+		},
 		"strip observed": {
 			spec: two, view: observed.Routes{Strip: []string{"/admin"}},
 			want: []string{
@@ -76,6 +95,25 @@ func TestRouteChildren(t *testing.T) {
 			want: []string{
 				`Middleware/a-https: {"redirectScheme":{"permanent":true,"scheme":"https"}}`,
 				`IngressRoute/a: {"entryPoints":["websecure"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]}],"tls":{"certResolver":"le"}}`,
+			},
+		},
+		"the redirect route's Middleware not yet observed, inside the settle window": {
+			reason: "the redirect route created whole is kept, not deleted now and created again a sync later",
+			spec:   withTLS(schema.Spec{Type: schema.TypeService, Image: "i", Host: "a.example.com", Ports: []schema.Port{{Name: "http", Port: 80, Public: true}}}, schema.TLS{}),
+			view:   observed.Routes{RedirectRefers: true}, open: true,
+			want: []string{
+				`Middleware/a-https: {"redirectScheme":{"permanent":true,"scheme":"https"}}`,
+				`IngressRoute/a: {"entryPoints":["websecure"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]}],"tls":{}}`,
+				`IngressRoute/a-redirect: {"entryPoints":["web"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","middlewares":[{"name":"a-https"}],"services":[{"name":"a","port":80}]}]}`,
+			},
+		},
+		"the redirect route's Middleware still not observed past the settle window": {
+			reason: "refused: the redirect route goes (Traefik would disable it); it comes back once the Middleware is observed",
+			spec:   withTLS(schema.Spec{Type: schema.TypeService, Image: "i", Host: "a.example.com", Ports: []schema.Port{{Name: "http", Port: 80, Public: true}}}, schema.TLS{}),
+			view:   observed.Routes{RedirectRefers: true},
+			want: []string{
+				`Middleware/a-https: {"redirectScheme":{"permanent":true,"scheme":"https"}}`,
+				`IngressRoute/a: {"entryPoints":["websecure"],"routes":[{"kind":"Rule","match":"Host(` + "`a.example.com`" + `)","services":[{"name":"a","port":80}]}],"tls":{}}`,
 			},
 		},
 		"tls with the entry point's certificate, redirect observed": {
@@ -148,7 +186,7 @@ func TestRouteChildren(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			var got []string
-			for _, c := range routeChildren(withDefaults(tc.cfg), "a", tc.spec, tc.view, false, tc.first) {
+			for _, c := range routeChildren(withDefaults(tc.cfg), "a", tc.spec, tc.view, false, tc.first, tc.open) {
 				o := c.(object)
 				b, err := json.Marshal(o["spec"])
 				if err != nil {

@@ -44,10 +44,19 @@ import (
 //     before it existed; the app's pods are not ready yet either). Made
 //     without them, it would be written again a sync later, an update that
 //     Metacontroller pays at its client rate and Traefik with a rebuild of
-//     its routers, once per new app. If a Middleware is refused, the next
-//     sync sees the route referring to a Middleware that is not observed and
-//     drops the reference (the rule above): the app is served without its
-//     pages;
+//     its routers, once per new app;
+//   - a route that refers to a Middleware keeps the reference while what it
+//     needs is returned but not observed, if the absence is inside the
+//     settle window (Wiring.Settling: the window the status gives a missing
+//     child). Metacontroller's informers show the children of one answer in
+//     no fixed order, so a later sync can see the route created whole before
+//     its Middleware (or, for this one, the mirrored Service or slice), and
+//     a Middleware someone deleted is created again by the same answer.
+//     Dropping the reference there is a write a later sync undoes, paid
+//     twice as above (the fleet at 1,000 apps, docs/performance.md, wrote a
+//     route three times so). Past the window the Middleware was refused (the
+//     status says ChildNotCreated from the same sync): the route drops the
+//     reference (the rule above), and the app is served without its pages;
 //   - taking the wiring away goes the other way round: while the observed
 //     IngressRoute still refers to the Middleware it is kept (as observed),
 //     and while the observed Middleware points at the mirrored Service, that
@@ -98,6 +107,9 @@ func Routing(cfg Config, name string, spec schema.Spec, v observed.Wiring) ([]an
 	if first && target != nil {
 		refer = true // a new resource's route: created whole (see above)
 	}
+	if target != nil && v.RouteRefers && v.SettleOpen && awaited(v, *target, mirror) {
+		refer = true // what it refers to is in flight (see above)
+	}
 	if target == nil && v.RouteRefers && v.Middleware != nil {
 		target = v.Middleware // the route still refers to it: keep it one more sync
 	}
@@ -118,5 +130,17 @@ func Routing(cfg Config, name string, spec schema.Spec, v observed.Wiring) ([]an
 	if target != nil {
 		out = append(out, middleware(name, *target, spec.ErrorPagesBrand()))
 	}
-	return append(out, routeChildren(cfg, name, spec, v.Routes, refer, first)...), nil
+	return append(out, routeChildren(cfg, name, spec, v.Routes, refer, first, v.SettleOpen)...), nil
+}
+
+// awaited says that all a route referring to the Middleware pointed at t
+// lacks is children not observed at all: the Middleware, or, for the
+// mirror, its Service or slice. An observed Middleware pointed elsewhere
+// or an observed slice without an address is a state of its own, decided
+// by the rules above, not an absence the settle window waits out.
+func awaited(v observed.Wiring, t, mirror observed.ServiceRef) bool {
+	if v.MiddlewareObserved && (v.Middleware == nil || !v.Middleware.Equal(t)) {
+		return false
+	}
+	return !t.Equal(mirror) || !v.SliceObserved || len(v.Slice) > 0
 }

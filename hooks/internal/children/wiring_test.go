@@ -52,7 +52,8 @@ func summarizeWiring(t *testing.T, children []any) wired {
 // TestWiringChildren walks the states of the error wiring: not installed,
 // first answer, settled, the chart's Service gone or unreadable, a ClusterIP
 // change, pages turned off (and the steps back), the opt-in cross-namespace
-// Middleware and the move from it.
+// Middleware and the move from it, and a route that refers to what a sync
+// does not show yet: kept inside the settle window, let go past it.
 func TestWiringChildren(t *testing.T) {
 	public := schema.Default(schema.Spec{Type: schema.TypeService, Image: "app:1", Host: "shop.example.com",
 		Ports: []schema.Port{{Name: "http", Port: 8080, Public: true}}})
@@ -101,9 +102,37 @@ func TestWiringChildren(t *testing.T) {
 			cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(ip("10.96.0.17")...)},
 			want: wired{Children: all, Slice: []string{"10.96.0.17"}, Target: "/web-error-pages:8082"},
 		},
-		"the Middleware refused: the route drops the reference it was created with": {
+		"the Middleware refused (not observed past the settle window): the route drops the reference it was created with": {
 			cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(ip("10.96.0.17")...), Slice: ip("10.96.0.17"), ServiceObserved: true, RouteObserved: true, RouteRefers: true},
 			want: wired{Children: all, Slice: []string{"10.96.0.17"}, Target: "/web-error-pages:8082"},
+		},
+		"the Middleware not observed yet, inside the settle window: the route keeps the reference it was created with": {
+			cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(ip("10.96.0.17")...), Slice: ip("10.96.0.17"), ServiceObserved: true, RouteObserved: true, RouteRefers: true, SettleOpen: true},
+			want: wired{Children: all, Slice: []string{"10.96.0.17"}, Target: "/web-error-pages:8082", Refers: true},
+		},
+		"the mirrored Service not observed yet, inside the settle window: kept": {
+			cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(ip("10.96.0.17")...), Slice: ip("10.96.0.17"), Middleware: mirror, RouteObserved: true, RouteRefers: true, SettleOpen: true},
+			want: wired{Children: all, Slice: []string{"10.96.0.17"}, Target: "/web-error-pages:8082", Refers: true},
+		},
+		"the mirrored slice not observed yet, inside the settle window: kept": {
+			cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(ip("10.96.0.17")...), ServiceObserved: true, Middleware: mirror, RouteObserved: true, RouteRefers: true, SettleOpen: true},
+			want: wired{Children: all, Slice: []string{"10.96.0.17"}, Target: "/web-error-pages:8082", Refers: true},
+		},
+		"the parent's status and the Middleware not in the request yet, inside the settle window: kept": {
+			cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(ip("10.96.0.17")...), Slice: ip("10.96.0.17"), ServiceObserved: true, First: true, RouteObserved: true, RouteRefers: true, SettleOpen: true},
+			want: wired{Children: all, Slice: []string{"10.96.0.17"}, Target: "/web-error-pages:8082", Refers: true},
+		},
+		"an observed slice without an address, inside the settle window: not an absence, the reference goes": {
+			cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(ip("10.96.0.17")...), SliceObserved: true, ServiceObserved: true, Middleware: mirror, RouteObserved: true, RouteRefers: true, SettleOpen: true},
+			want: wired{Children: all, Slice: []string{"10.96.0.17"}, Target: "/web-error-pages:8082"},
+		},
+		"an observed Middleware that cannot be read, inside the settle window: not an absence, the reference goes": {
+			cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(ip("10.96.0.17")...), Slice: ip("10.96.0.17"), ServiceObserved: true, MiddlewareObserved: true, RouteObserved: true, RouteRefers: true, SettleOpen: true},
+			want: wired{Children: all, Slice: []string{"10.96.0.17"}, Target: "/web-error-pages:8082"},
+		},
+		"cross-namespace opt-in, the Middleware not observed yet, inside the settle window: kept": {
+			cfg: crossCfg, spec: public, view: observed.Wiring{RouteObserved: true, RouteRefers: true, SettleOpen: true},
+			want: wired{Children: []string{"Middleware/web-errors", "IngressRoute/web"}, Target: "stackdome/stackdome-error-pages:8082", Refers: true},
 		},
 		"slice observed without address: not referred to": {
 			cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(ip("10.96.0.17")...), ServiceObserved: true, Middleware: mirror},
@@ -161,8 +190,8 @@ func TestWiringChildren(t *testing.T) {
 			cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(ip("10.96.0.17")...), Middleware: cross, RouteRefers: true},
 			want: wired{Children: all, Slice: []string{"10.96.0.17"}, Target: "stackdome/stackdome-error-pages:8082", Refers: true},
 		},
-		"from cross-namespace to the mirror, Service and slice observed: it moves": {
-			cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(ip("10.96.0.17")...), Slice: ip("10.96.0.17"), ServiceObserved: true, Middleware: cross, RouteRefers: true},
+		"from cross-namespace to the mirror, Service and slice observed: it moves (the settle window is for absences only)": {
+			cfg: testConfig(), spec: public, view: observed.Wiring{Related: seen(ip("10.96.0.17")...), Slice: ip("10.96.0.17"), ServiceObserved: true, Middleware: cross, RouteRefers: true, SettleOpen: true},
 			want: wired{Children: all, Slice: []string{"10.96.0.17"}, Target: "/web-error-pages:8082"},
 		},
 		"from the mirror to cross-namespace: the mirror stays while the Middleware points there": {
@@ -171,6 +200,10 @@ func TestWiringChildren(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
+			// What a request shows is observed: the table leaves the flags
+			// out where the values say it.
+			tc.view.SliceObserved = tc.view.SliceObserved || len(tc.view.Slice) > 0
+			tc.view.MiddlewareObserved = tc.view.MiddlewareObserved || tc.view.Middleware != nil
 			got := summarizeWiring(t, routing(t, tc.cfg, "web", tc.spec, tc.view))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("wiring (-want +got):\n%s", diff)
@@ -192,15 +225,17 @@ func TestWiringNeverEmptiesTheSlice(t *testing.T) {
 			for _, svc := range []bool{false, true} {
 				for _, mw := range []*observed.ServiceRef{nil, mirror} {
 					for _, refers := range []bool{false, true} {
-						v := observed.Wiring{Related: related, Slice: slice, ServiceObserved: svc, Middleware: mw, RouteRefers: refers}
-						w := summarizeWiring(t, routing(t, testConfig(), "web", spec, v))
-						if w.Refers {
-							require.Contains(t, w.Children, "Middleware/web-errors", "%+v", v)
-							require.Contains(t, w.Children, "Service/web-error-pages", "%+v", v)
-							require.NotEmpty(t, w.Slice, "%+v", v)
-						}
-						if len(slice) > 0 && mw != nil {
-							require.NotEmpty(t, w.Slice, "an observed slice with addresses, still pointed at, went empty: %+v", v)
+						for _, open := range []bool{false, true} {
+							v := observed.Wiring{Related: related, Slice: slice, SliceObserved: slice != nil, ServiceObserved: svc, Middleware: mw, MiddlewareObserved: mw != nil, RouteRefers: refers, SettleOpen: open}
+							w := summarizeWiring(t, routing(t, testConfig(), "web", spec, v))
+							if w.Refers {
+								require.Contains(t, w.Children, "Middleware/web-errors", "%+v", v)
+								require.Contains(t, w.Children, "Service/web-error-pages", "%+v", v)
+								require.NotEmpty(t, w.Slice, "%+v", v)
+							}
+							if len(slice) > 0 && mw != nil {
+								require.NotEmpty(t, w.Slice, "an observed slice with addresses, still pointed at, went empty: %+v", v)
+							}
 						}
 					}
 				}

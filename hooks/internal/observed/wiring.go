@@ -16,17 +16,29 @@ type Wiring struct {
 	Related RelatedService
 	// Slice holds the addresses of the observed mirrored EndpointSlice.
 	Slice []netip.Addr
+	// SliceObserved says the mirrored EndpointSlice exists, with addresses
+	// or not.
+	SliceObserved bool
 	// ServiceObserved says the mirrored Service exists.
 	ServiceObserved bool
 	// Middleware is the observed errors Middleware's service; nil when no
 	// Middleware is observed or its service cannot be read.
 	Middleware *ServiceRef
+	// MiddlewareObserved says the errors Middleware exists, readable or not.
+	MiddlewareObserved bool
 	// RouteObserved says the IngressRoute exists.
 	RouteObserved bool
 	// RouteRefers says the observed IngressRoute refers to the Middleware.
 	RouteRefers bool
 	// First says the parent is Unanswered: the first sync of a new resource.
 	First bool
+	// SettleOpen says a child the answer returns that the request does not
+	// show would still be awaited, not yet called refused: the absence, if
+	// there is one, is timed from the parent's status (childrenMissingSince)
+	// or from now, and is younger than the settle window. The status decides
+	// it (status.SettleOpen); the pipeline sets it after Observe, so that the
+	// routes and the status call a child refused at the same sync.
+	SettleOpen bool
 	// Routes is what the observed routing helpers say.
 	Routes Routes
 }
@@ -76,7 +88,7 @@ func (v Wiring) Key() string {
 		b.WriteString(a.String())
 		b.WriteByte(',')
 	}
-	fmt.Fprintf(&b, "|%t|%t|%t|%t|", v.ServiceObserved, v.RouteObserved, v.RouteRefers, v.First)
+	fmt.Fprintf(&b, "|%t|%t|%t|%t|%t|%t|%t|", v.SliceObserved, v.ServiceObserved, v.MiddlewareObserved, v.RouteObserved, v.RouteRefers, v.First, v.SettleOpen)
 	if m := v.Middleware; m != nil {
 		fmt.Fprintf(&b, "%q/%q/%s", m.Namespace, m.Name, m.Port)
 	}
@@ -92,10 +104,12 @@ func viewWiring(name, namespace string, child func(group, name string) *Child, r
 	v := Wiring{Related: related}
 	if s := child(groupEndpointSlice, schema.ErrorPagesName(name)); s != nil {
 		v.Slice = s.sliceAddresses()
+		v.SliceObserved = true
 	}
 	v.ServiceObserved = child(groupService, schema.ErrorPagesName(name)) != nil
 	if m := child(groupMiddleware, schema.MiddlewareName(name)); m != nil {
 		v.Middleware = m.errorsService()
+		v.MiddlewareObserved = true
 	}
 	if r := child(groupIngressRoute, name); r != nil {
 		r.Metadata.Namespace = namespace

@@ -25,6 +25,20 @@ func childrenMissingSince(prev *metav1.Time, missing []observed.ChildRef, now me
 	return &now
 }
 
+// SettleOpen says a child the answer returns that the request does not
+// show is still awaited at now, not yet refused: its absence is timed from
+// since (the status's childrenMissingSince), or starts now when since is
+// unset, and is younger than cfg.ChildSettle. childrenSeen reads it for the
+// status; the pipeline hands it to the routes (observed.Wiring.SettleOpen),
+// which keep referring to a Middleware in flight and let go of one refused
+// at the same sync as the status says so.
+func SettleOpen(cfg Config, since *metav1.Time, now metav1.Time) bool {
+	if since == nil || since.IsZero() {
+		return cfg.ChildSettle > 0
+	}
+	return now.Sub(since.Time) < cfg.ChildSettle
+}
+
 // childrenSeen is the row r once the children the answer returns are looked
 // for in the request that came back: Metacontroller creates what a sync
 // returns right after the answer, and the next sync request shows it, so a
@@ -47,8 +61,8 @@ func childrenSeen(f *facts, r row) row {
 	if len(missing) == 0 {
 		return r
 	}
-	if waited := f.now.Sub(f.missingSince.Time); waited < f.cfg.ChildSettle {
-		r.resyncIn = f.cfg.ChildSettle - waited
+	if SettleOpen(f.cfg, f.missingSince, f.now) {
+		r.resyncIn = f.cfg.ChildSettle - f.now.Sub(f.missingSince.Time)
 		return r
 	}
 	r.at = nil // the absence is decided now
