@@ -11,6 +11,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -68,6 +69,22 @@ func (h HooksFigures) Answered() float64 {
 // NotOK is the syncs answered with another code than 200 (a 429 holds a
 // sync for a dial under way).
 func (h HooksFigures) NotOK() float64 { return h.Answered() - h.Syncs["200"] }
+
+// NotOKSince is the syncs answered with another code than 200 since
+// before, by code: "none", or "1 (429: 1)".
+func (h HooksFigures) NotOKSince(before HooksFigures) string {
+	var codes []string
+	for code, v := range h.Syncs {
+		if n := v - before.Syncs[code]; code != "200" && n > 0 {
+			codes = append(codes, fmt.Sprintf("%s: %.0f", code, n))
+		}
+	}
+	if len(codes) == 0 {
+		return "none"
+	}
+	slices.Sort(codes)
+	return fmt.Sprintf("%.0f (%s)", h.NotOK()-before.NotOK(), strings.Join(codes, ", "))
+}
 
 // RSS is the pods' RSS, one a pod: "41 MiB + 39 MiB".
 func (h HooksFigures) RSS() string {

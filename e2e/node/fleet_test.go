@@ -180,8 +180,8 @@ func TestFleet(t *testing.T) {
 		onNode, tOnNode.Round(100*time.Millisecond))
 	syncs := after.Answered() - before.Answered()
 	cpu := after.CPU() - before.CPU()
-	t.Logf("fleet: stackdome answered %.0f syncs (%.1f per app; %.0f not 200); CPU %.2f s over both hooks pods: %.2f ms per sync, %.2f net of idle",
-		syncs, syncs/float64(n), after.NotOK()-before.NotOK(), cpu, 1000*cpu/max(syncs, 1), 1000*(cpu-idle*tConverged.Seconds())/max(syncs, 1))
+	t.Logf("fleet: stackdome answered %.0f syncs (%.1f per app; not 200: %s); CPU %.2f s over both hooks pods: %.2f ms per sync, %.2f net of idle",
+		syncs, syncs/float64(n), after.NotOKSince(before), cpu, 1000*cpu/max(syncs, 1), 1000*(cpu-idle*tConverged.Seconds())/max(syncs, 1))
 	standinPods := int64(0)
 	if standin != nil {
 		standinPods = standin.Ready()
