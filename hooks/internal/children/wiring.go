@@ -47,7 +47,7 @@ import (
 //     its routers, once per new app;
 //   - a route that refers to a Middleware keeps the reference while what it
 //     needs is returned but not observed, if the absence is inside the
-//     settle window (Wiring.Settling: the window the status gives a missing
+//     settle window (Wiring.SettleOpen: the window the status gives a missing
 //     child). Metacontroller's informers show the children of one answer in
 //     no fixed order, so a later sync can see the route created whole before
 //     its Middleware (or, for this one, the mirrored Service or slice), and
