@@ -24,7 +24,11 @@ import (
 //     sleep after the deletion.
 //   - With drainSeconds: 0 the same deletion fails requests (the subtest
 //     fails if none do: the proof bites), and the container ends within a
-//     second or two of the deletion.
+//     second or two of the deletion. Whether it does is a race between the
+//     kubelet's SIGTERM and Traefik's dropping the endpoint, which a
+//     loaded machine can tip (a cold CI run, 2026-12-06: 725 requests, none
+//     failed), so the control deletes up to three pods, one at a time,
+//     and needs one deletion that fails requests.
 //   - Either way the app of two has its PodDisruptionBudget child
 //     (maxUnavailable 1, controlled by the StackResource), and
 //     kube-controller-manager's disruption controller counts both running
@@ -61,63 +65,87 @@ func TestDrainOnRealNode(t *testing.T) {
 			podWatch := f.WatchPath("pod", "/api/v1/namespaces/"+ns+"/pods")
 			f.CreateApp(ns, name, spec)
 			f.WaitCondition(3*time.Minute, ns, name, "Available", "True", "Serving")
-			pods := f.AppPods(ns, name, 2, time.Minute)
 			requireDisruptionBudget(t, ns, name, 2)
-			victim, _ := framework.Dig(pods[0], "metadata", "name").(string)
-			other, _ := framework.Dig(pods[1], "metadata", "name").(string)
-			sleep := preStopSleep(pods[0])
-			if want := map[bool]int{true: 0, false: 5}[tc.drain != nil]; sleep != want {
-				t.Fatalf("pod %s: preStop sleep %ds, want %d", victim, sleep, want)
-			}
-
-			l := f.StartLoad(host, 100)
-			f.WaitFor(time.Minute, "Traefik sending to both pods", func() (bool, error) {
-				s := l.Servers()
-				return s[victim] > 0 && s[other] > 0, fmt.Errorf("answers by pod: %v", s)
-			})
-			l.Reset() // counted from here: Traefik routes to both pods
-			f.WaitFor(time.Minute, "100 requests to both pods", func() (bool, error) { return l.Total() >= 100, nil })
-			deleted := time.Now()
-			if out, err := f.KubectlRun(t.Context(), "delete", "pod", "-n", ns, victim, "--wait=true"); err != nil {
-				l.Stop()
-				t.Fatalf("kubectl delete pod: %v\n%s", err, out)
-			}
-			gone := time.Since(deleted)
-			before := l.Total()
-			// Two seconds more under load once the pod is gone.
-			f.WaitFor(time.Minute, "200 more requests", func() (bool, error) { return l.Total() >= before+200, nil })
-			total, failed := l.Stop()
-			t.Logf("%s: preStop sleep %ds; the pod was gone %s after the deletion; %d requests through Traefik, %d failed",
-				tc.name, sleep, gone.Round(100*time.Millisecond), total, len(failed))
-			if total < 400 {
-				t.Errorf("the load made only %d requests", total)
-			}
-			switch {
-			case !tc.fails && len(failed) > 0:
-				t.Errorf("%d of %d requests failed, first: %v", len(failed), total, failed[:min(len(failed), 5)])
-			case tc.fails && len(failed) == 0:
-				t.Errorf("no request failed without a drain: the test does not prove the drain")
-			}
-
-			// What the kubelet did: the container's end, from the watch.
-			term, deletedAt := terminated(podWatch.Events(), victim)
-			if term == nil || deletedAt.IsZero() {
-				t.Fatalf("the watch saw no terminated app container of %s with a deletionTimestamp", victim)
-			}
-			fin, _ := time.Parse(time.RFC3339, fmt.Sprint(term["finishedAt"]))
-			took := fin.Sub(deletedAt) // both to the second
-			t.Logf("%s: container exited %v (%v) %s after the deletion", tc.name, term["exitCode"], term["reason"], took)
-			if fmt.Sprint(term["exitCode"]) != "0" {
-				t.Errorf("the app container exited %v (%v), want 0: portapp exits at SIGTERM; anything else is SIGKILL", term["exitCode"], term["reason"])
-			}
-			if sleep > 0 && took < time.Duration(sleep-1)*time.Second {
-				t.Errorf("the container ended %s after the deletion, before the %ds preStop sleep could end: the kubelet did not run it", took, sleep)
-			}
-			if sleep == 0 && took > 3*time.Second {
-				t.Errorf("the container ended %s after the deletion without a preStop: SIGTERM came late", took)
+			// The drain loses nothing in one deletion; the control needs
+			// one of up to three that fails requests (the race above).
+			rounds := map[bool]int{true: 3, false: 1}[tc.fails]
+			for round := 1; round <= rounds; round++ {
+				failed := deleteUnderLoad(t, f, podWatch, ns, name, host, tc.name, tc.drain != nil)
+				switch {
+				case !tc.fails && failed > 0:
+					t.Errorf("%d requests failed with the drain", failed)
+				case !tc.fails || failed > 0:
+					return
+				case round < rounds:
+					t.Logf("%s: deletion %d of %d lost no request: Traefik dropped the endpoint before the kubelet's SIGTERM; again", tc.name, round, rounds)
+				default:
+					t.Errorf("no request failed without a drain in %d deletions: the test does not prove the drain", rounds)
+				}
 			}
 		})
 	}
+}
+
+// deleteUnderLoad deletes one of the app's two ready pods (`kubectl
+// delete pod`, its own grace period) under 100 requests a second through
+// Traefik, counted from when Traefik sends to both, and two seconds more
+// once the pod is gone. It checks what the kubelet did from the watch:
+// the container ended at SIGTERM (exit 0), after the preStop sleep, or
+// within 3 s without one. It returns how many requests failed.
+func deleteUnderLoad(t *testing.T, f *framework.NodeFixture, podWatch *framework.Watcher, ns, name, host, label string, noDrain bool) int {
+	t.Helper()
+	pods := f.AppPods(ns, name, 2, time.Minute)
+	victim, _ := framework.Dig(pods[0], "metadata", "name").(string)
+	other, _ := framework.Dig(pods[1], "metadata", "name").(string)
+	sleep := preStopSleep(pods[0])
+	if want := map[bool]int{true: 0, false: 5}[noDrain]; sleep != want {
+		t.Fatalf("pod %s: preStop sleep %ds, want %d", victim, sleep, want)
+	}
+
+	l := f.StartLoad(host, 100)
+	f.WaitFor(time.Minute, "Traefik sending to both pods", func() (bool, error) {
+		s := l.Servers()
+		return s[victim] > 0 && s[other] > 0, fmt.Errorf("answers by pod: %v", s)
+	})
+	l.Reset() // counted from here: Traefik routes to both pods
+	f.WaitFor(time.Minute, "100 requests to both pods", func() (bool, error) { return l.Total() >= 100, nil })
+	deleted := time.Now()
+	if out, err := f.KubectlRun(t.Context(), "delete", "pod", "-n", ns, victim, "--wait=true"); err != nil {
+		l.Stop()
+		t.Fatalf("kubectl delete pod: %v\n%s", err, out)
+	}
+	gone := time.Since(deleted)
+	before := l.Total()
+	// Two seconds more under load once the pod is gone.
+	f.WaitFor(time.Minute, "200 more requests", func() (bool, error) { return l.Total() >= before+200, nil })
+	total, failed := l.Stop()
+	t.Logf("%s: preStop sleep %ds; the pod was gone %s after the deletion; %d requests through Traefik, %d failed",
+		label, sleep, gone.Round(100*time.Millisecond), total, len(failed))
+	if total < 400 {
+		t.Errorf("the load made only %d requests", total)
+	}
+	if !noDrain && len(failed) > 0 {
+		t.Logf("the first failures: %v", failed[:min(len(failed), 5)])
+	}
+
+	// What the kubelet did: the container's end, from the watch.
+	term, deletedAt := terminated(podWatch.Events(), victim)
+	if term == nil || deletedAt.IsZero() {
+		t.Fatalf("the watch saw no terminated app container of %s with a deletionTimestamp", victim)
+	}
+	fin, _ := time.Parse(time.RFC3339, fmt.Sprint(term["finishedAt"]))
+	took := fin.Sub(deletedAt) // both to the second
+	t.Logf("%s: container exited %v (%v) %s after the deletion", label, term["exitCode"], term["reason"], took)
+	if fmt.Sprint(term["exitCode"]) != "0" {
+		t.Errorf("the app container exited %v (%v), want 0: portapp exits at SIGTERM; anything else is SIGKILL", term["exitCode"], term["reason"])
+	}
+	if sleep > 0 && took < time.Duration(sleep-1)*time.Second {
+		t.Errorf("the container ended %s after the deletion, before the %ds preStop sleep could end: the kubelet did not run it", took, sleep)
+	}
+	if sleep == 0 && took > 3*time.Second {
+		t.Errorf("the container ended %s after the deletion without a preStop: SIGTERM came late", took)
+	}
+	return len(failed)
 }
 
 // requireDisruptionBudget fails t unless the StackResource name in ns has
