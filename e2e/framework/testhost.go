@@ -33,7 +33,7 @@ type TestHost struct {
 	guestLink       string
 	netns           string // /proc/<holder>/ns/net
 	holder          *exec.Cmd
-	lock            *os.File // held while the /24 is ours
+	lock            *lockFile // held while the /24 is ours
 }
 
 // testHostNet is the range the /24 of a test host is taken from: 10.213.0.0/16,
@@ -89,17 +89,15 @@ func NewTestHost() (_ *TestHost, err error) {
 }
 
 // claimPrefix takes a /24 of testHostNet that no route on the machine
-// overlaps, holding a lock file for it so that two suites running at once
-// never take the same one.
+// overlaps, holding a lock file for it (in $TMPDIR/stackdome-e2e-net,
+// removed with the claim) so that two suites running at once never take
+// the same one.
 func (h *TestHost) claimPrefix() error {
 	routes, err := routedPrefixes()
 	if err != nil {
 		return err
 	}
 	dir := filepath.Join(os.TempDir(), "stackdome-e2e-net")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
 	start := os.Getpid() % 256
 	for i := range 256 {
 		n := (start + i) % 256
@@ -107,15 +105,14 @@ func (h *TestHost) claimPrefix() error {
 		if overlapsAny(p, routes) {
 			continue
 		}
-		f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(n)+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+		l, err := tryLockFile(filepath.Join(dir, strconv.Itoa(n)+".lock"))
 		if err != nil {
 			return err
 		}
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-			f.Close()
+		if l == nil {
 			continue
 		}
-		h.lock = f
+		h.lock = l
 		h.Prefix = p
 		h.HostIP = p.Addr().Next()
 		h.GuestIP = h.HostIP.Next()
@@ -187,7 +184,7 @@ func (h *TestHost) Close() {
 		_ = exec.Command("ip", "link", "del", h.hostLink).Run()
 	}
 	if h.lock != nil {
-		h.lock.Close()
+		h.lock.release()
 		h.lock = nil
 	}
 }
