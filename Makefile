@@ -243,8 +243,9 @@ tools: $(BIN)/controller-gen $(BIN)/helm $(BIN)/staticcheck
 ## relinked from a warm cache: kube-apiserver's link 2.75 GiB against
 ## 2.55). A cold CI run is mostly compiling: at 400 it took 128 CPU-minutes
 ## and 74 minutes, at 100 145 and 85, with 5.0 GiB peak RSS of one process
-## against 3.1 (docs/e2e.md, "Timings"). BUILD_GOGC=100 restores Go's
-## default, on a machine with less memory.
+## against 3.1, most likely Traefik's largest compile (4.27 GiB alone at 400;
+## docs/e2e.md, "Timings"). BUILD_GOGC=100 restores Go's default, on a
+## machine with less memory.
 BUILD_GOGC ?= 400
 
 $(BIN)/controller-gen: tools/go.mod tools/go.sum
